@@ -1,0 +1,142 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/output"
+)
+
+// dissectOptions are the flags of `rdmacm-pd dissect`.
+type dissectOptions struct {
+	Files     []string
+	Format    string
+	Verbose   bool
+	Hex       bool
+	Color     string
+	FailOn    string
+	RoCEPorts []uint
+}
+
+func newDissectCmd(s *IOStreams) *cobra.Command {
+	opts := &dissectOptions{}
+	var reads []string
+	c := &cobra.Command{
+		Use:   "dissect [flags] [FILE...]",
+		Short: "Find and check every RDMA connection message in capture files",
+		Long: `Reads pcap, pcapng and gzip-compressed capture files ("-" is standard
+input), finds every InfiniBand CM message (RoCEv2, RoCEv1, native InfiniBand),
+locates the RPC-over-RDMA version 1 private data of RFC 8797 at any offset,
+decodes and checks it.`,
+		Example: `  rdmacm-pd dissect capture.pcap
+  rdmacm-pd dissect -V -x capture.pcapng.gz
+  rdmacm-pd dissect -T json capture.pcap | jq .rpcrdma
+  tcpdump -w - udp port 4791 | rdmacm-pd dissect -`,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Files = append(reads, args...)
+			return runDissect(c.Context(), s, opts)
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVarP(&reads, "read", "r", nil, "capture file to read (repeatable; like tshark -r)")
+	f.StringVarP(&opts.Format, "format", "T", "text", "output format: text, json or markdown")
+	f.BoolVarP(&opts.Verbose, "verbose", "V", false, "text: show every decoded layer and field")
+	f.BoolVarP(&opts.Hex, "hex", "x", false, "text: hex dump of the private data, RFC 8797 octets marked")
+	f.StringVar(&opts.Color, "color", "auto", "colour the text output: auto, always or never")
+	f.StringVar(&opts.FailOn, "fail-on", "never", "exit 1 when a finding reaches this severity: never, info, warning or error")
+	f.UintSliceVar(&opts.RoCEPorts, "roce-port", nil, "also decode this UDP destination port as RoCEv2 (repeatable)")
+	return c
+}
+
+// severityCounter passes messages on and keeps the highest severity seen.
+type severityCounter struct {
+	next output.Renderer
+	max  dissect.Severity
+}
+
+func (s *severityCounter) Message(m *dissect.Message) error {
+	if v := dissect.MaxSeverity(m.Findings); v > s.max {
+		s.max = v
+	}
+	return s.next.Message(m)
+}
+
+func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
+	if len(opts.Files) == 0 {
+		return usageError("no input: name capture files, or - for standard input")
+	}
+	format, err := output.ParseFormat(opts.Format)
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
+	mode := output.ColorMode(opts.Color)
+	if mode != output.ColorAuto && mode != output.ColorAlways && mode != output.ColorNever {
+		return usageError("--color: unknown mode %q (want auto, always or never)", opts.Color)
+	}
+	var failOn dissect.Severity
+	if opts.FailOn != "never" {
+		if failOn, err = dissect.ParseSeverity(opts.FailOn); err != nil {
+			return usageError("--fail-on: %v (or never)", err)
+		}
+	}
+	ports, err := rocePorts(opts.RoCEPorts)
+	if err != nil {
+		return err
+	}
+	stdin := 0
+	for _, f := range opts.Files {
+		if f == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return usageError("standard input (-) can be read only once")
+	}
+	r, err := output.New(s.Out, output.Options{
+		Format:    format,
+		Verbose:   opts.Verbose,
+		Hex:       opts.Hex,
+		Color:     format == output.Text && output.UseColor(mode, s.OutTerminal, s.Getenv),
+		MultiFile: len(opts.Files) > 1,
+	})
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	counter := &severityCounter{next: r}
+	_, runErr := dissect.Run(ctx, opts.Files, s.In, dissect.Config{RoCEPorts: ports}, counter)
+	if err := r.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			return nil // interrupted: what was read has been written
+		}
+		return failure(runErr)
+	}
+	if failOn != 0 && counter.max >= failOn {
+		return &exitError{code: ExitFindings}
+	}
+	return nil
+}
+
+func rocePorts(in []uint) ([]uint16, error) {
+	var out []uint16
+	for _, p := range in {
+		if p == 0 || p > 65535 {
+			return nil, usageError("--roce-port: %d is not a UDP port", p)
+		}
+		out = append(out, uint16(p))
+	}
+	return out, nil
+}

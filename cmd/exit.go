@@ -1,0 +1,51 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes: a public contract.
+const (
+	ExitOK       = 0 // success
+	ExitFindings = 1 // a finding at or above --fail-on
+	ExitFailure  = 2 // usage error, unreadable input or capture failure
+)
+
+// exitError carries an exit code; its message (if any) has been printed or
+// is printed by Run.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks a command-line mistake (exit 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: ExitFailure, err: fmt.Errorf(format, args...)}
+}
+
+// failure marks an input or capture problem (exit 2).
+func failure(err error) error { return &exitError{code: ExitFailure, err: err} }
+
+// exitCode maps an error returned by a command to the process exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return ExitFailure
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,32 @@
+package cmd
+
+import (
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+)
+
+// IOStreams is where a command reads and writes, and what it knows of the
+// terminal and environment. Tests build one over buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// OutTerminal says whether Out is a terminal (for --color auto).
+	OutTerminal bool
+	// Getenv reads the environment (NO_COLOR and friends).
+	Getenv func(string) string
+}
+
+// SystemStreams are the process's standard streams.
+func SystemStreams() *IOStreams {
+	fd := os.Stdout.Fd()
+	return &IOStreams{
+		In:          os.Stdin,
+		Out:         os.Stdout,
+		ErrOut:      os.Stderr,
+		OutTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
+		Getenv:      os.Getenv,
+	}
+}

@@ -1,0 +1,301 @@
+package dissect
+
+import (
+	"encoding/binary"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// The fast path: decide from a few octets whether a frame can hold a
+// connection message, without decoding it. Almost every frame of a real
+// capture is RDMA data or unrelated traffic, so this runs once per frame and
+// must neither allocate nor do more than a handful of comparisons.
+
+// frameKind is what classify found.
+type frameKind uint8
+
+const (
+	kindNone frameKind = iota // nothing for us
+	kindCM                    // an InfiniBand-family packet carrying a CM MAD
+	kindTCP                   // a TCP segment with payload (MPA candidate)
+)
+
+// Link types (LINKTYPE_* values) the dissector reads.
+const (
+	linkNull     = 0
+	linkEthernet = 1
+	linkRaw      = 101
+	linkLoop     = 108
+	linkSLL      = 113
+	linkERF      = 197
+	linkIPv4     = 228
+	linkIPv6     = 229
+	linkIB       = 247
+	linkSLL2     = 276
+)
+
+// frameInfo locates the parts of a candidate frame. Offsets are into the
+// frame's data; ibEnd is where the IB packet ends by its own length fields
+// (after the ICRC) and may lie beyond the captured octets.
+type frameInfo struct {
+	kind      frameKind
+	transport Transport
+	link      int // start of the link payload: where the parser starts
+	l3, l4    int // IP header and UDP or TCP header (RoCEv2, TCP)
+	grh       int // GRH offset, or -1
+	lrh       int // LRH offset, or -1
+	bth       int // BTH offset
+	ibEnd     int
+	ipv6      bool
+}
+
+// supportedLink reports whether a link type can carry what we decode.
+func supportedLink(lt uint16) bool {
+	switch lt {
+	case linkNull, linkEthernet, linkRaw, linkLoop, linkSLL, linkERF, linkIPv4, linkIPv6, linkIB, linkSLL2:
+		return true
+	}
+	return false
+}
+
+// classify finds a candidate in a frame of link type lt.
+func (d *Decoder) classify(lt uint16, b []byte) frameInfo {
+	fi := frameInfo{grh: -1, lrh: -1}
+	var etype uint16
+	off := 0
+	switch lt {
+	case linkEthernet:
+		etype, off = etherType(b, 0)
+	case linkSLL:
+		if len(b) < 16 {
+			return fi
+		}
+		etype, off = binary.BigEndian.Uint16(b[14:16]), 16
+		if etype == 0x8100 || etype == 0x88a8 {
+			etype, off = vlanTags(b, off, etype)
+		}
+	case linkSLL2:
+		if len(b) < 20 {
+			return fi
+		}
+		etype, off = binary.BigEndian.Uint16(b[0:2]), 20
+		if etype == 0x8100 || etype == 0x88a8 {
+			etype, off = vlanTags(b, off, etype)
+		}
+	case linkRaw:
+		if len(b) < 1 {
+			return fi
+		}
+		switch b[0] >> 4 {
+		case 4:
+			etype = 0x0800
+		case 6:
+			etype = 0x86dd
+		}
+	case linkIPv4:
+		etype = 0x0800
+	case linkIPv6:
+		etype = 0x86dd
+	case linkNull, linkLoop:
+		if len(b) < 4 {
+			return fi
+		}
+		fam := binary.LittleEndian.Uint32(b[0:4])
+		if lt == linkLoop || fam > 0xffff {
+			fam = binary.BigEndian.Uint32(b[0:4])
+		}
+		switch fam {
+		case 2:
+			etype = 0x0800
+		case 10, 24, 28, 30:
+			etype = 0x86dd
+		}
+		off = 4
+	case linkIB:
+		d.classifyIB(&fi, b, 0)
+		return fi
+	case linkERF:
+		n, typ := erfHeader(b)
+		switch typ {
+		case layers.ERFTypeInfiniBand:
+			d.classifyIB(&fi, b, n)
+		case layers.ERFTypeEthernet:
+			etype, off = etherType(b, n+2)
+			d.classifyEther(&fi, b, etype, off)
+		}
+		return fi
+	default:
+		return fi
+	}
+	d.classifyEther(&fi, b, etype, off)
+	return fi
+}
+
+// classifyEther goes on from an EtherType at offset off.
+func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) {
+	switch etype {
+	case layers.EtherTypeRoCEv1:
+		d.classifyGRH(fi, b, off)
+		if fi.kind == kindCM {
+			fi.transport = RoCEv1
+		}
+	case 0x0800:
+		d.classifyIPv4(fi, b, off)
+	case 0x86dd:
+		d.classifyIPv6(fi, b, off)
+	}
+}
+
+func etherType(b []byte, off int) (uint16, int) {
+	if len(b) < off+14 {
+		return 0, off
+	}
+	et := binary.BigEndian.Uint16(b[off+12 : off+14])
+	return vlanTags(b, off+14, et)
+}
+
+// vlanTags skips 802.1Q and 802.1ad tags.
+func vlanTags(b []byte, off int, et uint16) (uint16, int) {
+	for (et == 0x8100 || et == 0x88a8 || et == 0x9100) && len(b) >= off+4 {
+		et = binary.BigEndian.Uint16(b[off+2 : off+4])
+		off += 4
+	}
+	return et, off
+}
+
+// erfHeader returns the size of the ERF header with its extension headers
+// and the record type, or type 0 when the header is cut short.
+func erfHeader(b []byte) (int, uint8) {
+	if len(b) < layers.ERFHeaderLen {
+		return 0, 0
+	}
+	n := layers.ERFHeaderLen
+	for more := b[8]&0x80 != 0; more; {
+		if len(b) < n+8 {
+			return 0, 0
+		}
+		more = b[n]&0x80 != 0
+		n += 8
+	}
+	return n, b[8] & 0x7f
+}
+
+func (d *Decoder) classifyIPv4(fi *frameInfo, b []byte, off int) {
+	if len(b) < off+20 || b[off]>>4 != 4 {
+		return
+	}
+	ihl := int(b[off]&0x0f) * 4
+	if ihl < 20 || len(b) < off+ihl {
+		return
+	}
+	// Fragments cannot be decoded on their own; CM MADs are never fragmented.
+	if binary.BigEndian.Uint16(b[off+6:off+8])&0x3fff != 0 {
+		return
+	}
+	fi.l3 = off
+	d.classifyL4(fi, b, b[off+9], off+ihl)
+}
+
+func (d *Decoder) classifyIPv6(fi *frameInfo, b []byte, off int) {
+	if len(b) < off+40 || b[off]>>4 != 6 {
+		return
+	}
+	fi.l3 = off
+	fi.ipv6 = true
+	nh := b[off+6]
+	p := off + 40
+	for i := 0; i < 8; i++ {
+		switch nh {
+		case 0, 43, 60: // hop-by-hop, routing, destination options
+			if len(b) < p+2 {
+				return
+			}
+			nh = b[p]
+			p += (int(b[p+1]) + 1) * 8
+		case 44: // fragment
+			return
+		default:
+			d.classifyL4(fi, b, nh, p)
+			return
+		}
+	}
+}
+
+func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
+	switch proto {
+	case 17:
+		if len(b) < off+8 || !d.rocePorts.has(binary.BigEndian.Uint16(b[off+2:off+4])) {
+			return
+		}
+		fi.l4 = off
+		fi.bth = off + 8
+		fi.ibEnd = off + int(binary.BigEndian.Uint16(b[off+4:off+6]))
+		if isCM(b, fi.bth) {
+			fi.kind = kindCM
+			fi.transport = RoCEv2
+		}
+	case 6:
+		if len(b) < off+20 {
+			return
+		}
+		hl := int(b[off+12]>>4) * 4
+		if hl < 20 || len(b) <= off+hl {
+			return // no payload captured
+		}
+		fi.l4 = off
+		fi.kind = kindTCP
+		fi.transport = IWARP
+	}
+}
+
+// classifyGRH handles a packet that starts with a GRH (RoCEv1, or native IB
+// after an LRH with LNH 3).
+func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
+	if len(b) < off+layers.GRHLen || b[off+6] != layers.NxtHdrIBA {
+		return
+	}
+	fi.grh = off
+	fi.bth = off + layers.GRHLen
+	fi.ibEnd = fi.bth + int(binary.BigEndian.Uint16(b[off+4:off+6]))
+	if isCM(b, fi.bth) {
+		fi.kind = kindCM
+	}
+}
+
+// classifyIB handles a native InfiniBand packet starting with its LRH.
+func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
+	if len(b) < off+layers.LRHLen {
+		return
+	}
+	fi.lrh = off
+	end := off + int(binary.BigEndian.Uint16(b[off+4:off+6])&0x07ff)*4
+	switch b[off+1] & 0x03 {
+	case layers.LNHBTH:
+		fi.bth = off + layers.LRHLen
+		if isCM(b, fi.bth) {
+			fi.kind = kindCM
+		}
+	case layers.LNHGRH:
+		d.classifyGRH(fi, b, off+layers.LRHLen)
+	default:
+		return
+	}
+	fi.ibEnd = end
+	if fi.kind == kindCM {
+		fi.transport = InfiniBand
+	}
+}
+
+// isCM reports whether a BTH at off starts a UD SEND carrying a
+// Communication Manager MAD.
+func isCM(b []byte, off int) bool {
+	const mad = layers.BTHLen + layers.DETHLen
+	return len(b) >= off+mad+layers.MADHeaderLen &&
+		b[off] == layers.OpUDSendOnly && b[off+mad+1] == layers.MgmtClassCM
+}
+
+// portSet is a set of UDP ports, one bit each.
+type portSet [1024]uint64
+
+func (s *portSet) add(p uint16)      { s[p>>6] |= 1 << (p & 63) }
+func (s *portSet) has(p uint16) bool { return s[p>>6]&(1<<(p&63)) != 0 }

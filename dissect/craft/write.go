@@ -1,0 +1,75 @@
+package craft
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+	golayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Snaplen written into the files craft makes.
+const Snaplen = 262144
+
+// IsPcapng reports whether a file name asks for pcapng (by its extension).
+func IsPcapng(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".pcapng") || strings.HasSuffix(n, ".ntar")
+}
+
+// Write writes frames as a pcap (nanosecond) or pcapng file. All frames of a
+// pcap file must share one link type; pcapng gets one interface per link
+// type.
+func Write(w io.Writer, pcapng bool, frames []Frame) error {
+	if len(frames) == 0 {
+		return fmt.Errorf("craft: no frames to write")
+	}
+	if !pcapng {
+		pw := pcapgo.NewWriterNanos(w)
+		lt := frames[0].LinkType
+		if err := pw.WriteFileHeader(Snaplen, golayers.LinkType(lt)); err != nil {
+			return err
+		}
+		for _, f := range frames {
+			if f.LinkType != lt {
+				return fmt.Errorf("craft: a pcap file holds one link type (%d and %d given); write pcapng", lt, f.LinkType)
+			}
+			if err := pw.WritePacket(captureInfo(f), f.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ifaces := map[uint16]int{}
+	var nw *pcapgo.NgWriter
+	for _, f := range frames {
+		id, ok := ifaces[f.LinkType]
+		if !ok {
+			intf := pcapgo.NgInterface{Name: fmt.Sprintf("craft%d", len(ifaces)), LinkType: golayers.LinkType(f.LinkType),
+				SnapLength: Snaplen, TimestampResolution: 9}
+			var err error
+			if nw == nil {
+				nw, err = pcapgo.NewNgWriterInterface(w, intf, pcapgo.NgWriterOptions{
+					SectionInfo: pcapgo.NgSectionInfo{Application: "rdmacm-pd craft"}})
+			} else {
+				id, err = nw.AddInterface(intf)
+			}
+			if err != nil {
+				return err
+			}
+			ifaces[f.LinkType] = id
+		}
+		ci := captureInfo(f)
+		ci.InterfaceIndex = id
+		if err := nw.WritePacket(ci, f.Data); err != nil {
+			return err
+		}
+	}
+	return nw.Flush()
+}
+
+func captureInfo(f Frame) gopacket.CaptureInfo {
+	return gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data)}
+}

@@ -1,0 +1,114 @@
+package dissect
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Severity ranks a finding.
+type Severity uint8
+
+// Severities, in increasing order.
+const (
+	Info Severity = iota + 1
+	Warning
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return "none"
+}
+
+// ParseSeverity reads "info", "warning" or "error".
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToLower(s) {
+	case "info":
+		return Info, nil
+	case "warning":
+		return Warning, nil
+	case "error":
+		return Error, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q (want info, warning or error)", s)
+}
+
+// Finding is one validation result on a message or a connection.
+type Finding struct {
+	Code      string
+	Severity  Severity
+	Message   string
+	Reference string
+}
+
+// Check describes one finding code: its fixed severity, the specification
+// it rests on, and what it means. The catalogue is the public contract of
+// finding codes; docs/findings.md documents each entry.
+type Check struct {
+	Code      string
+	Severity  Severity
+	Reference string
+	Summary   string
+}
+
+// Catalogue lists every finding code the dissector can produce.
+var Catalogue = []Check{
+	{"rpcrdma-absent", Info, "RFC 8797, section 5.1; RFC 8166, section 3.3.3",
+		"A REQ, REP, REJ or MPA frame carries no usable RPC-over-RDMA private data: this peer is taken to use 1024-octet inline thresholds and no remote invalidation."},
+	{"rpcrdma-version-unknown", Warning, "RFC 8797, section 4",
+		"The Format Identifier is present but its Version is not 1; a receiver ignores the message, so it counts as absent."},
+	{"rpcrdma-truncated", Warning, "RFC 8797, section 4",
+		"The Format Identifier is present but fewer than 8 octets of the private data remain after it."},
+	{"rpcrdma-reserved-nonzero", Warning, "RFC 8797, section 4",
+		"Senders must zero the Reserved bits; receivers ignore them."},
+	{"rpcrdma-multiple", Warning, "RFC 8797, section 4",
+		"The Format Identifier occurs more than once in the private data; the first usable occurrence is the one decoded."},
+	{"rpcrdma-unexpected-offset", Info, "RFC 8797, section 4",
+		"The message is not where its carrier puts it (offset 0; 36 after an IP CM header; 4 after the MPA v2 IRD/ORD words), so it may be a chance match. Linux looks only at the expected offset."},
+	{"icrc-mismatch", Warning, "IBTA Vol 1, section 7.8.1; RoCEv2 Annex A17",
+		"The Invariant CRC does not match the packet: it was damaged, or the capturing device rewrote it."},
+	{"vcrc-mismatch", Warning, "IBTA Vol 1, section 7.8.2",
+		"The Variant CRC of a native InfiniBand packet does not match the packet."},
+	{"capture-truncated", Warning, "pcap snap length",
+		"The capture cut the frame inside the message (or before its CRC), so part of it could not be decoded or checked."},
+	{"mad-unexpected-header", Warning, "IBTA Vol 1, sections 13.4.2 and 12.6",
+		"A Communication Manager MAD with a Base Version other than 1 or a Class Version other than 2."},
+	{"cm-not-gsi", Warning, "IBTA Vol 1, sections 12.6 and 13.5.1",
+		"A Communication Manager MAD not addressed to QP1 (the General Services Interface) or not carrying the GSI Q_Key 0x80010000."},
+	{"cm-ip-header-invalid", Warning, "IBTA Vol 1, Annex A11",
+		"The Service ID carries the IP CM prefix but the private data does not start with a well-formed 36-octet IP CM header."},
+}
+
+var catalogueIndex = func() map[string]*Check {
+	m := make(map[string]*Check, len(Catalogue))
+	for i := range Catalogue {
+		m[Catalogue[i].Code] = &Catalogue[i]
+	}
+	return m
+}()
+
+// LookupCheck returns the catalogue entry of a code.
+func LookupCheck(code string) (Check, bool) {
+	c, ok := catalogueIndex[code]
+	if !ok {
+		return Check{}, false
+	}
+	return *c, true
+}
+
+// newFinding makes a finding of a catalogued code; an unknown code is a
+// programming error caught by the tests.
+func newFinding(code, format string, args ...any) Finding {
+	c, ok := catalogueIndex[code]
+	if !ok {
+		panic("dissect: finding code not in the catalogue: " + code)
+	}
+	return Finding{Code: code, Severity: c.Severity, Message: fmt.Sprintf(format, args...), Reference: c.Reference}
+}

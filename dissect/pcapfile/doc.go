@@ -1,0 +1,45 @@
+// Package pcapfile reads packet capture files quickly and safely.
+//
+// # Formats
+//
+// The format is recognised by content, never by file name:
+//
+//   - pcap (libpcap), microsecond (magic a1b2c3d4) or nanosecond (a1b23c4d)
+//     timestamps, either byte order, version 2.x;
+//   - pcapng version 1.x: Section Header, Interface Description, Enhanced
+//     Packet, Simple Packet and the obsolete Packet Block are decoded; every
+//     other block (statistics, name resolution, secrets, custom, unknown) is
+//     skipped. Sections may switch byte order; interfaces are numbered across
+//     the whole file, so a second section's first interface continues where
+//     the first section stopped. Timestamps honour if_tsresol (10^-n or 2^-n,
+//     default 10^-6) and if_tsoffset. Simple Packet Blocks carry no
+//     timestamp: their frames have a zero Time;
+//   - either of the above compressed with gzip (several members allowed).
+//
+// # Limits
+//
+// Memory stays bounded on any input. The captured length of one record is
+// capped by Options.MaxRecord (default 256 KiB, raised to the file's snap
+// length when that is larger, never above 16 MiB); a pcapng block may not be
+// longer than 16 MiB + 64 KiB. The read buffer starts at 1 MiB and grows, by
+// doubling and only while it is full of real data, when a single record needs
+// more room, so a false length in a short file costs little. A section may
+// describe at most 65536 interfaces. Option contents never cause an error:
+// garbled options are ignored from the first one out of bounds.
+//
+// # Zero copy
+//
+// Next returns a pointer to a Frame owned by the Reader, and Frame.Data
+// points into the Reader's buffer. Both are valid only until the next call to
+// Next (or Close); copy what must be kept. In steady state Next allocates
+// nothing.
+//
+// # Errors
+//
+// Problems with the file are reported as *Error, carrying the offset (in the
+// decompressed stream) and the frame number concerned. Frames decoded before
+// the damage are returned first; the error comes from the Next call that
+// reaches the damaged record, and every later call returns it again. Use
+// errors.Is with ErrEmpty, ErrNotCapture, ErrTruncated, ErrTooLarge,
+// ErrMalformed or ErrGzip to classify an error.
+package pcapfile

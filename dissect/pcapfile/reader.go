@@ -1,0 +1,418 @@
+package pcapfile
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Limits. See the package documentation.
+const (
+	defaultMaxRecord = 256 << 10              // default cap on one record's captured length
+	hardMaxRecord    = 16 << 20               // the cap can never be raised above this
+	maxBlock         = hardMaxRecord + 64<<10 // cap on a pcapng block's total length
+	defaultBufSize   = 1 << 20                // initial read buffer
+	minBufSize       = 64                     // smallest buffer accepted (tests use small ones)
+	gzipInBufSize    = 64 << 10               // buffer for the compressed input
+	maxIfaces        = 1 << 16                // interfaces per pcapng section
+	maxStalls        = 100                    // consecutive empty reads before giving up
+)
+
+// Fixed sizes and magic octets.
+const (
+	pcapHeaderLen = 24 // pcap file header
+	pcapRecordLen = 16 // pcap record header
+	minSHBLen     = 28 // smallest Section Header Block
+	gzipMagic0    = 0x1f
+	gzipMagic1    = 0x8b
+)
+
+// Values of Reader.format.
+const (
+	formatPcap   = 1
+	formatPcapng = 2
+)
+
+// Frame is one packet record. Data is valid only until the next call to Next.
+type Frame struct {
+	Data      []byte    // captured octets (len(Data) == captured length)
+	WireLen   int       // original length on the wire (>= len(Data))
+	Time      time.Time // UTC; zero for pcapng Simple Packet Blocks
+	LinkType  uint16    // LINKTYPE_* of the capturing interface (1 Ethernet, 113 SLL, 276 SLL2, 197 ERF, 247 InfiniBand...)
+	Interface int       // pcapng: interface number counted across all sections of the file; pcap: 0
+	Index     int       // 1-based number of this packet record within the file
+	Offset    int64     // offset of the record's header within the (decompressed) stream
+}
+
+// Options tune a Reader. The zero value is ready to use.
+type Options struct {
+	// MaxRecord caps the captured length accepted for one record; 0 means
+	// the default (256 KiB = 262144 octets, raised to the file's snap length
+	// if that is larger, but never above 16 MiB). A value above 16 MiB is
+	// reduced to 16 MiB.
+	MaxRecord int
+
+	bufSize int // initial buffer size; 0 means defaultBufSize (tests only)
+}
+
+// Reader reads the packet records of a capture file.
+type Reader struct {
+	// Input. Unread octets are buf[r:w]; buf[0] is at offset base of the
+	// (decompressed) stream.
+	src    io.Reader
+	raw    *rawReader // compressed input, nil when not compressed
+	closer io.Closer  // file opened by Open
+	buf    []byte
+	r, w   int
+	base   int64
+	rerr   error // sticky error from src (io.EOF at its end)
+
+	format     int
+	limit      int  // current cap on a record's captured length
+	fixedLimit bool // limit given by the caller: never raised
+	be         bool // big-endian (pcap file, or current pcapng section)
+	nano       bool // pcap: nanosecond timestamps
+	link       uint16
+	n          int   // packet records returned so far
+	err        error // sticky error returned by Next
+	frame      Frame
+
+	// pcapng state.
+	ifaces  []iface // interfaces of the current section
+	secBase int     // file-wide number of the current section's interface 0
+
+	links []uint16        // distinct link types in order of first appearance
+	seen  [1 << 10]uint64 // bit set of the link types in links
+}
+
+// NewReader returns a Reader for the capture file read from src. It reads
+// and checks the file header (after gzip decompression, if the content is
+// gzip), so a file that is not a capture file fails here.
+func NewReader(src io.Reader, opts Options) (*Reader, error) {
+	r := &Reader{limit: defaultMaxRecord}
+	if opts.MaxRecord > 0 {
+		r.limit = min(opts.MaxRecord, hardMaxRecord)
+		r.fixedLimit = true
+	}
+	size := opts.bufSize
+	if size <= 0 {
+		size = defaultBufSize
+	}
+	r.buf = make([]byte, max(size, minBufSize))
+
+	// Look at the first octets without buffering more: gzip needs them back.
+	var head [4]byte
+	n, err := io.ReadFull(src, head[:])
+	if n >= 2 && head[0] == gzipMagic0 && head[1] == gzipMagic1 {
+		r.raw = &rawReader{head: head[:n], r: src}
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			r.raw.err = err
+		}
+		zr, err := gzip.NewReader(bufio.NewReaderSize(r.raw, gzipInBufSize))
+		if err != nil {
+			return nil, r.readError(err, 0, 0, "", 0, 0)
+		}
+		r.src = zr
+	} else {
+		r.src = src
+		r.w = copy(r.buf, head[:n])
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			r.rerr = io.EOF
+		default:
+			r.rerr = err
+		}
+	}
+
+	if err := r.fill(4); err != nil {
+		switch {
+		case err != io.EOF:
+			return nil, r.readError(err, 0, 0, "", 0, 0)
+		case r.w == 0:
+			return nil, newError(ErrEmpty, 0, 0, "empty file")
+		}
+	}
+	b := r.buf[:r.w]
+	switch {
+	case hasPrefix(b, 0xd4, 0xc3, 0xb2, 0xa1):
+		r.be, r.nano = false, false
+	case hasPrefix(b, 0xa1, 0xb2, 0xc3, 0xd4):
+		r.be, r.nano = true, false
+	case hasPrefix(b, 0x4d, 0x3c, 0xb2, 0xa1):
+		r.be, r.nano = false, true
+	case hasPrefix(b, 0xa1, 0xb2, 0x3c, 0x4d):
+		r.be, r.nano = true, true
+	case hasPrefix(b, 0x0a, 0x0d, 0x0d, 0x0a):
+		r.format = formatPcapng
+		if err := r.readSection(true); err != nil {
+			return nil, err
+		}
+		return r, nil
+	default:
+		return nil, r.notCapture(b)
+	}
+	r.format = formatPcap
+	if err := r.readPcapHeader(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// hasPrefix reports whether b starts with the given octets, or is a
+// non-empty prefix of them when b is shorter.
+func hasPrefix(b []byte, m ...byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for i := 0; i < len(b) && i < len(m); i++ {
+		if b[i] != m[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// notCapture explains why the first octets b (fewer than 4 only at the end
+// of the input) are not those of a capture file.
+func (r *Reader) notCapture(b []byte) error {
+	if len(b) < 4 {
+		// A short file that starts like a capture file is a truncated one.
+		switch {
+		case hasPrefix(b, 0x0a, 0x0d, 0x0d, 0x0a):
+			return newError(ErrTruncated, 0, 0, "file header cut short: %d of %d octets", len(b), minSHBLen)
+		case hasPrefix(b, 0xd4, 0xc3, 0xb2, 0xa1), hasPrefix(b, 0xa1, 0xb2, 0xc3, 0xd4),
+			hasPrefix(b, 0x4d, 0x3c, 0xb2, 0xa1), hasPrefix(b, 0xa1, 0xb2, 0x3c, 0x4d):
+			return newError(ErrTruncated, 0, 0, "file header cut short: %d of %d octets", len(b), pcapHeaderLen)
+		case r.raw == nil && hasPrefix(b, gzipMagic0, gzipMagic1):
+			return newError(ErrTruncated, 0, 0, "gzip stream cut short: %d of 10 header octets", len(b))
+		}
+	}
+	hex := fmt.Sprintf("% x", b[:min(len(b), 4)])
+	if r.raw != nil {
+		return newError(ErrNotCapture, 0, 0, "not a capture file (pcap or pcapng inside gzip): starts with %s", hex)
+	}
+	return newError(ErrNotCapture, 0, 0, "not a capture file (pcap, pcapng or gzip): starts with %s", hex)
+}
+
+// Open opens the named capture file; "-" means standard input. Close closes
+// the file (but not standard input).
+func Open(name string, opts Options) (*Reader, error) {
+	if name == "-" {
+		return NewReader(os.Stdin, opts)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// Close releases the Reader and closes the file opened by Open. Frames
+// returned earlier become invalid; Next returns an error afterwards.
+func (r *Reader) Close() error {
+	r.err = errClosed
+	r.buf, r.r, r.w = nil, 0, 0
+	c := r.closer
+	r.closer = nil
+	if c != nil {
+		return c.Close()
+	}
+	return nil
+}
+
+// Format returns "pcap" or "pcapng".
+func (r *Reader) Format() string {
+	if r.format == formatPcapng {
+		return "pcapng"
+	}
+	return "pcap"
+}
+
+// Compressed reports whether the file is gzip-compressed.
+func (r *Reader) Compressed() bool { return r.raw != nil }
+
+// LinkTypes returns the distinct link types of the interfaces seen so far,
+// in order of first appearance. The slice is a copy.
+func (r *Reader) LinkTypes() []uint16 {
+	return append([]uint16(nil), r.links...)
+}
+
+// addLink records a link type for LinkTypes.
+func (r *Reader) addLink(t uint16) {
+	bit := uint64(1) << (t % 64)
+	if r.seen[t/64]&bit == 0 {
+		r.seen[t/64] |= bit
+		r.links = append(r.links, t)
+	}
+}
+
+// raiseLimit raises the default record cap to a snap length, up to the
+// hard maximum, unless the caller fixed the cap.
+func (r *Reader) raiseLimit(snaplen uint32) {
+	if !r.fixedLimit && uint64(snaplen) > uint64(r.limit) {
+		r.limit = int(min(snaplen, hardMaxRecord))
+	}
+}
+
+// Next returns the next packet record, or io.EOF at a clean end of the
+// file. The Frame and its Data are reused by the following call. After an
+// error every call returns the same error.
+func (r *Reader) Next() (*Frame, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	var err error
+	if r.format == formatPcap {
+		err = r.nextPcap()
+	} else {
+		err = r.nextPcapng()
+	}
+	if err != nil {
+		r.err = err
+		return nil, err
+	}
+	return &r.frame, nil
+}
+
+// offset returns the stream offset of the next unread octet.
+func (r *Reader) offset() int64 { return r.base + int64(r.r) }
+
+// fill makes at least n unread octets available in buf[r:w]. It fails only
+// when the source fails first (io.EOF at its end); fewer than n octets are
+// then available. Callers must re-slice buf afterwards: it may move.
+func (r *Reader) fill(n int) error {
+	if r.w-r.r >= n {
+		return nil
+	}
+	return r.fillSlow(n)
+}
+
+func (r *Reader) fillSlow(n int) error {
+	if r.rerr != nil {
+		return r.rerr
+	}
+	// Move the unread octets to the front when n octets do not fit after r.
+	if r.r+n > len(r.buf) && r.r > 0 {
+		r.base += int64(r.r)
+		r.w = copy(r.buf, r.buf[r.r:r.w])
+		r.r = 0
+	}
+	stalls := 0
+	for r.w-r.r < n {
+		if r.w == len(r.buf) {
+			// Full of real data and still too small (so r is 0 and n is
+			// larger than the buffer): grow, at most doubling, so that a
+			// false length in a short input costs little memory.
+			nb := make([]byte, min(2*len(r.buf), n))
+			copy(nb, r.buf[:r.w])
+			r.buf = nb
+		}
+		m, err := r.src.Read(r.buf[r.w:])
+		if m < 0 || m > len(r.buf)-r.w {
+			m, err = 0, errors.New("invalid count from source reader")
+		}
+		r.w += m
+		if err == nil && m == 0 {
+			if stalls++; stalls >= maxStalls {
+				err = io.ErrNoProgress
+			}
+		}
+		if err != nil {
+			r.rerr = err
+			if r.w-r.r >= n {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// readError turns a failed fill into the error to report: what (a record,
+// a block...) at offset off, frame fn, is cut short with got of want octets.
+func (r *Reader) readError(err error, off int64, fn int, what string, got, want int) error {
+	gz := r.raw != nil && (r.raw.err == nil || err != r.raw.err)
+	switch {
+	case err == io.EOF:
+		return newError(ErrTruncated, off, fn, "%s cut short: %d of %d octets", what, got, want)
+	case gz && err == io.ErrUnexpectedEOF:
+		e := newError(ErrTruncated, off, fn, "gzip stream cut short")
+		if what != "" && got > 0 {
+			e.Msg = fmt.Sprintf("%s cut short: %d of %d octets (gzip stream cut short)", what, got, want)
+		} else {
+			e.Frame = 0
+		}
+		e.Err = err
+		return e
+	case gz:
+		e := newError(ErrGzip, off, fn, "corrupt gzip stream: %v", err)
+		e.Err = err
+		return e
+	default:
+		e := newError(nil, off, fn, "read error: %v", err)
+		e.Err = err
+		return e
+	}
+}
+
+// rawReader is the compressed input: the octets read while detecting the
+// format, then the source. It remembers the source's error so that a read
+// error is not mistaken for corruption.
+type rawReader struct {
+	head []byte
+	r    io.Reader
+	err  error
+}
+
+func (p *rawReader) Read(b []byte) (int, error) {
+	if len(p.head) > 0 {
+		n := copy(b, p.head)
+		p.head = p.head[n:]
+		return n, nil
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	n, err := p.r.Read(b)
+	if n < 0 || n > len(b) {
+		n, err = 0, errors.New("invalid count from source reader")
+	}
+	if err != nil {
+		p.err = err
+	}
+	return n, err
+}
+
+// u16, u32 and u64 decode in the byte order be (small enough to inline).
+func u16(b []byte, be bool) uint16 {
+	if be {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func u32(b []byte, be bool) uint32 {
+	if be {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func u64(b []byte, be bool) uint64 {
+	if be {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
+}

@@ -1,0 +1,209 @@
+package dissect
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// The rule set: each rule looks at a decoded message and, when it applies,
+// says why in one line. Rules run in table order, so findings come out in a
+// stable order. Each code's severity and reference live in the Catalogue.
+
+// msgCtx is what the rules see of one message.
+type msgCtx struct {
+	m *Message
+
+	// InfiniBand family
+	bth  *layers.BTH
+	deth *layers.DETH
+	mad  *layers.MAD
+	cm   layers.CMMessage
+	cut  string // what the capture's snap length cut off inside the message, or ""
+
+	ipcmExpected bool               // the Service ID announces an IP CM header
+	ipcm         *layers.IPCMHeader // the header, when the private data holds 36 octets
+
+	// the private data, as captured, and its size on the wire
+	pd            []byte
+	pdSize        int
+	absentApplies bool // REQ, REP, REJ, MPA frames
+	search        layers.RPCRDMASearch
+}
+
+// pdCut reports whether the capture holds less private data than the wire.
+func (c *msgCtx) pdCut() bool { return len(c.pd) < c.pdSize }
+
+type rule struct {
+	code  string
+	check func(c *msgCtx) (string, bool)
+}
+
+func runRules(rules []rule, c *msgCtx) []Finding {
+	var out []Finding
+	for _, r := range rules {
+		if msg, ok := r.check(c); ok {
+			out = append(out, newFinding(r.code, "%s", msg))
+		}
+	}
+	return out
+}
+
+var messageRules = []rule{
+	{"capture-truncated", func(c *msgCtx) (string, bool) {
+		return c.cut, c.cut != ""
+	}},
+	{"icrc-mismatch", func(c *msgCtx) (string, bool) {
+		k := c.m.IB.crc(true)
+		if k == nil || k.Valid {
+			return "", false
+		}
+		return fmt.Sprintf("ICRC is 0x%08x, the packet gives 0x%08x", k.Value, k.Computed), true
+	}},
+	{"vcrc-mismatch", func(c *msgCtx) (string, bool) {
+		k := c.m.IB.crc(false)
+		if k == nil || k.Valid {
+			return "", false
+		}
+		return fmt.Sprintf("VCRC is 0x%04x, the packet gives 0x%04x", k.Value, k.Computed), true
+	}},
+	{"mad-unexpected-header", func(c *msgCtx) (string, bool) {
+		if c.mad == nil || (c.mad.BaseVersion == 1 && c.mad.ClassVersion == 2) {
+			return "", false
+		}
+		return fmt.Sprintf("CM MAD with Base Version %d and Class Version %d (expected 1 and 2)",
+			c.mad.BaseVersion, c.mad.ClassVersion), true
+	}},
+	{"cm-not-gsi", func(c *msgCtx) (string, bool) {
+		var why []string
+		if c.bth != nil && c.bth.DestQP != 1 {
+			why = append(why, fmt.Sprintf("sent to QP 0x%06x, not QP1", c.bth.DestQP))
+		}
+		if c.deth != nil && c.deth.QKey != layers.GSIQKey {
+			why = append(why, fmt.Sprintf("Q_Key 0x%08x, not 0x80010000", c.deth.QKey))
+		}
+		return "CM MAD " + strings.Join(why, " and "), len(why) > 0
+	}},
+	{"cm-ip-header-invalid", func(c *msgCtx) (string, bool) {
+		if !c.ipcmExpected {
+			return "", false
+		}
+		if c.ipcm == nil {
+			if c.pdCut() {
+				return "", false // the capture, not the sender, cut it: capture-truncated says so
+			}
+			return fmt.Sprintf("IP CM Service ID but only %d octets of private data", len(c.pd)), true
+		}
+		p := c.ipcm.Problem()
+		return "IP CM header: " + p, p != ""
+	}},
+	{"rpcrdma-absent", func(c *msgCtx) (string, bool) {
+		if !c.absentApplies || c.search.Found || (c.pdCut() && c.search.Occurrences == 0) {
+			return "", false
+		}
+		return fmt.Sprintf("no usable RPC-over-RDMA private data in %s: this peer counts as Send Size 1024, Receive Size 1024, R=0",
+			c.m.Name), true
+	}},
+	{"rpcrdma-version-unknown", func(c *msgCtx) (string, bool) {
+		var at []string
+		for _, mt := range c.unusableMatches() {
+			if mt.Complete && mt.Version != layers.RPCRDMAVersion {
+				at = append(at, fmt.Sprintf("Version %d at offset %d", mt.Version, mt.Offset))
+			}
+		}
+		return "Format Identifier with " + strings.Join(at, ", ") + ": ignored", len(at) > 0
+	}},
+	{"rpcrdma-truncated", func(c *msgCtx) (string, bool) {
+		var at []string
+		for _, mt := range c.unusableMatches() {
+			if !mt.Complete && !c.pdCut() {
+				at = append(at, fmt.Sprintf("offset %d (%d octets left)", mt.Offset, len(c.pd)-mt.Offset))
+			}
+		}
+		return "Format Identifier too close to the end of the private data at " + strings.Join(at, ", "), len(at) > 0
+	}},
+	{"rpcrdma-reserved-nonzero", func(c *msgCtx) (string, bool) {
+		if !c.search.Found || c.search.Message.Reserved == 0 {
+			return "", false
+		}
+		return fmt.Sprintf("Reserved bits are 0x%02x (octet 5 is 0x%02x)", c.search.Message.Reserved,
+			c.search.Message.Reserved<<1|bit(c.search.Message.RemoteInvalidate)), true
+	}},
+	{"rpcrdma-multiple", func(c *msgCtx) (string, bool) {
+		if c.search.Occurrences < 2 {
+			return "", false
+		}
+		var offs []string
+		for _, mt := range c.search.Recorded() {
+			offs = append(offs, fmt.Sprint(mt.Offset))
+		}
+		more := ""
+		if c.search.Occurrences > c.search.NMatches {
+			more = ", ..."
+		}
+		return fmt.Sprintf("Format Identifier found %d times (offsets %s%s)", c.search.Occurrences,
+			strings.Join(offs, ", "), more), true
+	}},
+	{"rpcrdma-unexpected-offset", func(c *msgCtx) (string, bool) {
+		if !c.search.Found || c.search.Offset == c.m.ExpectedOffset {
+			return "", false
+		}
+		return fmt.Sprintf("RPC-over-RDMA message at offset %d, where %s puts it at %d: possibly a chance match",
+			c.search.Offset, c.carrier(), c.m.ExpectedOffset), true
+	}},
+}
+
+// unusableMatches are the occurrences a receiver would have looked at and
+// passed over: all of them when none is usable, else those before it.
+func (c *msgCtx) unusableMatches() []layers.RPCRDMAMatch {
+	var out []layers.RPCRDMAMatch
+	for _, mt := range c.search.Recorded() {
+		if c.search.Found && mt.Offset >= c.search.Offset {
+			break
+		}
+		out = append(out, mt)
+	}
+	return out
+}
+
+// carrier describes where the RFC 8797 message is expected.
+func (c *msgCtx) carrier() string {
+	if c.ipcmExpected {
+		return "an IP CM header"
+	}
+	if c.cm == nil {
+		return "its carrier"
+	}
+	return "the " + c.m.Name
+}
+
+// crc returns the ICRC (icrc true) or VCRC check, or nil.
+func (h *IBHeaders) crc(icrc bool) *CRCCheck {
+	if h == nil {
+		return nil
+	}
+	if icrc {
+		return h.ICRC
+	}
+	return h.VCRC
+}
+
+func bit(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// CheckPrivateData searches a private-data blob on its own (pasted from a
+// log, say) and checks it as if it were a REQ's: expected is the offset where
+// its carrier would put the RFC 8797 message.
+func CheckPrivateData(pd []byte, expected int) (*RPCRDMA, []Finding) {
+	m := &Message{Name: "the private data", ExpectedOffset: expected, PrivateData: pd, PrivateDataSize: len(pd)}
+	c := &msgCtx{m: m, pd: pd, pdSize: len(pd), absentApplies: true, search: layers.SearchRPCRDMA(pd)}
+	if c.search.Found {
+		m.RPCRDMA = NewRPCRDMA(&c.search.Message, c.search.Offset)
+	}
+	return m.RPCRDMA, runRules(messageRules, c)
+}

@@ -1,0 +1,29 @@
+package layers
+
+import (
+	golayers "github.com/gopacket/gopacket/layers"
+)
+
+// Where RDMA traffic is found.
+const (
+	RoCEv2Port      = 4791   // UDP destination port of RoCEv2
+	EtherTypeRoCEv1 = 0x8915 // EtherType of RoCEv1
+	LinkTypeIB      = 247    // LINKTYPE_INFINIBAND, libpcap's RDMA sniffer
+	LinkTypeERF     = 197    // LINKTYPE_ERF
+)
+
+func init() {
+	golayers.RegisterUDPPortLayerType(RoCEv2Port, LayerTypeBTH)
+	golayers.EthernetTypeMetadata[EtherTypeRoCEv1] = golayers.EnumMetadata{
+		DecodeWith: LayerTypeGRH, Name: "RoCE", LayerType: LayerTypeGRH,
+	}
+	golayers.LinkTypeMetadata[LinkTypeIB] = golayers.EnumMetadata{DecodeWith: LayerTypeLRH, Name: "InfiniBand"}
+	golayers.LinkTypeMetadata[LinkTypeERF] = golayers.EnumMetadata{DecodeWith: LayerTypeERF, Name: "ERF"}
+}
+
+// RegisterRoCEPort makes gopacket decode UDP datagrams to another port as
+// RoCEv2. Call it before decoding starts: gopacket's port table is not safe
+// for concurrent change.
+func RegisterRoCEPort(port uint16) {
+	golayers.RegisterUDPPortLayerType(golayers.UDPPort(port), LayerTypeBTH)
+}

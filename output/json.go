@@ -1,0 +1,149 @@
+package output
+
+import (
+	"bufio"
+	"encoding/hex"
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// jsonRenderer writes one JSON object per line (NDJSON). The keys are a
+// public contract: docs/json.md lists them.
+type jsonRenderer struct {
+	w *bufio.Writer
+	j jw
+}
+
+func (r *jsonRenderer) Message(m *dissect.Message) error {
+	r.j.b = r.j.b[:0]
+	appendMessage(&r.j, m)
+	r.j.b = append(r.j.b, '\n')
+	if _, err := r.w.Write(r.j.b); err != nil {
+		return err
+	}
+	return r.w.Flush()
+}
+
+func (r *jsonRenderer) Close() error { return r.w.Flush() }
+
+// TimeFormat is how times are written: RFC 3339 in UTC with nanoseconds.
+const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// appendMessage writes a "message" record.
+func appendMessage(j *jw, m *dissect.Message) {
+	j.obj()
+	j.kstr("record", "message")
+	j.kstr("file", m.File)
+	j.kint("frame", int64(m.Frame))
+	if len(m.Frames) > 0 {
+		j.key("frames")
+		j.arr()
+		for _, f := range m.Frames {
+			j.int(int64(f))
+		}
+		j.end()
+	}
+	j.kstr("time", formatTime(m.Time))
+	j.kstr("transport", string(m.Transport))
+	j.kstr("src", m.Src)
+	j.kstr("dst", m.Dst)
+	j.kstr("message", m.Name)
+	if ib := m.IB; ib != nil {
+		j.key("ib")
+		j.obj()
+		fieldsObj(j, "lrh", ib.LRH)
+		fieldsObj(j, "grh", ib.GRH)
+		fieldsObj(j, "bth", ib.BTH)
+		fieldsObj(j, "deth", ib.DETH)
+		crcObj(j, "icrc", ib.ICRC)
+		crcObj(j, "vcrc", ib.VCRC)
+		j.end()
+	}
+	fieldsObj(j, "mad", m.MAD)
+	fieldsObj(j, "cm", m.CM)
+	fieldsObj(j, "ip_cm", m.IPCM)
+	j.key("private_data")
+	j.obj()
+	j.kint("length", int64(len(m.PrivateData)))
+	j.kstr("hex", hex.EncodeToString(m.PrivateData))
+	j.end()
+	j.key("rpcrdma")
+	appendRPCRDMA(j, m.RPCRDMA)
+	j.key("warnings")
+	appendFindings(j, m.Findings)
+	j.end()
+}
+
+// fieldsObj writes a layer's fields as an object, or nothing when the layer
+// is absent.
+func fieldsObj(j *jw, key string, fs []layers.Field) {
+	if fs == nil {
+		return
+	}
+	j.key(key)
+	j.obj()
+	for _, f := range fs {
+		j.key(f.Key)
+		fieldValue(j, f)
+	}
+	j.end()
+}
+
+// fieldValue writes numbers of up to 32 bits as numbers, booleans as
+// booleans, and 64-bit identifiers, GIDs, addresses and octets as strings.
+func fieldValue(j *jw, f layers.Field) {
+	switch f.Kind {
+	case layers.Dec, layers.Hex:
+		j.uint(f.Value)
+	case layers.Bool:
+		j.bool(f.Value != 0)
+	default:
+		j.str(f.Text())
+	}
+}
+
+func crcObj(j *jw, key string, c *dissect.CRCCheck) {
+	if c == nil {
+		return
+	}
+	j.key(key)
+	j.obj()
+	j.kuint("value", uint64(c.Value))
+	j.kbool("valid", c.Valid)
+	j.end()
+}
+
+func appendRPCRDMA(j *jw, r *dissect.RPCRDMA) {
+	if r == nil {
+		j.null()
+		return
+	}
+	j.obj()
+	j.kint("offset", int64(r.Offset))
+	j.kuint("format_identifier", uint64(r.FormatIdentifier))
+	j.kuint("version", uint64(r.Version))
+	j.kuint("reserved", uint64(r.Reserved))
+	j.kbool("remote_invalidate", r.RemoteInvalidate)
+	j.kint("send_size", int64(r.SendSize))
+	j.kint("receive_size", int64(r.ReceiveSize))
+	j.kuint("send_size_encoded", uint64(r.SendSizeEncoded))
+	j.kuint("receive_size_encoded", uint64(r.ReceiveSizeEncoded))
+	j.end()
+}
+
+func appendFindings(j *jw, fs []dissect.Finding) {
+	j.arr()
+	for _, f := range fs {
+		j.obj()
+		j.kstr("code", f.Code)
+		j.kstr("severity", f.Severity.String())
+		j.kstr("message", f.Message)
+		j.kstr("reference", f.Reference)
+		j.end()
+	}
+	j.end()
+}

@@ -1,0 +1,109 @@
+package output
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// jw builds one JSON document by appending. Keys come out in the order they
+// are written, so records are stable byte for byte, and nothing goes through
+// reflection.
+type jw struct {
+	b     []byte
+	stack []jframe
+}
+
+type jframe struct{ arr, has bool }
+
+// elem writes the separator before a value inside an array.
+func (j *jw) elem() {
+	if n := len(j.stack); n > 0 && j.stack[n-1].arr {
+		if j.stack[n-1].has {
+			j.b = append(j.b, ',')
+		}
+		j.stack[n-1].has = true
+	}
+}
+
+func (j *jw) key(k string) {
+	f := &j.stack[len(j.stack)-1]
+	if f.has {
+		j.b = append(j.b, ',')
+	}
+	f.has = true
+	j.b = appendJSONString(j.b, k)
+	j.b = append(j.b, ':')
+}
+
+func (j *jw) obj() {
+	j.elem()
+	j.b = append(j.b, '{')
+	j.stack = append(j.stack, jframe{})
+}
+
+func (j *jw) arr() {
+	j.elem()
+	j.b = append(j.b, '[')
+	j.stack = append(j.stack, jframe{arr: true})
+}
+
+func (j *jw) end() {
+	f := j.stack[len(j.stack)-1]
+	j.stack = j.stack[:len(j.stack)-1]
+	if f.arr {
+		j.b = append(j.b, ']')
+	} else {
+		j.b = append(j.b, '}')
+	}
+}
+
+func (j *jw) str(s string) { j.elem(); j.b = appendJSONString(j.b, s) }
+func (j *jw) int(n int64)  { j.elem(); j.b = strconv.AppendInt(j.b, n, 10) }
+func (j *jw) uint(n uint64) { j.elem(); j.b = strconv.AppendUint(j.b, n, 10) }
+func (j *jw) null()        { j.elem(); j.b = append(j.b, "null"...) }
+func (j *jw) bool(v bool)  { j.elem(); j.b = strconv.AppendBool(j.b, v) }
+
+// Shorthands for a key and its value.
+func (j *jw) kstr(k, v string)  { j.key(k); j.str(v) }
+func (j *jw) kint(k string, v int64) { j.key(k); j.int(v) }
+func (j *jw) kuint(k string, v uint64) { j.key(k); j.uint(v) }
+func (j *jw) kbool(k string, v bool) { j.key(k); j.bool(v) }
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&':
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else if r == '\u2028' || r == '\u2029' {
+			b = append(b, `\u202`...)
+			b = append(b, hexDigits[r&0xf])
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}

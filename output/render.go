@@ -1,0 +1,64 @@
+// Package output renders what the dissector found: a text tree for people
+// (coloured on a terminal), NDJSON for programs, and a Markdown report for
+// bug trackers. Renderers only read dissect's plain values.
+package output
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+)
+
+// Format names an output format.
+type Format string
+
+// Output formats.
+const (
+	Text     Format = "text"
+	JSON     Format = "json"
+	Markdown Format = "markdown"
+)
+
+// ParseFormat reads a --format value.
+func ParseFormat(s string) (Format, error) {
+	switch Format(s) {
+	case Text, JSON, Markdown:
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("unknown format %q (want text, json or markdown)", s)
+}
+
+// Options choose how to render.
+type Options struct {
+	Format  Format
+	Verbose bool // text: the full layer tree (-V)
+	Hex     bool // text: a hex dump of the private data (-x)
+	Color   bool // text: colour (decided by UseColor)
+	// MultiFile: several inputs, so the text output names each file
+	// before its first message.
+	MultiFile bool
+}
+
+// Renderer writes records as they come. Each message is written out (and
+// flushed) as soon as it arrives.
+type Renderer interface {
+	Message(*dissect.Message) error
+	// Close writes what comes after the messages and flushes.
+	Close() error
+}
+
+// New returns a renderer writing to w.
+func New(w io.Writer, opts Options) (Renderer, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	switch opts.Format {
+	case Text, "":
+		return &textRenderer{w: bw, opts: opts, p: newPalette(opts.Color)}, nil
+	case JSON:
+		return &jsonRenderer{w: bw}, nil
+	case Markdown:
+		return nil, fmt.Errorf("the markdown format is not available yet")
+	}
+	return nil, fmt.Errorf("unknown format %q", opts.Format)
+}

@@ -1,0 +1,235 @@
+package output
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// textRenderer writes one line per message with its findings beneath, and
+// with -V the layer tree, with -x a hex dump of the private data.
+type textRenderer struct {
+	w        *bufio.Writer
+	opts     Options
+	p        *palette
+	lastFile string
+}
+
+const indent = "       "
+
+func (r *textRenderer) Message(m *dissect.Message) error {
+	w, p := r.w, r.p
+	if r.opts.MultiFile && m.File != r.lastFile {
+		fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", m.File))
+	}
+	r.lastFile = m.File
+	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s\n", m.Frame, m.Time.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name), r.rpcSummary(m.RPCRDMA))
+	r.findings(m.Findings)
+	if r.opts.Verbose {
+		r.tree(m)
+	}
+	if r.opts.Hex {
+		r.hexDump(m.PrivateData, m.RPCRDMA)
+	}
+	return w.Flush()
+}
+
+func (r *textRenderer) Close() error { return r.w.Flush() }
+
+func (r *textRenderer) findings(fs []dissect.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(r.w, "%s%s %s: %s %s\n", indent, r.severity(f.Severity), r.p.bold.Sprint(f.Code), f.Message,
+			r.p.dim.Sprintf("[%s]", f.Reference))
+	}
+}
+
+func (r *textRenderer) severity(s dissect.Severity) string {
+	name := fmt.Sprintf("%-7s", s)
+	switch s {
+	case dissect.Info:
+		return r.p.info.Sprint(name)
+	case dissect.Warning:
+		return r.p.warning.Sprint(name)
+	case dissect.Error:
+		return r.p.error.Sprint(name)
+	}
+	return name
+}
+
+// rpcSummary is the short form of what a message says about RPC-over-RDMA.
+func (r *textRenderer) rpcSummary(rp *dissect.RPCRDMA) string {
+	if rp == nil {
+		return r.p.dim.Sprint("no RPC-over-RDMA data")
+	}
+	return fmt.Sprintf("RPC-over-RDMA v%d R=%d send=%d recv=%d @%d", rp.Version, bit(rp.RemoteInvalidate),
+		rp.SendSize, rp.ReceiveSize, rp.Offset)
+}
+
+// tree writes every decoded layer with its fields.
+func (r *textRenderer) tree(m *dissect.Message) {
+	if ib := m.IB; ib != nil {
+		r.layer("LRH", ib.LRH)
+		r.layer("GRH", ib.GRH)
+		r.layer("BTH", ib.BTH)
+		r.layer("DETH", ib.DETH)
+		r.crc("ICRC", ib.ICRC, 8)
+		r.crc("VCRC", ib.VCRC, 4)
+	}
+	r.layer("MAD", m.MAD)
+	if m.CM != nil {
+		r.layer("CM "+m.Name, m.CM)
+	}
+	r.layer("IP CM Header", m.IPCM)
+	if m.PrivateDataSize > 0 || len(m.PrivateData) > 0 {
+		fmt.Fprintf(r.w, "%s%s: %d octets", indent, r.p.bold.Sprint("Private Data"), len(m.PrivateData))
+		if len(m.PrivateData) < m.PrivateDataSize {
+			fmt.Fprintf(r.w, " of %d (cut by the capture)", m.PrivateDataSize)
+		}
+		fmt.Fprintln(r.w)
+	}
+	r.rpcTree(m.RPCRDMA)
+}
+
+// rpcTree writes the RFC 8797 fields under the names the RFC gives them.
+func (r *textRenderer) rpcTree(rp *dissect.RPCRDMA) {
+	if rp == nil {
+		return
+	}
+	fmt.Fprintf(r.w, "%s%s (offset %d)\n", indent, r.p.bold.Sprint("RPC-over-RDMA Version 1 CM Private Data"), rp.Offset)
+	r.field("Format Identifier", fmt.Sprintf("0x%08x", rp.FormatIdentifier))
+	r.field("Version", fmt.Sprint(rp.Version))
+	r.field("Reserved", fmt.Sprintf("0x%02x", rp.Reserved))
+	inv := "remote invalidation not supported"
+	if rp.RemoteInvalidate {
+		inv = "remote invalidation supported"
+	}
+	r.field("R", fmt.Sprintf("%d (%s)", bit(rp.RemoteInvalidate), inv))
+	r.field("Send Size", fmt.Sprintf("%d (encoded 0x%02x)", rp.SendSize, rp.SendSizeEncoded))
+	r.field("Receive Size", fmt.Sprintf("%d (encoded 0x%02x)", rp.ReceiveSize, rp.ReceiveSizeEncoded))
+}
+
+func (r *textRenderer) layer(name string, fs []layers.Field) {
+	if fs == nil {
+		return
+	}
+	fmt.Fprintf(r.w, "%s%s\n", indent, r.p.bold.Sprint(name))
+	for _, f := range fs {
+		v := f.Text()
+		if note := annotate(f); note != "" {
+			v += " (" + note + ")"
+		}
+		r.field(f.Name, v)
+	}
+}
+
+func (r *textRenderer) field(name, value string) {
+	fmt.Fprintf(r.w, "%s  %s: %s\n", indent, name, value)
+}
+
+func (r *textRenderer) crc(name string, c *dissect.CRCCheck, digits int) {
+	if c == nil {
+		return
+	}
+	state := r.p.good.Sprint("valid")
+	if !c.Valid {
+		state = r.p.bad.Sprintf("invalid, the packet gives 0x%0*x", digits, c.Computed)
+	}
+	fmt.Fprintf(r.w, "%s%s: 0x%0*x (%s)\n", indent, r.p.bold.Sprint(name), digits, c.Value, state)
+}
+
+// annotate names well-known values.
+func annotate(f layers.Field) string {
+	switch f.Key {
+	case "opcode":
+		return layers.OpCodeName(uint8(f.Value))
+	case "mgmt_class":
+		if f.Value == layers.MgmtClassCM {
+			return "Communication Manager"
+		}
+	case "attribute_id":
+		return layers.CMMessageName(uint16(f.Value))
+	case "reason":
+		return layers.RejectReasonName(uint16(f.Value))
+	case "service_id":
+		if layers.IsIPCMServiceID(f.Value) {
+			ps := layers.IPCMPortSpace(f.Value)
+			name := layers.PortSpaceName(ps)
+			if name == "" {
+				name = fmt.Sprintf("port space 0x%02x", ps)
+			}
+			return fmt.Sprintf("IP CM, %s port %d", name, layers.IPCMPort(f.Value))
+		}
+	}
+	return ""
+}
+
+// hexDump writes private data 16 octets a line, with the octets of the
+// RFC 8797 message marked: highlighted in colour, and by a line of ^ beneath
+// in any case, so the mark survives copying into a bug report. Repeated
+// lines collapse into "*", as hexdump -C does.
+func (r *textRenderer) hexDump(pd []byte, rp *dissect.RPCRDMA) {
+	if len(pd) == 0 {
+		return
+	}
+	lo, hi := -1, -1
+	if rp != nil {
+		lo, hi = rp.Offset, rp.Offset+layers.RPCRDMALen
+	}
+	fmt.Fprintf(r.w, "%s%s\n", indent, r.p.bold.Sprint("Private Data"))
+	starred := false
+	for line := 0; line < len(pd); line += 16 {
+		end := min(line+16, len(pd))
+		marked := lo < end && hi > line
+		if line > 0 && !marked && end-line == 16 && string(pd[line:end]) == string(pd[line-16:line]) &&
+			!(lo < line && hi > line-16) {
+			if !starred {
+				fmt.Fprintf(r.w, "%s  *\n", indent)
+				starred = true
+			}
+			continue
+		}
+		starred = false
+		var hexPart, marks, ascii strings.Builder
+		for i := line; i < line+16; i++ {
+			if i == line+8 {
+				hexPart.WriteByte(' ')
+				marks.WriteByte(' ')
+			}
+			if i >= len(pd) {
+				hexPart.WriteString("   ")
+				continue
+			}
+			cell := fmt.Sprintf("%02x", pd[i])
+			if i >= lo && i < hi {
+				hexPart.WriteString(r.p.mark.Sprint(cell) + " ")
+				marks.WriteString("^^ ")
+			} else {
+				hexPart.WriteString(cell + " ")
+				marks.WriteString("   ")
+			}
+			if pd[i] >= 0x20 && pd[i] < 0x7f {
+				ascii.WriteByte(pd[i])
+			} else {
+				ascii.WriteByte('.')
+			}
+		}
+		fmt.Fprintf(r.w, "%s  %04x  %s |%s|\n", indent, line, hexPart.String(), ascii.String())
+		if marked {
+			fmt.Fprintf(r.w, "%s        %s\n", indent, strings.TrimRight(marks.String(), " "))
+		}
+	}
+	if len(pd)%16 == 0 && starred {
+		fmt.Fprintf(r.w, "%s  %04x\n", indent, len(pd))
+	}
+}
+
+func bit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

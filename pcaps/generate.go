@@ -1,0 +1,11 @@
+// Package pcaps holds sample captures written by `rdmacm-pd craft`. They
+// are regenerated with `go generate ./pcaps` and listed in README.md here;
+// TestSamplesUpToDate checks that the files match what craft writes today.
+package pcaps
+
+//go:generate go run .. craft --remote-invalidate --send-size 4096 --receive-size 4096 --reply-send-size 4096 --reply-receive-size 4096 -w rocev2-nfs.pcap
+//go:generate go run .. craft --ipv6 --remote-invalidate --reply-remote-invalidate --send-size 8192 --receive-size 8192 --reply-send-size 16384 --reply-receive-size 16384 -w rocev2-ipv6.pcapng
+//go:generate go run .. craft --transport rocev1 --send-size 4096 --receive-size 4096 --reply-send-size 1024 --reply-receive-size 8192 -w rocev1.pcap
+//go:generate go run .. craft --transport ib --remote-invalidate --reply-remote-invalidate -w infiniband.pcap
+//go:generate go run .. craft --reject --remote-invalidate -w rocev2-reject.pcap
+//go:generate go run .. craft --reply-no-rpcrdma --remote-invalidate -w rocev2-one-sided.pcap
