@@ -60,7 +60,7 @@ type Decoder struct {
 // layerSet records which layers the last decode produced.
 type layerSet struct {
 	lrh, grh, bth, deth, mad, ip4, ip6, udp, ipcm bool
-	cm                                             layers.CMMessage
+	cm                                            layers.CMMessage
 }
 
 // NewDecoder makes a decoder for the input named file.

@@ -57,17 +57,17 @@ func (j *jw) end() {
 	}
 }
 
-func (j *jw) str(s string) { j.elem(); j.b = appendJSONString(j.b, s) }
-func (j *jw) int(n int64)  { j.elem(); j.b = strconv.AppendInt(j.b, n, 10) }
+func (j *jw) str(s string)  { j.elem(); j.b = appendJSONString(j.b, s) }
+func (j *jw) int(n int64)   { j.elem(); j.b = strconv.AppendInt(j.b, n, 10) }
 func (j *jw) uint(n uint64) { j.elem(); j.b = strconv.AppendUint(j.b, n, 10) }
-func (j *jw) null()        { j.elem(); j.b = append(j.b, "null"...) }
-func (j *jw) bool(v bool)  { j.elem(); j.b = strconv.AppendBool(j.b, v) }
+func (j *jw) null()         { j.elem(); j.b = append(j.b, "null"...) }
+func (j *jw) bool(v bool)   { j.elem(); j.b = strconv.AppendBool(j.b, v) }
 
 // Shorthands for a key and its value.
-func (j *jw) kstr(k, v string)  { j.key(k); j.str(v) }
-func (j *jw) kint(k string, v int64) { j.key(k); j.int(v) }
+func (j *jw) kstr(k, v string)         { j.key(k); j.str(v) }
+func (j *jw) kint(k string, v int64)   { j.key(k); j.int(v) }
 func (j *jw) kuint(k string, v uint64) { j.key(k); j.uint(v) }
-func (j *jw) kbool(k string, v bool) { j.key(k); j.bool(v) }
+func (j *jw) kbool(k string, v bool)   { j.key(k); j.bool(v) }
 
 const hexDigits = "0123456789abcdef"
 
