@@ -21,6 +21,7 @@ type dissectOptions struct {
 	Color     string
 	FailOn    string
 	RoCEPorts []uint
+	TCP       dissect.TCPLimits
 }
 
 func newDissectCmd(s *IOStreams) *cobra.Command {
@@ -30,9 +31,10 @@ func newDissectCmd(s *IOStreams) *cobra.Command {
 		Use:   "dissect [flags] [FILE...]",
 		Short: "Find and check every RDMA connection message in capture files",
 		Long: `Reads pcap, pcapng and gzip-compressed capture files ("-" is standard
-input), finds every InfiniBand CM message (RoCEv2, RoCEv1, native InfiniBand),
-locates the RPC-over-RDMA version 1 private data of RFC 8797 at any offset,
-decodes and checks it.`,
+input), finds every InfiniBand CM message (RoCEv2, RoCEv1, native InfiniBand)
+and every iWARP MPA Request and Reply (on any TCP port, reassembled), locates
+the RPC-over-RDMA version 1 private data of RFC 8797 at any offset, decodes
+and checks it.`,
 		Example: `  rdmacm-pd dissect capture.pcap
   rdmacm-pd dissect -V -x capture.pcapng.gz
   rdmacm-pd dissect -T json capture.pcap | jq .rpcrdma
@@ -50,6 +52,9 @@ decodes and checks it.`,
 	f.StringVar(&opts.Color, "color", "auto", "colour the text output: auto, always or never")
 	f.StringVar(&opts.FailOn, "fail-on", "never", "exit 1 when a finding reaches this severity: never, info, warning or error")
 	f.UintSliceVar(&opts.RoCEPorts, "roce-port", nil, "also decode this UDP destination port as RoCEv2 (repeatable)")
+	f.IntVar(&opts.TCP.StreamBytes, "max-stream-bytes", 65555, "iWARP: octets buffered per TCP direction for its MPA frame")
+	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", 64<<20, "iWARP: octets buffered for all TCP directions together")
+	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", 65536, "iWARP: TCP directions followed at once (the least recently seen are given up first)")
 	return c
 }
 
@@ -88,6 +93,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.TCP.StreamBytes < 20 || opts.TCP.TotalBytes < opts.TCP.StreamBytes || opts.TCP.ActiveFlows < 1 {
+		return usageError("--max-stream-bytes must be at least 20, --max-buffer-bytes at least that, --max-tcp-flows at least 1")
+	}
 	stdin := 0
 	for _, f := range opts.Files {
 		if f == "-" {
@@ -114,7 +122,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	defer stop()
 
 	counter := &severityCounter{next: r}
-	_, runErr := dissect.Run(ctx, opts.Files, s.In, dissect.Config{RoCEPorts: ports}, counter)
+	_, runErr := dissect.Run(ctx, opts.Files, s.In, dissect.Config{RoCEPorts: ports, TCP: opts.TCP}, counter)
 	if err := r.Close(); err != nil && runErr == nil {
 		runErr = err
 	}

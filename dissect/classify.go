@@ -239,8 +239,10 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 			return
 		}
 		hl := int(b[off+12]>>4) * 4
-		if hl < 20 || len(b) <= off+hl {
-			return // no payload captured
+		// Segments with payload, and SYN, FIN and RST (they start and end a
+		// direction); pure ACKs are of no interest.
+		if hl < 20 || (len(b) <= off+hl && b[off+13]&0x07 == 0) {
+			return
 		}
 		fi.l4 = off
 		fi.kind = kindTCP
@@ -287,10 +289,11 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 }
 
 // isCM reports whether a BTH at off starts a UD SEND carrying a
-// Communication Manager MAD.
+// Communication Manager MAD. The management class is the MAD's second octet;
+// a capture cut inside the MAD header still counts, to be reported as such.
 func isCM(b []byte, off int) bool {
 	const mad = layers.BTHLen + layers.DETHLen
-	return len(b) >= off+mad+layers.MADHeaderLen &&
+	return len(b) >= off+mad+2 &&
 		b[off] == layers.OpUDSendOnly && b[off+mad+1] == layers.MgmtClassCM
 }
 

@@ -15,6 +15,8 @@ import (
 type Config struct {
 	// RoCEPorts are UDP destination ports decoded as RoCEv2 besides 4791.
 	RoCEPorts []uint16
+	// TCP bounds the reassembly of MPA frames.
+	TCP TCPLimits
 }
 
 // Frame is one captured frame handed to a Decoder. Data is only read during
@@ -55,6 +57,9 @@ type Decoder struct {
 	parsers map[gopacket.LayerType]*gopacket.DecodingLayerParser
 	decoded []gopacket.LayerType
 	has     layerSet
+
+	tcp *tcpState
+	seg tcpSeg
 }
 
 // layerSet records which layers the last decode produced.
@@ -65,7 +70,7 @@ type layerSet struct {
 
 // NewDecoder makes a decoder for the input named file.
 func NewDecoder(file string, cfg Config) *Decoder {
-	d := &Decoder{file: file, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}}
+	d := &Decoder{file: file, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}, tcp: newTCPState(cfg.TCP)}
 	d.rocePorts.add(layers.RoCEv2Port)
 	for _, p := range cfg.RoCEPorts {
 		d.rocePorts.add(p)
@@ -128,8 +133,20 @@ func (d *Decoder) Decode(f *Frame, emit func(*Message)) {
 	case kindCM:
 		d.decodeLayers(f, &fi)
 		emit(d.cmMessage(f, &fi))
+	case kindTCP:
+		if parseTCP(f.Data, &fi, &d.seg) {
+			d.seg.frame, d.seg.time = f.Index, f.Time
+			d.segment(&d.seg, emit)
+		}
 	}
 }
+
+// Flush reports what is still pending at the end of the input: MPA frames
+// whose stream never completed them.
+func (d *Decoder) Flush(emit func(*Message)) { d.flushTCP(emit) }
+
+// Dropped counts TCP directions given up because of a state limit.
+func (d *Decoder) Dropped() int { return d.tcp.dropped }
 
 // decodeLayers runs gopacket's decoding-layer parser over a CM candidate.
 // It does not allocate.
@@ -212,7 +229,10 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
 		m.TransactionID = d.mad.TransactionID
 		m.Name = layers.CMMessageName(d.mad.AttributeID)
 	}
-	if m.Name == "" {
+	switch {
+	case !d.has.mad:
+		m.Name = "CM" // the capture cut the MAD header: which message is unknown
+	case m.Name == "":
 		m.Name = fmt.Sprintf("CM attribute 0x%04x", m.AttributeID)
 	}
 	// How much of the MAD the capture holds, against its 256 octets.

@@ -84,6 +84,22 @@ var Catalogue = []Check{
 		"A Communication Manager MAD not addressed to QP1 (the General Services Interface) or not carrying the GSI Q_Key 0x80010000."},
 	{"cm-ip-header-invalid", Warning, "IBTA Vol 1, Annex A11",
 		"The Service ID carries the IP CM prefix but the private data does not start with a well-formed 36-octet IP CM header."},
+	{"mpa-pd-too-long", Warning, "RFC 5044, section 7.1",
+		"PD_Length is over 512, the most private data an MPA Request or Reply may carry; what is there is still decoded."},
+	{"mpa-rev-unknown", Warning, "RFC 5044, section 7.1; RFC 6581, section 7",
+		"The MPA revision is neither 1 (RFC 5044) nor 2 (RFC 6581)."},
+	{"mpa-reserved-nonzero", Warning, "RFC 5044, section 7.1; RFC 6581, section 7",
+		"Reserved flag bits of an MPA frame are set (or the Reply-only R bit in a Request)."},
+	{"mpa-enhanced-mismatch", Warning, "RFC 6581, section 7",
+		"The enhanced connection establishment flag (0x10) disagrees with the revision: set with revision 1, or missing with revision 2."},
+	{"pd-capacity-too-small", Warning, "RFC 8797, section 4; RFC 6581, section 7",
+		"The private data left after the MPA revision 2 IRD/ORD words is shorter than the 8 octets of the RPC-over-RDMA message."},
+	{"mpa-truncated", Warning, "RFC 5044, section 7.1",
+		"The stream (or the capture) ends before the PD_Length octets of private data arrived."},
+	{"mpa-reject", Info, "RFC 5044, section 7.1",
+		"The MPA Reply rejects the connection (R set); it may still carry private data."},
+	{"state-limit-reached", Warning, "rdmacm-pd resource limits (docs/cli.md)",
+		"A memory or state limit of the dissector was reached: a stream or connection was given up or not fully buffered. Raise the limit to see all."},
 }
 
 var catalogueIndex = func() map[string]*Check {

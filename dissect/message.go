@@ -35,6 +35,8 @@ type Message struct {
 
 	IPCM []layers.Field // the IP CM header, when the Service ID announces one
 
+	MPA []layers.Field // iWARP: the MPA frame's header (and revision 2 IRD/ORD)
+
 	// PrivateData is the private data as captured; PrivateDataSize is its
 	// size on the wire (fixed for CM messages, PD_Length for MPA).
 	PrivateData     []byte

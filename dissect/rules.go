@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -30,6 +31,11 @@ type msgCtx struct {
 	pdSize        int
 	absentApplies bool // REQ, REP, REJ, MPA frames
 	search        layers.RPCRDMASearch
+
+	// iWARP
+	mpa      *layers.MPAFrame
+	mpaEnded string // the stream ended before the frame was complete: why and how far
+	limit    string // a state limit was hit: which
 }
 
 // pdCut reports whether the capture holds less private data than the wire.
@@ -50,7 +56,9 @@ func runRules(rules []rule, c *msgCtx) []Finding {
 	return out
 }
 
-var messageRules = []rule{
+var messageRules = slices.Concat(ibRules, mpaRules, rpcRules)
+
+var ibRules = []rule{
 	{"capture-truncated", func(c *msgCtx) (string, bool) {
 		return c.cut, c.cut != ""
 	}},
@@ -98,8 +106,13 @@ var messageRules = []rule{
 		p := c.ipcm.Problem()
 		return "IP CM header: " + p, p != ""
 	}},
+}
+
+// rpcRules check the RFC 8797 message, whatever carried it.
+var rpcRules = []rule{
 	{"rpcrdma-absent", func(c *msgCtx) (string, bool) {
-		if !c.absentApplies || c.search.Found || (c.pdCut() && c.search.Occurrences == 0) {
+		// When the capture cut the private data short, absence cannot be told.
+		if !c.absentApplies || c.search.Found || c.pdCut() {
 			return "", false
 		}
 		return fmt.Sprintf("no usable RPC-over-RDMA private data in %s: this peer counts as Send Size 1024, Receive Size 1024, R=0",
@@ -171,6 +184,9 @@ func (c *msgCtx) unusableMatches() []layers.RPCRDMAMatch {
 func (c *msgCtx) carrier() string {
 	if c.ipcmExpected {
 		return "an IP CM header"
+	}
+	if c.mpa != nil {
+		return fmt.Sprintf("MPA revision %d", c.mpa.Rev)
 	}
 	if c.cm == nil {
 		return "its carrier"

@@ -100,6 +100,7 @@ func runOne(ctx context.Context, name string, stdin io.Reader, cfg Config, sink 
 		pf, err := r.Next()
 		if err != nil {
 			in.LinkTypes = r.LinkTypes()
+			d.Flush(emit) // what was decoded before the end or the damage is not lost
 			if err == io.EOF {
 				return in, sinkErr
 			}

@@ -174,27 +174,35 @@ func (b *BTH) TransportFlow() gopacket.Flow {
 	return gopacket.NewFlow(EndpointQP, nil, dst[:])
 }
 
-// OpCodeName names an opcode as IBTA Vol 1 table 38 does, or "" when it is
-// not one of the common ones.
+// OpCodeName names an opcode as IBTA Vol 1 table 38 does, or "" when the
+// opcode is not defined for its transport (or not one this package names).
 func OpCodeName(op uint8) string {
 	if op == 0x81 {
 		return "CNP"
 	}
-	var t string
-	switch op & 0xe0 {
-	case TransportRC:
-		t = "RC "
-	case TransportUC:
-		t = "UC "
-	case TransportRD:
-		t = "RD "
-	case TransportUD:
-		t = "UD "
-	default:
+	low := op & 0x1f
+	name, ok := opNames[low]
+	if !ok {
 		return ""
 	}
-	if n, ok := opNames[op&0x1f]; ok {
-		return t + n
+	switch op & 0xe0 {
+	case TransportRC:
+		return "RC " + name
+	case TransportUC:
+		// UC: SEND and RDMA WRITE only (0x00-0x0b).
+		if low <= 0x0b {
+			return "UC " + name
+		}
+	case TransportRD:
+		// RD has the RC operations without SEND with Invalidate.
+		if low <= 0x14 {
+			return "RD " + name
+		}
+	case TransportUD:
+		// UD: SEND Only, with or without immediate data.
+		if low == 0x04 || low == 0x05 {
+			return "UD " + name
+		}
 	}
 	return ""
 }

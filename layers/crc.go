@@ -10,18 +10,33 @@ import (
 // In front comes the LRH, or 8 octets of 0xff standing for it when a GRH or
 // an IP header is present. The ICRC is stored least-significant octet first.
 
-var lrhOnes = [LRHLen]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+// ones stands for the masked fields: slices of it replace them in the CRC
+// input, so nothing is copied and nothing allocated.
+var ones = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// octetValues holds every octet value, for feeding one computed octet to the CRC.
+var octetValues = func() (b [256]byte) {
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}()
+
+func upd(crc uint32, p []byte) uint32 { return crc32.Update(crc, crc32.IEEETable, p) }
 
 // ICRCRoCEv2 computes the ICRC of a RoCEv2 packet: ip is the IPv4 or IPv6
 // header, udp the 8-octet UDP header, ib the octets from the BTH up to the
 // ICRC (excluding it).
 func ICRCRoCEv2(ip, udp, ib []byte) uint32 {
-	crc := crc32.Update(0, crc32.IEEETable, lrhOnes[:])
+	crc := upd(0, ones[:LRHLen])
 	crc = updateMaskedIP(crc, ip)
-	var u [8]byte
-	copy(u[:], udp)
-	u[6], u[7] = 0xff, 0xff // UDP checksum
-	crc = crc32.Update(crc, crc32.IEEETable, u[:])
+	if len(udp) >= 8 {
+		crc = upd(crc, udp[:6])
+		crc = upd(crc, ones[:2]) // UDP checksum
+		crc = upd(crc, udp[8:])
+	} else {
+		crc = upd(crc, udp)
+	}
 	return updateBTH(crc, ib)
 }
 
@@ -30,7 +45,7 @@ func ICRCRoCEv2(ip, udp, ib []byte) uint32 {
 // rewrite it). grh is the 40-octet GRH, ib the octets from the BTH up to the
 // ICRC.
 func ICRCGRH(grh, ib []byte) uint32 {
-	crc := crc32.Update(0, crc32.IEEETable, lrhOnes[:])
+	crc := upd(0, ones[:LRHLen])
 	crc = updateMaskedIP(crc, grh)
 	return updateBTH(crc, ib)
 }
@@ -39,47 +54,50 @@ func ICRCGRH(grh, ib []byte) uint32 {
 // LRH with its VL nibble set to ones, then the octets from the BTH up to the
 // ICRC.
 func ICRCLRH(lrh, ib []byte) uint32 {
-	var l [LRHLen]byte
-	copy(l[:], lrh)
-	l[0] |= 0xf0 // VL
-	crc := crc32.Update(0, crc32.IEEETable, l[:])
+	var crc uint32
+	if len(lrh) > 0 {
+		v := lrh[0] | 0xf0 // VL
+		crc = upd(crc, octetValues[v:v+1])
+		crc = upd(crc, lrh[1:])
+	}
 	return updateBTH(crc, ib)
 }
 
 // updateMaskedIP adds an IPv4 header (TOS, TTL and header checksum set to
 // ones) or an IPv6 header or GRH (traffic class, flow label and hop limit set
 // to ones), choosing by the version nibble.
-func updateMaskedIP(crc uint32, ip []byte) uint32 {
-	var h [60]byte
-	n := copy(h[:], ip)
-	if n == 0 {
+func updateMaskedIP(crc uint32, h []byte) uint32 {
+	switch {
+	case len(h) == 0:
 		return crc
+	case h[0]>>4 == 4 && len(h) >= 12:
+		crc = upd(crc, h[:1])
+		crc = upd(crc, ones[:1]) // TOS
+		crc = upd(crc, h[2:8])
+		crc = upd(crc, ones[:1]) // TTL
+		crc = upd(crc, h[9:10])
+		crc = upd(crc, ones[:2]) // header checksum
+		return upd(crc, h[12:])
+	case h[0]>>4 != 4 && len(h) >= 8:
+		v := h[0] | 0x0f // traffic class, high nibble
+		crc = upd(crc, octetValues[v:v+1])
+		crc = upd(crc, ones[:3]) // traffic class, low nibble, and flow label
+		crc = upd(crc, h[4:7])
+		crc = upd(crc, ones[:1]) // hop limit
+		return upd(crc, h[8:])
 	}
-	if h[0]>>4 == 4 {
-		h[1] = 0xff // TOS
-		if n >= 12 {
-			h[8] = 0xff               // TTL
-			h[10], h[11] = 0xff, 0xff // header checksum
-		}
-	} else if n >= 8 {
-		h[0] |= 0x0f                        // traffic class, high nibble
-		h[1], h[2], h[3] = 0xff, 0xff, 0xff // traffic class, low nibble, and flow label
-		h[7] = 0xff                         // hop limit
-	}
-	return crc32.Update(crc, crc32.IEEETable, h[:n])
+	return upd(crc, h)
 }
 
 // updateBTH adds the BTH with its reserved octet (byte 4; FECN and BECN in
 // RoCEv2) set to ones, then the rest of the packet.
 func updateBTH(crc uint32, ib []byte) uint32 {
 	if len(ib) < BTHLen {
-		return crc32.Update(crc, crc32.IEEETable, ib)
+		return upd(crc, ib)
 	}
-	var b [BTHLen]byte
-	copy(b[:], ib)
-	b[4] = 0xff
-	crc = crc32.Update(crc, crc32.IEEETable, b[:])
-	return crc32.Update(crc, crc32.IEEETable, ib[BTHLen:])
+	crc = upd(crc, ib[:4])
+	crc = upd(crc, ones[:1])
+	return upd(crc, ib[5:])
 }
 
 // VCRC computes the Variant CRC (IBTA Vol 1, 7.8.2) over a native InfiniBand

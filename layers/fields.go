@@ -20,6 +20,7 @@ const (
 	GID                   // 16 octets in Bytes, shown as an IPv6 address
 	Addr                  // IPv4 or IPv6 address in Bytes (4 or 16 octets)
 	Blob                  // opaque octets in Bytes, shown as hex
+	Text                  // printable text in Bytes (an MPA key), shown as is
 )
 
 // Field is one named wire field of a decoded layer. Layers list their fields
@@ -53,6 +54,8 @@ func (f Field) Text() string {
 		return AddrString(f.Bytes)
 	case Blob:
 		return hex.EncodeToString(f.Bytes)
+	case Text:
+		return printable(f.Bytes)
 	}
 	return strconv.FormatUint(f.Value, 10)
 }
@@ -99,4 +102,17 @@ func (l *fieldList) gid(name, key string, g [16]byte) {
 
 func (l *fieldList) blob(name, key string, b []byte) {
 	*l = append(*l, Field{Name: name, Key: key, Kind: Blob, Bytes: append([]byte(nil), b...)})
+}
+
+// printable shows octets as text, with anything unprintable as \xNN.
+func printable(b []byte) string {
+	var s []byte
+	for _, c := range b {
+		if c >= 0x20 && c < 0x7f && c != '\\' {
+			s = append(s, c)
+		} else {
+			s = append(s, fmt.Sprintf("\\x%02x", c)...)
+		}
+	}
+	return string(s)
 }

@@ -31,6 +31,7 @@ var (
 	LayerTypeIPCM      = register(16, "IP CM header", decodeIPCM)
 	LayerTypeRPCRDMA   = register(17, "RPC-over-RDMA CM Private Data", decodeRPCRDMA)
 	LayerTypeERF       = register(18, "ERF", decodeERF)
+	LayerTypeMPA       = register(19, "MPA", decodeMPA)
 )
 
 func register(n int, name string, f func([]byte, gopacket.PacketBuilder) error) gopacket.LayerType {

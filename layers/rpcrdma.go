@@ -56,9 +56,16 @@ func EncodeInlineSize(octets int) (uint8, error) {
 	return uint8(octets/1024 - 1), nil
 }
 
-func (m *RPCRDMAPrivateData) LayerType() gopacket.LayerType     { return LayerTypeRPCRDMA }
-func (m *RPCRDMAPrivateData) CanDecode() gopacket.LayerClass    { return LayerTypeRPCRDMA }
-func (m *RPCRDMAPrivateData) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
+func (m *RPCRDMAPrivateData) LayerType() gopacket.LayerType  { return LayerTypeRPCRDMA }
+func (m *RPCRDMAPrivateData) CanDecode() gopacket.LayerClass { return LayerTypeRPCRDMA }
+
+// NextLayerType is payload for whatever private data follows the message.
+func (m *RPCRDMAPrivateData) NextLayerType() gopacket.LayerType {
+	if len(m.Payload) > 0 {
+		return gopacket.LayerTypePayload
+	}
+	return gopacket.LayerTypeZero
+}
 
 // DecodeFromBytes decodes the 8 octets at the start of data, whatever the
 // identifier; SearchRPCRDMA is what decides whether they are the message.

@@ -66,6 +66,7 @@ func appendMessage(j *jw, m *dissect.Message) {
 	fieldsObj(j, "mad", m.MAD)
 	fieldsObj(j, "cm", m.CM)
 	fieldsObj(j, "ip_cm", m.IPCM)
+	fieldsObj(j, "mpa", m.MPA)
 	j.key("private_data")
 	j.obj()
 	j.kint("length", int64(len(m.PrivateData)))

@@ -26,8 +26,8 @@ func (r *textRenderer) Message(m *dissect.Message) error {
 		fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", m.File))
 	}
 	r.lastFile = m.File
-	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s\n", m.Frame, m.Time.UTC().Format("2006-01-02T15:04:05.000000Z"),
-		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name), r.rpcSummary(m.RPCRDMA))
+	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s%s\n", m.Frame, m.Time.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name), r.rpcSummary(m.RPCRDMA), r.mpaSummary(m))
 	r.findings(m.Findings)
 	if r.opts.Verbose {
 		r.tree(m)
@@ -69,6 +69,32 @@ func (r *textRenderer) rpcSummary(rp *dissect.RPCRDMA) string {
 		rp.SendSize, rp.ReceiveSize, rp.Offset)
 }
 
+// mpaSummary adds an MPA frame's revision and, when it was spread over
+// several segments, their frames.
+func (r *textRenderer) mpaSummary(m *dissect.Message) string {
+	if m.MPA == nil {
+		return ""
+	}
+	s := "MPA rev " + mpaField(m, "rev")
+	if len(m.Frames) > 1 {
+		var fs []string
+		for _, f := range m.Frames {
+			fs = append(fs, fmt.Sprint(f))
+		}
+		s += "; frames " + strings.Join(fs, ", ")
+	}
+	return "  " + r.p.dim.Sprintf("(%s)", s)
+}
+
+func mpaField(m *dissect.Message, key string) string {
+	for _, f := range m.MPA {
+		if f.Key == key {
+			return f.Text()
+		}
+	}
+	return "?"
+}
+
 // tree writes every decoded layer with its fields.
 func (r *textRenderer) tree(m *dissect.Message) {
 	if ib := m.IB; ib != nil {
@@ -84,6 +110,7 @@ func (r *textRenderer) tree(m *dissect.Message) {
 		r.layer("CM "+m.Name, m.CM)
 	}
 	r.layer("IP CM Header", m.IPCM)
+	r.layer("MPA "+mpaKind(m.Name), m.MPA)
 	if m.PrivateDataSize > 0 || len(m.PrivateData) > 0 {
 		fmt.Fprintf(r.w, "%s%s: %d octets", indent, r.p.bold.Sprint("Private Data"), len(m.PrivateData))
 		if len(m.PrivateData) < m.PrivateDataSize {
@@ -139,6 +166,13 @@ func (r *textRenderer) crc(name string, c *dissect.CRCCheck, digits int) {
 		state = r.p.bad.Sprintf("invalid, the packet gives 0x%0*x", digits, c.Computed)
 	}
 	fmt.Fprintf(r.w, "%s%s: 0x%0*x (%s)\n", indent, r.p.bold.Sprint(name), digits, c.Value, state)
+}
+
+func mpaKind(name string) string {
+	if name == "MPA_REQ" {
+		return "Request"
+	}
+	return "Reply"
 }
 
 // annotate names well-known values.

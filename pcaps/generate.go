@@ -9,3 +9,6 @@ package pcaps
 //go:generate go run .. craft --transport ib --remote-invalidate --reply-remote-invalidate -w infiniband.pcap
 //go:generate go run .. craft --reject --remote-invalidate -w rocev2-reject.pcap
 //go:generate go run .. craft --reply-no-rpcrdma --remote-invalidate -w rocev2-one-sided.pcap
+//go:generate go run .. craft --transport iwarp --mpa-rev 1 --remote-invalidate -w iwarp-rev1.pcap
+//go:generate go run .. craft --transport iwarp --mpa-rev 2 --remote-invalidate --reply-send-size 8192 --reply-receive-size 8192 -w iwarp-rev2.pcap
+//go:generate go run .. craft --transport iwarp --mpa-rev 2 --ipv6 --split 7,30 --remote-invalidate -w iwarp-split-ipv6.pcapng

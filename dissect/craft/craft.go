@@ -59,6 +59,7 @@ type CM struct {
 	CorruptVCRC               bool   // flip the VCRC (native IB)
 	GRH                       bool   // native IB: add a GRH
 	VLAN                      uint16 // add an 802.1Q tag with this VLAN ID
+	DstPort                   uint16 // RoCEv2 UDP destination port; 4791
 }
 
 // Frame builds the frame and returns it with its link type.
@@ -83,7 +84,7 @@ func (c *CM) build(ib []gopacket.SerializableLayer) ([]byte, uint16, error) {
 	switch c.Transport {
 	case RoCEv2:
 		eth, ip, ipl := c.ipHeaders()
-		udp := &golayers.UDP{SrcPort: golayers.UDPPort(or16(c.Src.Port, 49152)), DstPort: layers.RoCEv2Port}
+		udp := &golayers.UDP{SrcPort: golayers.UDPPort(or16(c.Src.Port, 49152)), DstPort: golayers.UDPPort(or16(c.DstPort, layers.RoCEv2Port))}
 		if err := udp.SetNetworkLayerForChecksum(ipl); err != nil {
 			return nil, 0, err
 		}

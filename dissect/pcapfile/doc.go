@@ -14,25 +14,30 @@
 //     the first section stopped. Timestamps honour if_tsresol (10^-n or 2^-n,
 //     default 10^-6) and if_tsoffset. Simple Packet Blocks carry no
 //     timestamp: their frames have a zero Time;
-//   - either of the above compressed with gzip (several members allowed).
+//   - either of the above compressed with gzip (several members allowed; a
+//     gzip stream inside the gzip stream is not unpacked).
 //
 // # Limits
 //
 // Memory stays bounded on any input. The captured length of one record is
 // capped by Options.MaxRecord (default 256 KiB, raised to the file's snap
-// length when that is larger, never above 16 MiB); a pcapng block may not be
+// length when that is larger, never above 16 MiB; for pcapng, the largest
+// interface snap length met so far); a pcapng block may not be
 // longer than 16 MiB + 64 KiB. The read buffer starts at 1 MiB and grows, by
 // doubling and only while it is full of real data, when a single record needs
 // more room, so a false length in a short file costs little. A section may
 // describe at most 65536 interfaces. Option contents never cause an error:
-// garbled options are ignored from the first one out of bounds.
+// garbled options are ignored from the first one out of bounds. A source
+// that keeps returning no data without an error ends in io.ErrNoProgress.
 //
 // # Zero copy
 //
 // Next returns a pointer to a Frame owned by the Reader, and Frame.Data
 // points into the Reader's buffer. Both are valid only until the next call to
-// Next (or Close); copy what must be kept. In steady state Next allocates
-// nothing.
+// Next (or Close); copy what must be kept. Data's capacity is its length, so
+// appending to it never writes into the buffer. The source is read in large
+// chunks straight into that buffer and the octets are not copied again; in
+// steady state Next allocates nothing.
 //
 // # Errors
 //

@@ -46,7 +46,9 @@ func TestErrors(t *testing.T) {
 	add("pcap version", newPcapVersion(true, false, 3, 0, 65535, 1).b, 0,
 		"offset 0: unknown pcap version 3.0", ErrMalformed)
 	ng := newNg(false)
-	add("pcapng header cut", ng.b[:20], 0, "offset 0: file header cut short: 20 of 28 octets", ErrTruncated)
+	add("pcapng header cut", ng.b[:10], 0, "offset 0: file header cut short: 10 of 28 octets", ErrTruncated)
+	add("pcapng header cut after length", ng.b[:20], 0,
+		fmt.Sprintf("offset 0: file header cut short: 20 of %d octets", len(ng.b)), ErrTruncated)
 	add("pcapng header cut late", ng.b[:len(ng.b)-1], 0,
 		fmt.Sprintf("offset 0: file header cut short: %d of %d octets", len(ng.b)-1, len(ng.b)), ErrTruncated)
 	add("pcapng magic cut", ng.b[:3], 0, "offset 0: file header cut short: 3 of 28 octets", ErrTruncated)
@@ -54,6 +56,15 @@ func TestErrors(t *testing.T) {
 	bom := bytes.Clone(ng.b)
 	copy(bom[8:], []byte{1, 2, 3, 4})
 	add("pcapng byte order", bom, 0, "offset 0: section header block: bad byte-order magic 01 02 03 04", ErrMalformed)
+
+	add("lone gzip octet", []byte{0x1f}, 0, "offset 0: gzip stream cut short", ErrTruncated)
+	shb := bytes.Clone(ng.b)
+	shb[len(shb)-4] ^= 0x40
+	add("pcapng header trailer", shb, 0, fmt.Sprintf("offset 0: block trailing length %d does not match leading length %d",
+		len(ng.b)^0x40, len(ng.b)), ErrMalformed)
+	shb = bytes.Clone(ng.b)
+	shb[4] = 24
+	add("pcapng header short", shb, 0, "offset 0: section header block too short: 24 octets (minimum 28)", ErrMalformed)
 
 	// pcap records.
 	p = newPcap(false, false, 65535, 1).rec(1, 2, payload(60, 1), 0).rec(3, 4, payload(1514, 2), 0)
@@ -95,6 +106,31 @@ func TestErrors(t *testing.T) {
 		fmt.Sprintf("offset %d: block header cut short: 5 of 8 octets", at), ErrTruncated)
 	add("skipped block cut", block(5, 64, 64, 20)[:at+36], 1,
 		fmt.Sprintf("offset %d: block cut short: 36 of 64 octets", at), ErrTruncated)
+
+	add("pb too short", block(2, 28, 28, 16), 1,
+		fmt.Sprintf("frame 2 at offset %d: packet block too short: 28 octets (minimum 32)", at), ErrMalformed)
+	add("spb too short", block(3, 12, 12, 0), 1,
+		fmt.Sprintf("frame 2 at offset %d: simple packet block too short: 12 octets (minimum 16)", at), ErrMalformed)
+	idb := (&ngFile{b: bytes.Clone(base.b)}).idb(1, 0, base.tsresol(9)).b
+	add("idb cut", idb[:at+10], 1,
+		fmt.Sprintf("offset %d: interface description block cut short: 10 of %d octets", at, len(idb)-at), ErrTruncated)
+	idb[len(idb)-1] = 1
+	add("idb trailer", idb, 1,
+		fmt.Sprintf("offset %d: block trailing length %d does not match leading length %d", at, 1<<24+len(idb)-at, len(idb)-at), ErrMalformed)
+	spb := (&ngFile{b: bytes.Clone(base.b)}).spb(100, payload(100, 1)).b
+	add("spb cut", spb[:at+50], 1,
+		fmt.Sprintf("frame 2 at offset %d: simple packet block cut short: 50 of 116 octets", at), ErrTruncated)
+	add("spb header cut", spb[:at+10], 1,
+		fmt.Sprintf("frame 2 at offset %d: simple packet block cut short: 10 of 116 octets", at), ErrTruncated)
+	spb[len(spb)-4] = 120
+	add("spb trailer", spb, 1,
+		fmt.Sprintf("frame 2 at offset %d: block trailing length 120 does not match leading length 116", at), ErrMalformed)
+	epb := (&ngFile{b: bytes.Clone(base.b)}).epb(0, 2, payload(64, 2), 0).b
+	add("epb header cut", epb[:at+20], 1,
+		fmt.Sprintf("frame 2 at offset %d: enhanced packet block cut short: 20 of %d octets", at, len(epb)-at), ErrTruncated)
+	epb[len(epb)-4] = 0
+	add("epb trailer", epb, 1,
+		fmt.Sprintf("frame 2 at offset %d: block trailing length %d does not match leading length %d", at, (len(epb)-at)&^0xff, len(epb)-at), ErrMalformed)
 
 	w := &ngFile{b: bytes.Clone(base.b)}
 	w.epb(0, 2, payload(64, 2), 0)
@@ -226,7 +262,7 @@ func checkPrefix(t *testing.T, frames, want []got, err error, r *Reader, msg str
 	if !regexp.MustCompile(re).MatchString(err.Error()) {
 		t.Errorf("error %q does not match %q", err, re)
 	}
-	if !errors.Is(err, kind) {
+	if kind != nil && !errors.Is(err, kind) {
 		t.Errorf("error is not %v", kind)
 	}
 }
@@ -266,6 +302,73 @@ func TestReadErrors(t *testing.T) {
 	if err == nil || err.Error() != "offset 0: read error: timeout" || !errors.Is(err, iotest.ErrTimeout) {
 		t.Errorf("timeout: %v", err)
 	}
+}
+
+// TestMisbehavingSources: a source that stops making progress after some
+// data, or returns an impossible count, ends in an error, not a hang or a
+// panic.
+func TestMisbehavingSources(t *testing.T) {
+	file, want := bigFile(200<<10, 3000)
+	for _, compressed := range []bool{false, true} {
+		data := file[:150_000]
+		if compressed {
+			data = gz(t, file, gzip.NoCompression)[:150_000]
+		}
+		r, frames, err := readFrom(&stallAfter{data: data}, Options{})
+		checkPrefix(t, frames, want, err, r, "read error: multiple Read calls return no data or error", nil)
+		if !errors.Is(err, io.ErrNoProgress) {
+			t.Errorf("compressed %v: %v", compressed, err)
+		}
+		r, frames, err = readFrom(&stallAfter{data: data, overcount: true}, Options{})
+		checkPrefix(t, frames, want, err, r, "read error: invalid count from source reader", nil)
+	}
+	_, _, err := readFrom(&stallAfter{overcount: true}, Options{})
+	if err == nil || err.Error() != "offset 0: read error: invalid count from source reader" {
+		t.Errorf("overcount at once: %v", err)
+	}
+}
+
+// stallAfter returns its data, then either nothing, forever, or a count
+// larger than the buffer.
+type stallAfter struct {
+	data      []byte
+	overcount bool
+}
+
+func (s *stallAfter) Read(p []byte) (int, error) {
+	if len(s.data) == 0 {
+		if s.overcount {
+			return len(p) + 1, nil
+		}
+		return 0, nil
+	}
+	n := copy(p, s.data)
+	s.data = s.data[n:]
+	return n, nil
+}
+
+// TestTooManyInterfaces: a section may describe 65536 interfaces, not more;
+// a new section starts again.
+func TestTooManyInterfaces(t *testing.T) {
+	w := newNg(false)
+	for range maxIfaces {
+		w.idb(1, 0)
+	}
+	w.epb(maxIfaces-1, 1, payload(4, 1), 0)
+	w.raw(newNg(true).idb(2, 0).epb(0, 1, payload(4, 1), 0).b)
+	r, frames, err := readBytes(w.b, Options{})
+	if err != nil || len(frames) != 2 || frames[0].Interface != maxIfaces-1 || frames[1].Interface != maxIfaces {
+		t.Fatalf("%v %v", frames, err)
+	}
+	if lt := r.LinkTypes(); len(lt) != 2 {
+		t.Errorf("LinkTypes %v", lt)
+	}
+	w = newNg(false)
+	for range maxIfaces + 1 {
+		w.idb(1, 0)
+	}
+	at := len(w.b) - 20
+	checkError(t, w.b, Options{}, 0, fmt.Sprintf("offset %d: more than 65536 interfaces in one section", at), ErrTooLarge)
 }
 
 // zeroReader returns nothing, forever.

@@ -331,11 +331,7 @@ func (f *iface) options(b []byte, be bool) {
 				f.offset = int64(u64(v, be))
 			}
 		}
-		if pad := (n + 3) &^ 3; pad <= len(b) {
-			b = b[pad:]
-		} else {
-			return
-		}
+		b = b[min((n+3)&^3, len(b)):] // value and padding
 	}
 }
 

@@ -252,7 +252,7 @@ func TestPcapngAgainstPcapgo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		nr, err := pcapgo.NewNgReader(bytes.NewReader(h.b), pcapgo.DefaultNgReaderOptions)
+		nr, err := pcapgo.NewNgReader(bytes.NewReader(h.b), pcapgo.NgReaderOptions{WantMixedLinkType: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,12 +107,9 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 
 	// Look at the first octets without buffering more: gzip needs them back.
 	var head [4]byte
-	n, err := io.ReadFull(src, head[:])
+	n, err := readHead(src, head[:])
 	if n >= 2 && head[0] == gzipMagic0 && head[1] == gzipMagic1 {
-		r.raw = &rawReader{head: head[:n], r: src}
-		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			r.raw.err = err
-		}
+		r.raw = &rawReader{head: head[:n], r: src, err: err}
 		zr, err := gzip.NewReader(bufio.NewReaderSize(r.raw, gzipInBufSize))
 		if err != nil {
 			return nil, r.readError(err, 0, 0, "", 0, 0)
@@ -121,13 +118,7 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	} else {
 		r.src = src
 		r.w = copy(r.buf, head[:n])
-		switch err {
-		case nil:
-		case io.EOF, io.ErrUnexpectedEOF:
-			r.rerr = io.EOF
-		default:
-			r.rerr = err
-		}
+		r.rerr = err
 	}
 
 	if err := r.fill(4); err != nil {
@@ -164,6 +155,28 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	return r, nil
 }
 
+// readHead reads up to len(b) octets from src, stopping at the first error
+// (which it returns with the count read).
+func readHead(src io.Reader, b []byte) (int, error) {
+	n, stalls := 0, 0
+	for n < len(b) {
+		m, err := src.Read(b[n:])
+		if m < 0 || m > len(b)-n {
+			return n, errBadCount
+		}
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			if stalls++; stalls >= maxStalls {
+				return n, io.ErrNoProgress
+			}
+		}
+	}
+	return n, nil
+}
+
 // hasPrefix reports whether b starts with the given octets, or is a
 // non-empty prefix of them when b is shorter.
 func hasPrefix(b []byte, m ...byte) bool {
@@ -179,19 +192,11 @@ func hasPrefix(b []byte, m ...byte) bool {
 }
 
 // notCapture explains why the first octets b (fewer than 4 only at the end
-// of the input) are not those of a capture file.
+// of the input) are not those of a capture file. Short prefixes of the pcap
+// and pcapng magics do not come here: their file header is cut short.
 func (r *Reader) notCapture(b []byte) error {
-	if len(b) < 4 {
-		// A short file that starts like a capture file is a truncated one.
-		switch {
-		case hasPrefix(b, 0x0a, 0x0d, 0x0d, 0x0a):
-			return newError(ErrTruncated, 0, 0, "file header cut short: %d of %d octets", len(b), minSHBLen)
-		case hasPrefix(b, 0xd4, 0xc3, 0xb2, 0xa1), hasPrefix(b, 0xa1, 0xb2, 0xc3, 0xd4),
-			hasPrefix(b, 0x4d, 0x3c, 0xb2, 0xa1), hasPrefix(b, 0xa1, 0xb2, 0x3c, 0x4d):
-			return newError(ErrTruncated, 0, 0, "file header cut short: %d of %d octets", len(b), pcapHeaderLen)
-		case r.raw == nil && hasPrefix(b, gzipMagic0, gzipMagic1):
-			return newError(ErrTruncated, 0, 0, "gzip stream cut short: %d of 10 header octets", len(b))
-		}
+	if len(b) == 1 && b[0] == gzipMagic0 && r.raw == nil {
+		return newError(ErrTruncated, 0, 0, "gzip stream cut short")
 	}
 	hex := fmt.Sprintf("% x", b[:min(len(b), 4)])
 	if r.raw != nil {
@@ -321,7 +326,7 @@ func (r *Reader) fillSlow(n int) error {
 		}
 		m, err := r.src.Read(r.buf[r.w:])
 		if m < 0 || m > len(r.buf)-r.w {
-			m, err = 0, errors.New("invalid count from source reader")
+			m, err = 0, errBadCount
 		}
 		r.w += m
 		if err == nil && m == 0 {
@@ -367,13 +372,18 @@ func (r *Reader) readError(err error, off int64, fn int, what string, got, want 
 	}
 }
 
+// errBadCount reports a source reader returning an impossible count.
+var errBadCount = errors.New("invalid count from source reader")
+
 // rawReader is the compressed input: the octets read while detecting the
 // format, then the source. It remembers the source's error so that a read
-// error is not mistaken for corruption.
+// error is not mistaken for corruption, and turns a source that keeps
+// returning nothing into an error (the decompressor would wait forever).
 type rawReader struct {
-	head []byte
-	r    io.Reader
-	err  error
+	head   []byte
+	r      io.Reader
+	err    error
+	stalls int
 }
 
 func (p *rawReader) Read(b []byte) (int, error) {
@@ -386,8 +396,15 @@ func (p *rawReader) Read(b []byte) (int, error) {
 		return 0, p.err
 	}
 	n, err := p.r.Read(b)
-	if n < 0 || n > len(b) {
-		n, err = 0, errors.New("invalid count from source reader")
+	switch {
+	case n < 0 || n > len(b):
+		n, err = 0, errBadCount
+	case n > 0 || err != nil || len(b) == 0:
+		p.stalls = 0
+	default:
+		if p.stalls++; p.stalls >= maxStalls {
+			err = io.ErrNoProgress
+		}
 	}
 	if err != nil {
 		p.err = err

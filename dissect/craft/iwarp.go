@@ -1,0 +1,144 @@
+package craft
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	golayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// TCP describes one TCP segment in one Ethernet frame.
+type TCP struct {
+	Src, Dst                Endpoint
+	Seq, Ack                uint32
+	SYN, ACK, FIN, RST, PSH bool
+	Payload                 []byte
+}
+
+// Frame builds the segment's frame, with correct IP and TCP checksums.
+func (t *TCP) Frame() ([]byte, error) {
+	c := &CM{Src: t.Src, Dst: t.Dst}
+	eth, ip, ipl := c.ipHeaders()
+	tcp := &golayers.TCP{SrcPort: golayers.TCPPort(t.Src.Port), DstPort: golayers.TCPPort(t.Dst.Port), Seq: t.Seq, Ack: t.Ack,
+		SYN: t.SYN, ACK: t.ACK, FIN: t.FIN, RST: t.RST, PSH: t.PSH, Window: 65535}
+	switch v := ip.(type) {
+	case *golayers.IPv4:
+		v.Protocol = golayers.IPProtocolTCP
+	case *golayers.IPv6:
+		v.NextHeader = golayers.IPProtocolTCP
+	}
+	if err := tcp.SetNetworkLayerForChecksum(ipl); err != nil {
+		return nil, err
+	}
+	return serialize(gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+		[]gopacket.SerializableLayer{eth, ip, tcp, gopacket.Payload(t.Payload)})
+}
+
+// MPA describes an MPA Request or Reply frame.
+type MPA struct {
+	Request     bool
+	Rev         uint8 // 1 or 2
+	Marker, CRC bool
+	Reject      bool
+	Enhanced    bool   // the 0x10 flag; craft sets it for revision 2 unless NoEnhanced
+	NoEnhanced  bool   // revision 2 without the flag
+	Reserved    uint8  // reserved flag bits
+	IRD, ORD    uint16 // revision 2 IRD/ORD words
+	PeerToPeer  bool
+	ZeroSend    bool
+	ZeroWrite   bool
+	ZeroRead    bool
+	Data        []byte // the consumer's private data (after IRD/ORD for revision 2)
+	PDLength    int    // override PD_Length (0: the real length; -1: 0)
+}
+
+// Bytes returns the frame.
+func (m *MPA) Bytes() []byte {
+	f := layers.MPAFrame{Request: m.Request, Marker: m.Marker, CRC: m.CRC, Reject: m.Reject, Rev: m.Rev,
+		Enhanced: m.Enhanced || (m.Rev == 2 && !m.NoEnhanced), ReservedFlags: m.Reserved}
+	pd := m.Data
+	if m.Rev == 2 {
+		f.HasIRDORD = true
+		f.IRD, f.ORD = m.IRD, m.ORD
+		f.PeerToPeer, f.ZeroLengthSend, f.ZeroLengthWrite, f.ZeroLengthRead = m.PeerToPeer, m.ZeroSend, m.ZeroWrite, m.ZeroRead
+		pd = append(make([]byte, layers.MPAIRDORDLen), pd...)
+	}
+	f.PrivateData = pd
+	f.PDLength = uint16(len(pd))
+	switch {
+	case m.PDLength > 0:
+		f.PDLength = uint16(m.PDLength)
+	case m.PDLength < 0:
+		f.PDLength = 0
+	}
+	return f.Encode()
+}
+
+// IWARPExchange describes an iWARP connection setup: the TCP handshake, the
+// MPA Request, the MPA Reply.
+type IWARPExchange struct {
+	IPv6      bool
+	Rev       uint8 // 1 or 2
+	Initiator Peer
+	Responder Peer
+	Reject    bool  // the Reply rejects the connection (and still carries the responder's data)
+	SplitAt   []int // offsets in the Request where a new TCP segment starts
+	Start     time.Time
+	Index     int    // distinguishes several exchanges in one file
+	Port      uint16 // the responder's TCP port; 0: 20049 (NFS/RDMA)
+}
+
+// Frames builds the exchange: SYN, SYN-ACK, ACK, the Request (in one or
+// more segments), the Reply.
+func (x *IWARPExchange) Frames() ([]Frame, error) {
+	if x.Rev != 1 && x.Rev != 2 {
+		return nil, fmt.Errorf("craft: MPA revision %d (want 1 or 2)", x.Rev)
+	}
+	a, b := Endpoints(x.Index, x.IPv6)
+	b.Port = x.Port
+	if b.Port == 0 {
+		b.Port = 20049
+	}
+	start := x.Start
+	if start.IsZero() {
+		start = DefaultStart
+	}
+	ini, err := x.Initiator.Message()
+	if err != nil {
+		return nil, fmt.Errorf("initiator %w", err)
+	}
+	res, err := x.Responder.Message()
+	if err != nil {
+		return nil, fmt.Errorf("responder %w", err)
+	}
+	req := (&MPA{Request: true, Rev: x.Rev, CRC: true, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: ini}).Bytes()
+	rep := (&MPA{Rev: x.Rev, CRC: true, Reject: x.Reject, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: res}).Bytes()
+
+	ca, cb := uint32(1000+x.Index*100000), uint32(5000000+x.Index*100000)
+	segs := []TCP{
+		{Src: a, Dst: b, Seq: ca, SYN: true},
+		{Src: b, Dst: a, Seq: cb, Ack: ca + 1, SYN: true, ACK: true},
+		{Src: a, Dst: b, Seq: ca + 1, Ack: cb + 1, ACK: true},
+	}
+	cuts := append(append([]int{0}, x.SplitAt...), len(req))
+	for i := 0; i+1 < len(cuts); i++ {
+		lo, hi := cuts[i], cuts[i+1]
+		if lo >= hi || hi > len(req) {
+			return nil, fmt.Errorf("craft: split offsets must grow inside the %d-octet Request", len(req))
+		}
+		segs = append(segs, TCP{Src: a, Dst: b, Seq: ca + 1 + uint32(lo), Ack: cb + 1, ACK: true, PSH: true, Payload: req[lo:hi]})
+	}
+	segs = append(segs, TCP{Src: b, Dst: a, Seq: cb + 1, Ack: ca + 1 + uint32(len(req)), ACK: true, PSH: true, Payload: rep})
+	var out []Frame
+	for i := range segs {
+		data, err := segs[i].Frame()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Frame{Data: data, Time: start.Add(time.Duration(i) * time.Millisecond), LinkType: LinkEthernet})
+	}
+	return out, nil
+}

@@ -1,0 +1,127 @@
+package dissect
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// mpaMessage builds the message of an MPA frame reassembled from a stream.
+// frame holds the frame's octets as far as they arrived; ended says why the
+// rest never came ("" when the frame is complete).
+func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, ended string) *Message {
+	var mpa layers.MPAFrame
+	_ = mpa.DecodeFromBytes(frame, gopacket.NilDecodeFeedback) // the key was checked; a short header leaves zeros
+	frames := st.framesWithin(max(len(frame), 1))
+	if ended != "" && len(frames) > 0 {
+		last = frames[len(frames)-1] // the last frame that carried part of it
+	}
+	m := &Message{
+		File:      d.file,
+		Frame:     last,
+		Frames:    frames,
+		Time:      now.UTC(),
+		Transport: IWARP,
+		Src:       endpoint(st.key.src, st.v6, st.key.sport),
+		Dst:       endpoint(st.key.dst, st.v6, st.key.dport),
+		Name:      "MPA_REP",
+	}
+	if mpa.Request || string(frame[:min(16, len(frame))]) == string(layers.MPARequestKey[:min(16, len(frame))]) {
+		m.Name = "MPA_REQ"
+	}
+	c := &msgCtx{m: m, absentApplies: true}
+	if len(frame) >= layers.MPAHeaderLen {
+		c.mpa = &mpa
+		m.MPA = mpa.Fields()
+		m.PrivateData = slices.Clone(mpa.PrivateData)
+		m.PrivateDataSize = int(mpa.PDLength)
+		c.pd, c.pdSize = mpa.PrivateData, int(mpa.PDLength)
+		if mpa.Rev == 2 {
+			m.ExpectedOffset = layers.MPAIRDORDLen
+		}
+		c.search = layers.SearchRPCRDMA(mpa.PrivateData)
+		if c.search.Found {
+			m.RPCRDMA = NewRPCRDMA(&c.search.Message, c.search.Offset)
+		}
+	} else {
+		c.pdSize = 1 // the header itself is missing: absence cannot be told
+	}
+	if ended != "" {
+		want := layers.MPAHeaderLen + int(mpa.PDLength)
+		if len(frame) < layers.MPAHeaderLen {
+			want = layers.MPAHeaderLen
+		}
+		if st.snapCut {
+			c.cut = fmt.Sprintf("the capture cut a segment: %d of the MPA frame's %d octets arrived", len(frame), want)
+		} else if st.capped == "" {
+			c.mpaEnded = fmt.Sprintf("%s after %d of the MPA frame's %d octets", ended, len(frame), want)
+		}
+	}
+	c.limit = st.capped
+	m.Findings = runRules(messageRules, c)
+	return m
+}
+
+// The MPA rules; they run in the message rule table (rules.go).
+var mpaRules = []rule{
+	{"mpa-truncated", func(c *msgCtx) (string, bool) {
+		return c.mpaEnded, c.mpaEnded != ""
+	}},
+	{"state-limit-reached", func(c *msgCtx) (string, bool) {
+		return c.limit, c.limit != ""
+	}},
+	{"mpa-rev-unknown", func(c *msgCtx) (string, bool) {
+		if c.mpa == nil || c.mpa.Rev == 1 || c.mpa.Rev == 2 {
+			return "", false
+		}
+		return fmt.Sprintf("revision %d: only 1 (RFC 5044) and 2 (RFC 6581) are defined", c.mpa.Rev), true
+	}},
+	{"mpa-reserved-nonzero", func(c *msgCtx) (string, bool) {
+		if c.mpa == nil {
+			return "", false
+		}
+		if c.mpa.ReservedFlags != 0 {
+			return fmt.Sprintf("reserved flag bits are 0x%x (flags octet 0x%02x)", c.mpa.ReservedFlags, c.mpa.Flags()), true
+		}
+		if c.mpa.Request && c.mpa.Reject {
+			return "the R (reject) bit is set in a Request, where it is reserved", true
+		}
+		return "", false
+	}},
+	{"mpa-enhanced-mismatch", func(c *msgCtx) (string, bool) {
+		switch {
+		case c.mpa == nil:
+		case c.mpa.Rev == 1 && c.mpa.Enhanced:
+			return "the enhanced connection establishment flag (0x10) is set with revision 1", true
+		case c.mpa.Rev == 2 && !c.mpa.Enhanced:
+			return "revision 2 without the enhanced connection establishment flag (0x10): a peer may not take the first 4 octets for IRD/ORD", true
+		}
+		return "", false
+	}},
+	{"mpa-pd-too-long", func(c *msgCtx) (string, bool) {
+		if c.mpa == nil || c.mpa.PDLength <= layers.MPAMaxPDLength {
+			return "", false
+		}
+		return fmt.Sprintf("PD_Length is %d, over the limit of %d", c.mpa.PDLength, layers.MPAMaxPDLength), true
+	}},
+	{"pd-capacity-too-small", func(c *msgCtx) (string, bool) {
+		if c.mpa == nil || c.mpa.Rev != 2 || int(c.mpa.PDLength) >= layers.MPAIRDORDLen+layers.RPCRDMALen {
+			return "", false
+		}
+		if c.mpa.PDLength < layers.MPAIRDORDLen {
+			return fmt.Sprintf("PD_Length %d cannot even hold the 4 octets of IRD/ORD", c.mpa.PDLength), true
+		}
+		return fmt.Sprintf("PD_Length %d leaves %d octets after the IRD/ORD words, fewer than the 8 of an RPC-over-RDMA message",
+			c.mpa.PDLength, int(c.mpa.PDLength)-layers.MPAIRDORDLen), true
+	}},
+	{"mpa-reject", func(c *msgCtx) (string, bool) {
+		if c.mpa == nil || c.mpa.Request || !c.mpa.Reject {
+			return "", false
+		}
+		return "the MPA Reply rejects the connection (R set)", true
+	}},
+}

@@ -1,0 +1,239 @@
+package dissect_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+)
+
+// seg is a TCP segment of a test connection between the default endpoints:
+// fromA is the initiator's direction; off is the offset in that direction's
+// stream (the SYN is at -1).
+type seg struct {
+	fromA   bool
+	off     int
+	syn     bool
+	fin     bool
+	payload []byte
+	cut     int // keep only this many octets of the frame's payload (snap length)
+}
+
+func tcpFrames(t *testing.T, ipv6 bool, segs []seg) [][]byte {
+	t.Helper()
+	a, b := craft.Endpoints(0, ipv6)
+	b.Port = 20049
+	const isnA, isnB = 1000, 900000
+	var out [][]byte
+	for _, s := range segs {
+		tc := craft.TCP{Src: a, Dst: b, Seq: uint32(isnA + 1 + s.off), SYN: s.syn, FIN: s.fin, ACK: !s.syn, Payload: s.payload}
+		if !s.fromA {
+			tc.Src, tc.Dst, tc.Seq = b, a, uint32(isnB+1+s.off)
+		}
+		f, err := tc.Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.cut > 0 {
+			f = f[:len(f)-len(s.payload)+s.cut]
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func mpaBytes(m craft.MPA) []byte { return m.Bytes() }
+
+// decodeTCP runs frames through a decoder with limits, wire length from the
+// uncut frames.
+func decodeTCP(t *testing.T, lim dissect.TCPLimits, frames [][]byte, wire []int) []*dissect.Message {
+	t.Helper()
+	d := dissect.NewDecoder("test", dissect.Config{TCP: lim})
+	var out []*dissect.Message
+	emit := func(m *dissect.Message) { out = append(out, m) }
+	for i, b := range frames {
+		w := len(b)
+		if wire != nil && wire[i] > w {
+			w = wire[i]
+		}
+		d.Decode(&dissect.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: craft.DefaultStart}, emit)
+	}
+	d.Flush(emit)
+	return out
+}
+
+func field(m *dissect.Message, key string) string {
+	for _, f := range m.MPA {
+		if f.Key == key {
+			return f.Text()
+		}
+	}
+	return "<none>"
+}
+
+func TestMPA(t *testing.T) {
+	rpcIni := rpc(1, 1, 3, 3)
+	rpcRes := rpc(1, 0, 7, 7)
+	req1 := mpaBytes(craft.MPA{Request: true, Rev: 1, CRC: true, Data: rpcIni})
+	rep1 := mpaBytes(craft.MPA{Rev: 1, CRC: true, Data: rpcRes})
+	req2 := mpaBytes(craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 4, PeerToPeer: true, ZeroRead: true, Data: rpcIni})
+	rep2 := mpaBytes(craft.MPA{Rev: 2, IRD: 4, ORD: 8, ZeroWrite: true, Data: rpcRes})
+	hs := []seg{{fromA: true, off: -1, syn: true}, {fromA: false, off: -1, syn: true}}
+	with := func(s ...seg) []seg { return append(append([]seg(nil), hs...), s...) }
+	type want struct {
+		name   string
+		frame  int
+		frames []int
+		rpcOff int // -1: no RFC 8797 message
+		codes  []string
+	}
+	cases := []struct {
+		name     string
+		ipv6     bool
+		segs     []seg
+		lim      dissect.TCPLimits
+		want     []want
+		contains string
+		check    func(t *testing.T, ms []*dissect.Message)
+	}{
+		{name: "v1", segs: with(seg{fromA: true, payload: req1}, seg{payload: rep1}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}, {"MPA_REP", 4, []int{4}, 0, nil}},
+			check: func(t *testing.T, ms []*dissect.Message) {
+				if ms[0].Src != "192.0.2.1:49153" || ms[0].Dst != "192.0.2.2:20049" || ms[1].Src != "192.0.2.2:20049" {
+					t.Errorf("endpoints %s → %s", ms[0].Src, ms[0].Dst)
+				}
+				if field(ms[0], "rev") != "1" || field(ms[0], "crc") != "true" || field(ms[0], "ird") != "<none>" ||
+					field(ms[0], "key") != "MPA ID Req Frame" || field(ms[1], "key") != "MPA ID Rep Frame" {
+					t.Errorf("fields %v", ms[0].MPA)
+				}
+				if ms[0].RPCRDMA.RemoteInvalidate != true || ms[1].RPCRDMA.SendSize != 8192 || ms[0].ExpectedOffset != 0 {
+					t.Errorf("rpcrdma %+v %+v", ms[0].RPCRDMA, ms[1].RPCRDMA)
+				}
+			}},
+		{name: "v2 IPv6", ipv6: true, segs: with(seg{fromA: true, payload: req2}, seg{payload: rep2}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 4, nil}, {"MPA_REP", 4, []int{4}, 4, nil}},
+			check: func(t *testing.T, ms []*dissect.Message) {
+				if ms[0].Src != "[2001:db8::1]:49153" || ms[0].ExpectedOffset != 4 {
+					t.Errorf("src %s, expected offset %d", ms[0].Src, ms[0].ExpectedOffset)
+				}
+				got := []string{field(ms[0], "ird"), field(ms[0], "ord"), field(ms[0], "peer_to_peer"), field(ms[0], "zero_length_read"),
+					field(ms[1], "ird"), field(ms[1], "ord"), field(ms[1], "zero_length_write"), field(ms[1], "enhanced")}
+				if !reflect.DeepEqual(got, []string{"8", "4", "true", "true", "4", "8", "true", "true"}) {
+					t.Errorf("IRD/ORD fields %v", got)
+				}
+				if len(ms[0].PrivateData) != 12 || ms[0].PrivateDataSize != 12 {
+					t.Errorf("private data %d/%d", len(ms[0].PrivateData), ms[0].PrivateDataSize)
+				}
+			}},
+		{name: "split inside the key", segs: with(seg{fromA: true, payload: req2[:7]}, seg{fromA: true, off: 7, payload: req2[7:]}, seg{payload: rep2}),
+			want: []want{{"MPA_REQ", 4, []int{3, 4}, 4, nil}, {"MPA_REP", 5, []int{5}, 4, nil}}},
+		{name: "split in three, out of order", segs: with(seg{fromA: true, off: 20, payload: req2[20:]}, seg{fromA: true, payload: req2[:9]},
+			seg{fromA: true, off: 9, payload: req2[9:20]}),
+			want: []want{{"MPA_REQ", 5, []int{3, 4, 5}, 4, nil}}},
+		{name: "retransmitted and overlapping", segs: with(seg{fromA: true, payload: req1[:10]}, seg{fromA: true, payload: req1[:10]},
+			seg{fromA: true, off: 5, payload: req1[5:20]}, seg{fromA: true, off: 18, payload: req1[18:]}),
+			// the retransmission adds nothing; the overlaps add octets 10-19, then 20-27
+			want: []want{{"MPA_REQ", 6, []int{3, 4, 5, 6}, 0, nil}}},
+		// Overlapping segments that disagree: the first copy of an octet wins.
+		// Here the overlap brings a bogus PD_Length (0xeeee) before the original.
+		{name: "conflicting overlap, first copy wins", segs: with(seg{fromA: true, payload: req1[:10]},
+			seg{fromA: true, off: 5, payload: append(append([]byte(nil), req1[5:18]...), 0xee, 0xee)}, seg{fromA: true, off: 18, payload: req1[18:]}),
+			want:     []want{{"MPA_REQ", 5, []int{3, 4, 5}, 0, []string{"mpa-truncated", "mpa-pd-too-long"}}},
+			contains: "PD_Length is 61166"},
+		{name: "retransmission identical", segs: with(seg{fromA: true, payload: req1[:12]}, seg{fromA: true, payload: req1[:12]},
+			seg{fromA: true, off: 12, payload: req1[12:]}, seg{fromA: true, off: 12, payload: req1[12:]}),
+			want: []want{{"MPA_REQ", 5, []int{3, 4, 5}, 0, nil}}},
+		{name: "no handshake", segs: []seg{{fromA: true, payload: req1[:3]}, {fromA: true, off: 3, payload: req1[3:]}, {payload: rep1}},
+			want: []want{{"MPA_REQ", 2, []int{1, 2}, 0, nil}, {"MPA_REP", 3, []int{3}, 0, nil}}},
+		{name: "no handshake, out of order", segs: []seg{{fromA: true, off: 16, payload: req1[16:]}, {fromA: true, payload: req1[:16]}},
+			want: []want{{"MPA_REQ", 2, []int{1, 2}, 0, nil}}},
+		{name: "rejecting Reply with private data", segs: with(seg{fromA: true, payload: req1},
+			seg{payload: mpaBytes(craft.MPA{Rev: 1, Reject: true, Data: rpcRes})}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}, {"MPA_REP", 4, []int{4}, 0, []string{"mpa-reject"}}}},
+		{name: "PD_Length over 512", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 2, Data: append(rpcIni, make([]byte, 600)...)})}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 4, []string{"mpa-pd-too-long"}}}, contains: "PD_Length is 612"},
+		{name: "v2 too short for RFC 8797", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 2, Data: rpcIni[:4]})}),
+			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"pd-capacity-too-small", "rpcrdma-absent", "rpcrdma-truncated"}}},
+			contains: "leaves 4 octets after the IRD/ORD words"},
+		{name: "stream ends early", segs: with(seg{fromA: true, payload: req1[:25]}, seg{fromA: true, off: 25, fin: true}),
+			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}}, contains: "the stream ends (FIN) after 25 of the MPA frame's 28 octets"},
+		{name: "capture ends early", segs: with(seg{fromA: true, payload: req1[:17]}),
+			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}}, contains: "the capture ends after 17 of the MPA frame's 20 octets"},
+		{name: "snap length cut", segs: with(seg{fromA: true, payload: req1, cut: 22}),
+			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"capture-truncated"}}}, contains: "22 of the MPA frame's 28 octets"},
+		{name: "revision 3, reserved bits", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 3, Reserved: 0x5, Data: rpcIni})}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"mpa-rev-unknown", "mpa-reserved-nonzero"}}}},
+		{name: "R in a Request", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Reject: true, Data: rpcIni})}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"mpa-reserved-nonzero"}}}, contains: "in a Request"},
+		{name: "enhanced flag with revision 1", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Enhanced: true, Data: rpcIni})}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"mpa-enhanced-mismatch"}}}},
+		{name: "revision 2 without the flag", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 2, NoEnhanced: true, Data: rpcIni})}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 4, []string{"mpa-enhanced-mismatch"}}}},
+		{name: "RFC 8797 at 0 in revision 2", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Enhanced: true, Data: rpcIni})}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"mpa-enhanced-mismatch"}}}},
+		{name: "not MPA", segs: with(seg{fromA: true, payload: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}, seg{payload: []byte("HTTP/1.1 200 OK\r\n")}),
+			want: nil},
+		{name: "not MPA, no handshake", segs: []seg{{fromA: true, off: 500, payload: []byte("xxxxxxxxxxxxxxxxxxxxxxxxxx")},
+			{fromA: true, off: 526, payload: []byte("yyyyyyyy")}, {fromA: true, off: 534, payload: []byte("zz")},
+			{fromA: true, off: 536, payload: []byte("zz")}, {fromA: true, off: 538, payload: []byte("zz")}, {fromA: true, off: 540, payload: req1}},
+			want: nil},
+		{name: "per-stream limit", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Data: append(rpcIni, make([]byte, 200)...)})}),
+			lim:  dissect.TCPLimits{StreamBytes: 100},
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"state-limit-reached"}}}, contains: "more than the per-stream limit of 100"},
+		{name: "active flow limit", segs: []seg{{fromA: true, payload: req1[:18]}, {payload: rep1[:5]}, {fromA: true, off: 18, payload: req1[18:]}},
+			lim: dissect.TCPLimits{ActiveFlows: 1},
+			// The Reply's first segment evicts the Request's direction, which is
+			// reported; the Reply's 5 octets never show a whole key: nothing.
+			want:     []want{{"MPA_REQ", 1, []int{1}, -1, []string{"state-limit-reached"}}},
+			contains: "more than 1 TCP directions"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			frames := tcpFrames(t, tc.ipv6, tc.segs)
+			var wire []int
+			for i, s := range tc.segs {
+				w := len(frames[i])
+				if s.cut > 0 {
+					w += len(s.payload) - s.cut
+				}
+				wire = append(wire, w)
+			}
+			ms := decodeTCP(t, tc.lim, frames, wire)
+			if len(ms) != len(tc.want) {
+				for _, m := range ms {
+					t.Logf("%s frame %d %v %v", m.Name, m.Frame, m.Frames, m.Findings)
+				}
+				t.Fatalf("%d messages, want %d", len(ms), len(tc.want))
+			}
+			for i, w := range tc.want {
+				m := ms[i]
+				got := want{m.Name, m.Frame, m.Frames, -1, codes(m.Findings)}
+				if m.RPCRDMA != nil {
+					got.rpcOff = m.RPCRDMA.Offset
+				}
+				if !reflect.DeepEqual(got, w) {
+					t.Errorf("message %d:\n got %+v\nwant %+v\n%v", i, got, w, m.Findings)
+				}
+				if m.Transport != dissect.IWARP {
+					t.Errorf("transport %s", m.Transport)
+				}
+			}
+			if tc.contains != "" {
+				found := false
+				for _, m := range ms {
+					for _, f := range m.Findings {
+						found = found || strings.Contains(f.Message, tc.contains)
+					}
+				}
+				if !found {
+					t.Errorf("no finding says %q", tc.contains)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, ms)
+			}
+		})
+	}
+}

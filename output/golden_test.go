@@ -1,0 +1,308 @@
+package output_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+	"github.com/rdmacm-pd/rdmacm-pd/output"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./output -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(gl) || i < len(wl); i++ {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs at line %d:\n got: %q\nwant: %q\n(run go test ./output -update if the change is intended)", name, i+1, g, w)
+			}
+		}
+	}
+}
+
+// problems writes a capture whose frames trigger findings.
+func problems(t *testing.T) string {
+	t.Helper()
+	a, b := craft.Endpoints(0, false)
+	rpc := func(ver, r, s, v byte) []byte { return []byte{0xf6, 0xab, 0x0e, 0x18, ver, r, s, v} }
+	rep := func(pd []byte) layers.CMMessage {
+		m := &layers.CMRep{LocalCommID: 0x0b000001, RemoteCommID: 0x0a000001}
+		m.PrivateData = pd
+		return m
+	}
+	pdAt := func(off int, chunk []byte) []byte {
+		p := make([]byte, 196)
+		copy(p[off:], chunk)
+		return p
+	}
+	req := &layers.CMReq{LocalCommID: 0x0a000001, ServiceID: craft.NFSServiceID, PartitionKey: 0xffff}
+	req.PrivateData = append(craft.IPCMHeader(a, b, 40000), rpc(1, 0x81, 3, 3)...)
+	cms := []craft.CM{
+		{Msg: req, TID: 1},
+		{Msg: rep(rpc(2, 0, 7, 7)), TID: 1, CorruptICRC: true},
+		{Msg: rep(pdAt(20, rpc(1, 1, 7, 7))), TID: 1, DestQP: 5},
+		{Msg: rep(append(rpc(1, 0, 1, 1), rpc(1, 0, 3, 3)...)), TID: 1, BaseVersion: 2},
+	}
+	var frames []craft.Frame
+	for i, c := range cms {
+		c.Transport = craft.RoCEv2
+		c.Src, c.Dst = a, b
+		if i > 0 {
+			c.Src, c.Dst = b, a
+		}
+		data, link, err := c.Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, craft.Frame{Data: data, LinkType: link, Time: craft.DefaultStart})
+	}
+	path := filepath.Join(t.TempDir(), "problems.pcap")
+	var buf bytes.Buffer
+	if err := craft.Write(&buf, false, frames); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// render dissects files and renders them with opts. File names in the output
+// are made relative so the golden files do not depend on temp directories.
+func render(t *testing.T, opts output.Options, files ...string) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	r, err := output.New(&out, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dissect.Run(context.Background(), files, nil, dissect.Config{}, renamer{r}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// renamer keeps only the base name of each file.
+type renamer struct{ next output.Renderer }
+
+func (r renamer) Message(m *dissect.Message) error {
+	m.File = filepath.Base(m.File)
+	return r.next.Message(m)
+}
+
+func TestGolden(t *testing.T) {
+	prob := problems(t)
+	nfs := "../pcaps/rocev2-nfs.pcap"
+	ib := "../pcaps/infiniband.pcap"
+	all, _ := filepath.Glob("../pcaps/*.pcap*")
+	cases := []struct {
+		name  string
+		opts  output.Options
+		files []string
+	}{
+		{"nfs.txt", output.Options{Format: output.Text}, []string{nfs}},
+		{"nfs-V.txt", output.Options{Format: output.Text, Verbose: true}, []string{nfs}},
+		{"nfs-x.txt", output.Options{Format: output.Text, Hex: true}, []string{nfs}},
+		{"nfs-color.txt", output.Options{Format: output.Text, Verbose: true, Hex: true, Color: true}, []string{nfs}},
+		{"ib-V.txt", output.Options{Format: output.Text, Verbose: true}, []string{ib}},
+		{"problems.txt", output.Options{Format: output.Text, Hex: true}, []string{prob}},
+		{"problems-color.txt", output.Options{Format: output.Text, Color: true}, []string{prob}},
+		{"samples.txt", output.Options{Format: output.Text, MultiFile: true}, all},
+		{"samples.json", output.Options{Format: output.JSON}, all},
+		{"problems.json", output.Options{Format: output.JSON}, []string{prob}},
+		{"iwarp-V.txt", output.Options{Format: output.Text, Verbose: true, Hex: true, MultiFile: true},
+			[]string{"../pcaps/iwarp-rev1.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
+		{"iwarp.json", output.Options{Format: output.JSON}, []string{"../pcaps/iwarp-rev2.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := render(t, tc.opts, tc.files...)
+			if !tc.opts.Color && bytes.Contains(got, []byte("\x1b[")) {
+				t.Errorf("escape sequences without colour")
+			}
+			if tc.opts.Color && !bytes.Contains(got, []byte("\x1b[")) {
+				t.Errorf("no escape sequences with colour")
+			}
+			golden(t, tc.name, got)
+		})
+	}
+}
+
+// TestJSONShape checks that every line is one JSON object with the keys the
+// public contract names, with the types it names.
+func TestJSONShape(t *testing.T) {
+	got := render(t, output.Options{Format: output.JSON}, "../pcaps/rocev2-nfs.pcap", "../pcaps/infiniband.pcap", problems(t))
+	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, line := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, k := range []string{"record", "file", "frame", "time", "transport", "src", "dst", "message", "ib", "mad", "cm", "private_data", "rpcrdma", "warnings"} {
+			if _, ok := rec[k]; !ok {
+				t.Errorf("line %d: no key %q", i+1, k)
+			}
+		}
+		if rec["record"] != "message" {
+			t.Errorf("line %d: record %v", i+1, rec["record"])
+		}
+		ib := rec["ib"].(map[string]any)
+		bth := ib["bth"].(map[string]any)
+		for _, k := range []string{"opcode", "p_key", "dest_qp", "psn"} {
+			if _, ok := bth[k].(float64); !ok {
+				t.Errorf("line %d: bth.%s is %T", i+1, k, bth[k])
+			}
+		}
+		if _, ok := ib["icrc"].(map[string]any)["valid"].(bool); !ok {
+			t.Errorf("line %d: icrc.valid", i+1)
+		}
+		mad := rec["mad"].(map[string]any)
+		if tid, ok := mad["transaction_id"].(string); !ok || len(tid) != 18 || !strings.HasPrefix(tid, "0x") {
+			t.Errorf("line %d: transaction_id %v", i+1, mad["transaction_id"])
+		}
+		cm := rec["cm"].(map[string]any)
+		if _, ok := cm["local_comm_id"].(float64); !ok {
+			t.Errorf("line %d: cm.local_comm_id %v", i+1, cm["local_comm_id"])
+		}
+		if rec["message"] == "REQ" {
+			if _, ok := cm["service_id"].(string); !ok {
+				t.Errorf("line %d: service_id", i+1)
+			}
+			ipcm, ok := rec["ip_cm"].(map[string]any)
+			if !ok {
+				t.Errorf("line %d: no ip_cm", i+1)
+			} else {
+				for _, k := range []string{"version", "ip_version", "src_port", "src", "dst"} {
+					if _, ok := ipcm[k]; !ok {
+						t.Errorf("line %d: ip_cm.%s missing", i+1, k)
+					}
+				}
+			}
+		} else if _, ok := cm["remote_comm_id"].(float64); !ok {
+			t.Errorf("line %d: cm.remote_comm_id", i+1)
+		}
+		if rp, ok := rec["rpcrdma"].(map[string]any); ok {
+			for _, k := range []string{"offset", "format_identifier", "version", "reserved", "remote_invalidate", "send_size", "receive_size", "send_size_encoded", "receive_size_encoded"} {
+				if _, ok := rp[k]; !ok {
+					t.Errorf("line %d: rpcrdma.%s missing", i+1, k)
+				}
+			}
+		} else if rec["rpcrdma"] != nil {
+			t.Errorf("line %d: rpcrdma %v", i+1, rec["rpcrdma"])
+		}
+		for _, w := range rec["warnings"].([]any) {
+			wm := w.(map[string]any)
+			for _, k := range []string{"code", "severity", "message", "reference"} {
+				if _, ok := wm[k].(string); !ok {
+					t.Errorf("line %d: warning.%s", i+1, k)
+				}
+			}
+		}
+	}
+}
+
+func TestUseColor(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	cases := []struct {
+		mode output.ColorMode
+		tty  bool
+		env  func(string) string
+		want bool
+	}{
+		{output.ColorAuto, true, env(), true},
+		{output.ColorAuto, false, env(), false},
+		{output.ColorAuto, true, env("NO_COLOR", "1"), false},
+		{output.ColorAuto, true, env("NO_COLOR", ""), true},
+		{output.ColorAuto, true, env("CLICOLOR", "0"), false},
+		{output.ColorAuto, true, env("CLICOLOR", "1"), true},
+		{output.ColorAuto, false, env("CLICOLOR_FORCE", "1"), true},
+		{output.ColorAuto, false, env("CLICOLOR_FORCE", "0"), false},
+		{output.ColorAuto, true, env("TERM", "dumb"), false},
+		{output.ColorAuto, false, env("TERM", "dumb", "CLICOLOR_FORCE", "1"), true},
+		{output.ColorAuto, false, env("NO_COLOR", "1", "CLICOLOR_FORCE", "1"), false},
+		{output.ColorAlways, false, env("NO_COLOR", "1"), true},
+		{output.ColorAlways, false, env("TERM", "dumb"), true},
+		{output.ColorNever, true, env("CLICOLOR_FORCE", "1"), false},
+	}
+	for i, c := range cases {
+		if got := output.UseColor(c.mode, c.tty, c.env); got != c.want {
+			t.Errorf("case %d (%s, tty %v): got %v", i, c.mode, c.tty, got)
+		}
+	}
+}
+
+func TestDecodeOutput(t *testing.T) {
+	pd := append(make([]byte, 36), 0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 7)
+	rp, fs := dissect.CheckPrivateData(pd, 36)
+	var txt, js bytes.Buffer
+	if err := output.WriteDecode(&txt, output.Options{Format: output.Text}, pd, rp, fs); err != nil {
+		t.Fatal(err)
+	}
+	if err := output.WriteDecode(&js, output.Options{Format: output.JSON}, pd, rp, fs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "decode.txt", txt.Bytes())
+	golden(t, "decode.json", js.Bytes())
+}
+
+// TestJSONDocumented: docs/json.md names every key a layer object can have.
+func TestJSONDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../docs/json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	lists := [][]layers.Field{(&layers.LRH{}).Fields(), (&layers.GRH{}).Fields(), (&layers.BTH{}).Fields(),
+		(&layers.DETH{}).Fields(), (&layers.MAD{}).Fields(), (&layers.IPCMHeader{}).Fields()}
+	for a := uint16(layers.AttrREQ); a <= layers.AttrAPR; a++ {
+		lists = append(lists, layers.NewCMMessage(a).Fields())
+	}
+	for _, fs := range lists {
+		for _, f := range fs {
+			if !strings.Contains(doc, "| `"+f.Key+"` | "+f.Name+" |") {
+				t.Errorf("docs/json.md does not list key %q (%s)", f.Key, f.Name)
+			}
+		}
+	}
+}
