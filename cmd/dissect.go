@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -14,14 +15,16 @@ import (
 
 // dissectOptions are the flags of `rdmacm-pd dissect`.
 type dissectOptions struct {
-	Files     []string
-	Format    string
-	Verbose   bool
-	Hex       bool
-	Color     string
-	FailOn    string
-	RoCEPorts []uint
-	TCP       dissect.TCPLimits
+	Files          []string
+	Format         string
+	Verbose        bool
+	Hex            bool
+	Color          string
+	FailOn         string
+	RoCEPorts      []uint
+	TCP            dissect.TCPLimits
+	MaxConnections int
+	Args           []string // the command line (after the program name), for the Markdown report
 }
 
 func newDissectCmd(s *IOStreams) *cobra.Command {
@@ -41,6 +44,7 @@ and checks it.`,
   tcpdump -w - udp port 4791 | rdmacm-pd dissect -`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Files = append(reads, args...)
+			opts.Args = s.Args
 			return runDissect(c.Context(), s, opts)
 		},
 	}
@@ -55,6 +59,7 @@ and checks it.`,
 	f.IntVar(&opts.TCP.StreamBytes, "max-stream-bytes", 65555, "iWARP: octets buffered per TCP direction for its MPA frame")
 	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", 64<<20, "iWARP: octets buffered for all TCP directions together")
 	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", 65536, "iWARP: TCP directions followed at once (the least recently seen are given up first)")
+	f.IntVar(&opts.MaxConnections, "max-connections", 1<<20, "connection attempts tracked at once (the oldest is reported early beyond it)")
 	return c
 }
 
@@ -65,10 +70,21 @@ type severityCounter struct {
 }
 
 func (s *severityCounter) Message(m *dissect.Message) error {
-	if v := dissect.MaxSeverity(m.Findings); v > s.max {
+	s.see(m.Findings)
+	return s.next.Message(m)
+}
+
+func (s *severityCounter) Connection(c *dissect.Connection) error {
+	s.see(c.Findings)
+	return s.next.Connection(c)
+}
+
+func (s *severityCounter) Summary(sum *dissect.Summary) error { return s.next.Summary(sum) }
+
+func (s *severityCounter) see(fs []dissect.Finding) {
+	if v := dissect.MaxSeverity(fs); v > s.max {
 		s.max = v
 	}
-	return s.next.Message(m)
 }
 
 func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
@@ -111,6 +127,8 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		Hex:       opts.Hex,
 		Color:     format == output.Text && output.UseColor(mode, s.OutTerminal, s.Getenv),
 		MultiFile: len(opts.Files) > 1,
+		Version:   ToolVersion(),
+		Command:   commandLine(opts.Args),
 	})
 	if err != nil {
 		return usageError("%v", err)
@@ -122,7 +140,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	defer stop()
 
 	counter := &severityCounter{next: r}
-	_, runErr := dissect.Run(ctx, opts.Files, s.In, dissect.Config{RoCEPorts: ports, TCP: opts.TCP}, counter)
+	cfg := dissect.Config{RoCEPorts: ports, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
+		Hash: format != output.Text}
+	_, runErr := dissect.Run(ctx, opts.Files, s.In, cfg, counter)
 	if err := r.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -147,4 +167,22 @@ func rocePorts(in []uint) ([]uint16, error) {
 		out = append(out, uint16(p))
 	}
 	return out, nil
+}
+
+// commandLine shows the command as a shell would take it back.
+func commandLine(args []string) string {
+	var b strings.Builder
+	b.WriteString("rdmacm-pd")
+	for _, a := range args {
+		b.WriteByte(' ')
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '=' || r == ',' || r == '+' ||
+				r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) < 0 {
+			b.WriteString(a)
+		} else {
+			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+		}
+	}
+	return b.String()
 }

@@ -35,6 +35,12 @@ func Main() int { return Run(os.Args[1:], SystemStreams()) }
 // Run runs the program with args (without the program name) and returns the
 // exit code. Errors are printed as one line on ErrOut.
 func Run(args []string, s *IOStreams) int {
+	if s.Args == nil {
+		s.Args = args
+	}
+	if s.Getenv == nil {
+		s.Getenv = func(string) string { return "" }
+	}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.Execute()

@@ -17,6 +17,9 @@ type IOStreams struct {
 	OutTerminal bool
 	// Getenv reads the environment (NO_COLOR and friends).
 	Getenv func(string) string
+	// Args is the command line after the program name, as given (for
+	// reports); Run fills it in.
+	Args []string
 }
 
 // SystemStreams are the process's standard streams.

@@ -17,6 +17,13 @@ type Config struct {
 	RoCEPorts []uint16
 	// TCP bounds the reassembly of MPA frames.
 	TCP TCPLimits
+	// Live hands each connection attempt on as soon as its state is known
+	// (else all at the end, in the order of their requests).
+	Live bool
+	// MaxConnections bounds the attempts tracked at once (0: 1<<20).
+	MaxConnections int
+	// Hash computes each input's SHA-256 for the summary.
+	Hash bool
 }
 
 // Frame is one captured frame handed to a Decoder. Data is only read during

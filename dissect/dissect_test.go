@@ -16,10 +16,16 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
-// collect is a Sink that keeps every message.
-type collect struct{ msgs []*dissect.Message }
+// collect is a Sink that keeps everything.
+type collect struct {
+	msgs  []*dissect.Message
+	conns []*dissect.Connection
+	sum   *dissect.Summary
+}
 
-func (c *collect) Message(m *dissect.Message) error { c.msgs = append(c.msgs, m); return nil }
+func (c *collect) Message(m *dissect.Message) error       { c.msgs = append(c.msgs, m); return nil }
+func (c *collect) Connection(x *dissect.Connection) error { c.conns = append(c.conns, x); return nil }
+func (c *collect) Summary(s *dissect.Summary) error       { c.sum = s; return nil }
 
 // decodeFrames runs a Decoder over frames given as data.
 func decodeFrames(t *testing.T, link uint16, frames ...[]byte) []*dissect.Message {
@@ -343,10 +349,11 @@ func TestRunFiles(t *testing.T) {
 		t.Fatalf("sample captures: %v %v", files, err)
 	}
 	var c collect
-	inputs, err := dissect.Run(context.Background(), files, nil, dissect.Config{}, &c)
+	sum, err := dissect.Run(context.Background(), files, nil, dissect.Config{}, &c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	inputs := sum.Inputs
 	if len(inputs) != len(files) {
 		t.Fatalf("%d inputs", len(inputs))
 	}
@@ -380,7 +387,8 @@ func TestRunDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c collect
-	inputs, err := dissect.Run(context.Background(), []string{cut, "../pcaps/rocev1.pcap"}, nil, dissect.Config{}, &c)
+	sum, err := dissect.Run(context.Background(), []string{cut, "../pcaps/rocev1.pcap"}, nil, dissect.Config{}, &c)
+	inputs := sum.Inputs
 	if err == nil || !strings.Contains(err.Error(), cut+": frame 3") {
 		t.Fatalf("error %v, want one naming %s and frame 3", err, cut)
 	}

@@ -221,7 +221,9 @@ func interopCompare(t *testing.T, tshark, file string) {
 
 type interopSink func(*dissect.Message) error
 
-func (f interopSink) Message(m *dissect.Message) error { return f(m) }
+func (f interopSink) Message(m *dissect.Message) error     { return f(m) }
+func (f interopSink) Connection(*dissect.Connection) error { return nil }
+func (f interopSink) Summary(*dissect.Summary) error       { return nil }
 
 // interopTshark runs tshark over a file and returns its rows.
 func interopTshark(t *testing.T, tshark, file string) []interopRow {

@@ -53,10 +53,11 @@ func TestRealCaptures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := realCapture(t, name)
 			var c collect
-			inputs, err := dissect.Run(context.Background(), []string{p}, nil, dissect.Config{}, &c)
+			sum, err := dissect.Run(context.Background(), []string{p}, nil, dissect.Config{}, &c)
 			if err != nil {
 				t.Fatal(err)
 			}
+			inputs := sum.Inputs
 			var got []msg
 			for _, m := range c.msgs {
 				got = append(got, msg{m.Frame, m.Name})

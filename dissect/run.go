@@ -2,18 +2,32 @@ package dissect
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 )
 
-// Sink receives what the dissector produces, in order.
+// Sink receives what the dissector produces, in order: messages as they are
+// decoded, connection attempts (at the end, or as soon as their state is
+// known in live mode), and last the summary.
 type Sink interface {
 	Message(*Message) error
+	Connection(*Connection) error
+	Summary(*Summary) error
 }
+
+// NopSink ignores everything; embed it to take only some of the records.
+type NopSink struct{}
+
+func (NopSink) Message(*Message) error       { return nil }
+func (NopSink) Connection(*Connection) error { return nil }
+func (NopSink) Summary(*Summary) error       { return nil }
 
 // Input describes one capture file after it was read.
 type Input struct {
@@ -21,10 +35,23 @@ type Input struct {
 	Format      string   // "pcap" or "pcapng", "" when unreadable
 	Compressed  bool     // gzip
 	LinkTypes   []uint16 // link types of its interfaces
+	Size        int64    // octets of the file as stored (compressed if it is)
+	SHA256      string   // of the file as stored; "" when not computed
 	Frames      int      // frames read
 	Skipped     int      // frames of link types that cannot carry RDMA
 	First, Last time.Time
 	Err         error // what stopped reading early, or nil
+}
+
+// Summary totals a run.
+type Summary struct {
+	Frames       int
+	Messages     int
+	Connections  map[State]int
+	Findings     map[string]int // by code, messages and connections together
+	DecodeErrors int            // inputs that could not be read to their end
+	StateDrops   int            // streams and connection attempts given up at a state limit
+	Inputs       []Input
 }
 
 // InputError is a problem reading one input; it names the input.
@@ -43,72 +70,117 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// Run dissects each named capture file in turn ("-" is standard input) and
-// hands every message to sink. A damaged input stops at the damage, after
-// everything before it was handed on; the others are still read. Run returns
-// what it learnt of each input and the errors met, one per damaged input.
-func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink Sink) ([]Input, error) {
-	var inputs []Input
-	var errs []error
-	for _, name := range names {
-		in, err := runOne(ctx, name, stdin, cfg, sink)
-		inputs = append(inputs, in)
-		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				return inputs, err // the sink failed, or the run was cancelled
-			}
-			errs = append(errs, err)
-		}
-	}
-	return inputs, errors.Join(errs...)
+// run is the state of one Run.
+type run struct {
+	ctx     context.Context
+	cfg     Config
+	sink    Sink
+	tracker *Tracker
+	sum     *Summary
+	err     error // the sink's first error
 }
 
-func runOne(ctx context.Context, name string, stdin io.Reader, cfg Config, sink Sink) (Input, error) {
-	in := Input{Name: name}
-	var r *pcapfile.Reader
-	var err error
-	if name == "-" {
-		r, err = pcapfile.NewReader(stdin, pcapfile.Options{})
-	} else {
-		r, err = pcapfile.Open(name, pcapfile.Options{})
+func (r *run) message(m *Message) {
+	if r.err != nil {
+		return
 	}
+	r.sum.Messages++
+	for _, f := range m.Findings {
+		r.sum.Findings[f.Code]++
+	}
+	if r.err = r.sink.Message(m); r.err != nil {
+		return
+	}
+	for _, c := range r.tracker.Message(m) {
+		r.connection(c)
+	}
+}
+
+func (r *run) connection(c *Connection) {
+	if r.err != nil {
+		return
+	}
+	r.sum.Connections[c.State]++
+	for _, f := range c.Findings {
+		r.sum.Findings[f.Code]++
+	}
+	r.err = r.sink.Connection(c)
+}
+
+// Run dissects each named capture file in turn ("-" is standard input) and
+// hands every message, then every connection attempt, then the summary to
+// sink. A damaged input stops at the damage, after everything before it was
+// handed on; the others are still read. When ctx is cancelled (Ctrl-C), the
+// current input ends there and everything is flushed as at a normal end.
+// Run returns the summary and the errors met, one per damaged input; the
+// summary is also handed to sink.
+func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink Sink) (*Summary, error) {
+	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: NewTracker(cfg.Live, cfg.MaxConnections),
+		sum: &Summary{Connections: map[State]int{}, Findings: map[string]int{}}}
+	var errs []error
+	for _, name := range names {
+		if ctx.Err() != nil {
+			break
+		}
+		in, err := r.input(name, stdin)
+		r.sum.Inputs = append(r.sum.Inputs, in)
+		r.sum.Frames += in.Frames
+		if err != nil {
+			errs = append(errs, err)
+			r.sum.DecodeErrors++
+		}
+		if r.err != nil {
+			return r.sum, r.err
+		}
+	}
+	for _, c := range r.tracker.Finish() {
+		r.connection(c)
+	}
+	r.sum.StateDrops += r.tracker.Dropped()
+	if r.err == nil {
+		r.err = sink.Summary(r.sum)
+	}
+	if r.err != nil {
+		return r.sum, r.err
+	}
+	if err := ctx.Err(); err != nil {
+		return r.sum, err
+	}
+	return r.sum, errors.Join(errs...)
+}
+
+// input reads one capture file through a Decoder.
+func (r *run) input(name string, stdin io.Reader) (Input, error) {
+	in := Input{Name: name}
+	src, size, hashed, closeSrc, err := openInput(r.ctx, name, stdin, r.cfg.Hash)
 	if err != nil {
 		in.Err = err
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the name is said once, by InputError
-		}
 		return in, &InputError{Name: name, Err: err}
 	}
-	defer r.Close()
-	in.Format = r.Format()
-	in.Compressed = r.Compressed()
-
-	d := NewDecoder(name, cfg)
-	var sinkErr error
-	emit := func(m *Message) {
-		if sinkErr == nil {
-			sinkErr = sink.Message(m)
-		}
+	defer closeSrc()
+	in.Size = size
+	rd, err := pcapfile.NewReader(src, pcapfile.Options{})
+	if err != nil {
+		in.Err = err
+		in.SHA256 = hashed()
+		return in, &InputError{Name: name, Err: err}
 	}
+	in.Format = rd.Format()
+	in.Compressed = rd.Compressed()
+
+	d := NewDecoder(name, r.cfg)
 	var fr Frame
+	var readErr error
 	for {
-		if in.Frames&1023 == 0 && ctx.Err() != nil {
-			return in, ctx.Err()
+		if in.Frames&1023 == 0 && r.ctx.Err() != nil {
+			break
 		}
-		pf, err := r.Next()
+		pf, err := rd.Next()
 		if err != nil {
-			in.LinkTypes = r.LinkTypes()
-			d.Flush(emit) // what was decoded before the end or the damage is not lost
-			if err == io.EOF {
-				return in, sinkErr
+			if err != io.EOF {
+				readErr = err
 			}
-			in.Err = err
-			if sinkErr != nil {
-				return in, sinkErr
-			}
-			return in, &InputError{Name: name, Err: err}
+			break
 		}
 		in.Frames++
 		if in.First.IsZero() || pf.Time.Before(in.First) {
@@ -122,9 +194,106 @@ func runOne(ctx context.Context, name string, stdin io.Reader, cfg Config, sink 
 			continue
 		}
 		fr = Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}
-		d.Decode(&fr, emit)
-		if sinkErr != nil {
-			return in, sinkErr
+		d.Decode(&fr, r.message)
+		if r.err != nil {
+			return in, r.err
+		}
+	}
+	// What was decoded before the end, the damage or the interruption is
+	// not lost.
+	d.Flush(r.message)
+	r.sum.StateDrops += d.Dropped()
+	in.LinkTypes = rd.LinkTypes()
+	in.SHA256 = hashed()
+	if cr, ok := src.(*countingReader); ok {
+		in.Size = cr.n
+	}
+	if readErr != nil {
+		in.Err = readErr
+		return in, &InputError{Name: name, Err: readErr}
+	}
+	return in, nil
+}
+
+// openInput opens a capture file (or standard input) and starts its SHA-256
+// when asked: for a regular file in a goroutine of its own that reads the
+// file a second time (from the page cache), so that it runs on another core;
+// for a stream through the reader itself. hashed waits for the result.
+func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (src io.Reader, size int64, hashed func() string, closeSrc func(), err error) {
+	none := func() string { return "" }
+	if name == "-" {
+		if !hash {
+			return &countingReader{r: stdin}, -1, none, func() {}, nil
+		}
+		h := sha256.New()
+		return &countingReader{r: io.TeeReader(stdin, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the name is said once, by InputError
+		}
+		return nil, 0, nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, nil, err
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, 0, nil, nil, errors.New("is a directory")
+	}
+	size = st.Size()
+	if !st.Mode().IsRegular() {
+		if !hash {
+			return &countingReader{r: f}, -1, none, func() { f.Close() }, nil
+		}
+		h := sha256.New()
+		return &countingReader{r: io.TeeReader(f, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) },
+			func() { f.Close() }, nil
+	}
+	if !hash {
+		return f, size, none, func() { f.Close() }, nil
+	}
+	result := make(chan string, 1)
+	hctx, cancel := context.WithCancel(ctx)
+	go func() { result <- hashFile(hctx, name) }()
+	var sum string
+	got := false
+	return f, size, func() string {
+			if !got {
+				sum, got = <-result, true
+			}
+			return sum
+		}, func() {
+			cancel()
+			f.Close()
+		}, nil
+}
+
+// hashFile returns the SHA-256 of a file, or "" when it cannot be read or
+// ctx ends first.
+func hashFile(ctx context.Context, name string) string {
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for {
+		if ctx.Err() != nil {
+			return ""
+		}
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			return hex.EncodeToString(h.Sum(nil))
+		}
+		if err != nil {
+			return ""
 		}
 	}
 }
@@ -139,4 +308,17 @@ func (in *Input) Describe() string {
 		return "unreadable"
 	}
 	return s
+}
+
+// countingReader counts the octets of a stream whose size is not known
+// beforehand.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -269,7 +269,9 @@ func TestICRCScapy(t *testing.T) {
 
 type sinkFunc func(*dissect.Message) error
 
-func (f sinkFunc) Message(m *dissect.Message) error { return f(m) }
+func (f sinkFunc) Message(m *dissect.Message) error     { return f(m) }
+func (f sinkFunc) Connection(*dissect.Connection) error { return nil }
+func (f sinkFunc) Summary(*dissect.Summary) error       { return nil }
 
 func writePcap(t *testing.T, name string, frames [][]byte) {
 	t.Helper()

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
@@ -96,6 +98,42 @@ func problems(t *testing.T) string {
 	return path
 }
 
+// connections writes a capture of several interleaved connection attempts
+// between different hosts: every state and every connection finding.
+func connections(t *testing.T) string {
+	t.Helper()
+	p := func(send, recv int, r bool) craft.Peer {
+		return craft.Peer{SendSize: send, ReceiveSize: recv, RemoteInvalidate: r}
+	}
+	base := craft.DefaultStart
+	var frames []craft.Frame
+	add := func(fs []craft.Frame, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fs...)
+	}
+	add((&craft.Exchange{Transport: craft.RoCEv2, Index: 0, Initiator: p(4096, 4096, true), Responder: p(4096, 4096, false)}).Frames())
+	add((&craft.Exchange{Transport: craft.RoCEv2, Index: 1, Start: base.Add(300 * time.Microsecond), Initiator: p(8192, 8192, true),
+		Responder: craft.Peer{Absent: true}, Reject: true}).Frames())
+	add((&craft.IWARPExchange{Rev: 2, Index: 2, Start: base.Add(100 * time.Microsecond), Initiator: p(4096, 4096, true),
+		Responder: p(16384, 16384, true)}).Frames())
+	add((&craft.Exchange{Transport: craft.RoCEv2, Index: 0, Attempt: 1, Start: base.Add(time.Second), Initiator: p(4096, 4096, true),
+		Responder: p(8192, 8192, true)}).Frames())
+	fs, err := (&craft.Exchange{Transport: craft.RoCEv2, Index: 3, Start: base.Add(2 * time.Second)}).Frames()
+	add(fs[:1], err) // a REQ nobody answers
+	sort.SliceStable(frames, func(i, j int) bool { return frames[i].Time.Before(frames[j].Time) })
+	var buf bytes.Buffer
+	if err := craft.Write(&buf, true, frames); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "connections.pcapng")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // render dissects files and renders them with opts. File names in the output
 // are made relative so the golden files do not depend on temp directories.
 func render(t *testing.T, opts output.Options, files ...string) []byte {
@@ -105,7 +143,7 @@ func render(t *testing.T, opts output.Options, files ...string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dissect.Run(context.Background(), files, nil, dissect.Config{}, renamer{r}); err != nil {
+	if _, err := dissect.Run(context.Background(), files, nil, dissect.Config{Hash: true}, renamer{r}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Close(); err != nil {
@@ -122,8 +160,22 @@ func (r renamer) Message(m *dissect.Message) error {
 	return r.next.Message(m)
 }
 
+func (r renamer) Connection(c *dissect.Connection) error {
+	c.File = filepath.Base(c.File)
+	return r.next.Connection(c)
+}
+
+func (r renamer) Summary(s *dissect.Summary) error {
+	for i := range s.Inputs {
+		s.Inputs[i].Name = filepath.Base(s.Inputs[i].Name)
+	}
+	return r.next.Summary(s)
+}
+
 func TestGolden(t *testing.T) {
 	prob := problems(t)
+	conns := connections(t)
+	mdOpts := output.Options{Format: output.Markdown, Version: "v0.0.0-test", Command: "rdmacm-pd dissect -T markdown connections.pcapng"}
 	nfs := "../pcaps/rocev2-nfs.pcap"
 	ib := "../pcaps/infiniband.pcap"
 	all, _ := filepath.Glob("../pcaps/*.pcap*")
@@ -145,6 +197,12 @@ func TestGolden(t *testing.T) {
 		{"iwarp-V.txt", output.Options{Format: output.Text, Verbose: true, Hex: true, MultiFile: true},
 			[]string{"../pcaps/iwarp-rev1.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
 		{"iwarp.json", output.Options{Format: output.JSON}, []string{"../pcaps/iwarp-rev2.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
+		{"connections.txt", output.Options{Format: output.Text}, []string{conns}},
+		{"connections-color.txt", output.Options{Format: output.Text, Color: true}, []string{conns}},
+		{"connections.json", output.Options{Format: output.JSON}, []string{conns}},
+		{"connections.md", mdOpts, []string{conns}},
+		{"samples.md", output.Options{Format: output.Markdown, MultiFile: true, Version: "v0.0.0-test",
+			Command: "rdmacm-pd dissect -T markdown pcaps/*"}, all},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,10 +223,10 @@ func TestGolden(t *testing.T) {
 func TestJSONShape(t *testing.T) {
 	got := render(t, output.Options{Format: output.JSON}, "../pcaps/rocev2-nfs.pcap", "../pcaps/infiniband.pcap", problems(t))
 	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
-	if len(lines) != 10 {
+	if len(lines) != 10+3+1 { // 10 messages, 3 connections, the summary
 		t.Fatalf("%d lines", len(lines))
 	}
-	for i, line := range lines {
+	for i, line := range lines[:10] {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)

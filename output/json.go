@@ -3,6 +3,8 @@ package output
 import (
 	"bufio"
 	"encoding/hex"
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
@@ -19,11 +21,7 @@ type jsonRenderer struct {
 func (r *jsonRenderer) Message(m *dissect.Message) error {
 	r.j.b = r.j.b[:0]
 	appendMessage(&r.j, m)
-	r.j.b = append(r.j.b, '\n')
-	if _, err := r.w.Write(r.j.b); err != nil {
-		return err
-	}
-	return r.w.Flush()
+	return r.line()
 }
 
 func (r *jsonRenderer) Close() error { return r.w.Flush() }
@@ -147,4 +145,149 @@ func appendFindings(j *jw, fs []dissect.Finding) {
 		j.end()
 	}
 	j.end()
+}
+
+func (r *jsonRenderer) Connection(c *dissect.Connection) error {
+	r.j.b = r.j.b[:0]
+	appendConnection(&r.j, c)
+	return r.line()
+}
+
+func (r *jsonRenderer) Summary(s *dissect.Summary) error {
+	r.j.b = r.j.b[:0]
+	appendSummary(&r.j, s)
+	return r.line()
+}
+
+func (r *jsonRenderer) line() error {
+	r.j.b = append(r.j.b, '\n')
+	if _, err := r.w.Write(r.j.b); err != nil {
+		return err
+	}
+	return r.w.Flush()
+}
+
+// appendConnection writes a "connection" record.
+func appendConnection(j *jw, c *dissect.Connection) {
+	j.obj()
+	j.kstr("record", "connection")
+	j.kstr("file", c.File)
+	j.kstr("transport", string(c.Transport))
+	j.kstr("initiator", c.Initiator)
+	j.kstr("responder", c.Responder)
+	if c.HasPort {
+		j.kuint("port", uint64(c.Port))
+	}
+	if c.HasServiceID {
+		j.kstr("service_id", fmt.Sprintf("0x%016x", c.ServiceID))
+	}
+	j.kint("request_frame", int64(c.RequestFrame))
+	j.key("reply_frame")
+	if c.ReplyFrame == 0 {
+		j.null()
+	} else {
+		j.int(int64(c.ReplyFrame))
+	}
+	j.kint("retries", int64(c.Retries))
+	j.kstr("state", string(c.State))
+	j.key("initiator_rpcrdma")
+	appendRPCRDMA(j, c.InitiatorRPCRDMA)
+	j.key("responder_rpcrdma")
+	appendRPCRDMA(j, c.ResponderRPCRDMA)
+	j.key("inline_threshold")
+	if c.Inline == nil {
+		j.null()
+	} else {
+		j.obj()
+		j.kint("initiator_to_responder", int64(c.Inline.InitiatorToResponder))
+		j.kint("responder_to_initiator", int64(c.Inline.ResponderToInitiator))
+		j.end()
+	}
+	j.kbool("remote_invalidation", c.RemoteInvalidation)
+	j.key("warnings")
+	appendFindings(j, c.Findings)
+	j.end()
+}
+
+// appendSummary writes the "summary" record.
+func appendSummary(j *jw, s *dissect.Summary) {
+	j.obj()
+	j.kstr("record", "summary")
+	j.kint("frames", int64(s.Frames))
+	j.kint("messages", int64(s.Messages))
+	j.key("connections")
+	j.obj()
+	for _, st := range []dissect.State{dissect.Established, dissect.Rejected, dissect.NoReply} {
+		j.kint(string(st), int64(s.Connections[st]))
+	}
+	j.end()
+	j.key("findings")
+	j.obj()
+	for _, code := range sortedCodes(s.Findings) {
+		j.kint(code, int64(s.Findings[code]))
+	}
+	j.end()
+	j.kint("decode_errors", int64(s.DecodeErrors))
+	j.kint("state_limit_drops", int64(s.StateDrops))
+	j.key("inputs")
+	j.arr()
+	for _, in := range s.Inputs {
+		j.obj()
+		j.kstr("name", in.Name)
+		j.kstr("format", in.Describe())
+		j.key("link_types")
+		j.arr()
+		for _, lt := range in.LinkTypes {
+			j.uint(uint64(lt))
+		}
+		j.end()
+		j.kint("size", in.Size)
+		j.key("sha256")
+		if in.SHA256 == "" {
+			j.null()
+		} else {
+			j.str(in.SHA256)
+		}
+		j.kint("frames", int64(in.Frames))
+		timeOrNull(j, "first", in.First)
+		timeOrNull(j, "last", in.Last)
+		j.key("error")
+		if in.Err == nil {
+			j.null()
+		} else {
+			j.str(in.Err.Error())
+		}
+		j.end()
+	}
+	j.end()
+	j.end()
+}
+
+func timeOrNull(j *jw, key string, t time.Time) {
+	j.key(key)
+	if t.IsZero() {
+		j.null()
+	} else {
+		j.str(formatTime(t))
+	}
+}
+
+// sortedCodes lists finding codes in catalogue order, unknown ones last.
+func sortedCodes(m map[string]int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range dissect.Catalogue {
+		if m[c.Code] > 0 {
+			out = append(out, c.Code)
+			seen[c.Code] = true
+		}
+	}
+	var rest []string
+	for code, n := range m {
+		if n > 0 && !seen[code] {
+			rest = append(rest, code)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
 }

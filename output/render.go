@@ -39,13 +39,16 @@ type Options struct {
 	// MultiFile: several inputs, so the text output names each file
 	// before its first message.
 	MultiFile bool
+	// Version and Command identify the run in a Markdown report.
+	Version string
+	Command string
 }
 
 // Renderer writes records as they come. Each message is written out (and
 // flushed) as soon as it arrives.
 type Renderer interface {
-	Message(*dissect.Message) error
-	// Close writes what comes after the messages and flushes.
+	dissect.Sink
+	// Close flushes what is left.
 	Close() error
 }
 
@@ -58,7 +61,7 @@ func New(w io.Writer, opts Options) (Renderer, error) {
 	case JSON:
 		return &jsonRenderer{w: bw}, nil
 	case Markdown:
-		return nil, fmt.Errorf("the markdown format is not available yet")
+		return newMarkdown(bw, opts), nil
 	}
 	return nil, fmt.Errorf("unknown format %q", opts.Format)
 }

@@ -16,6 +16,7 @@ type textRenderer struct {
 	opts     Options
 	p        *palette
 	lastFile string
+	conns    []*dissect.Connection
 }
 
 const indent = "       "

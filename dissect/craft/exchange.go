@@ -48,6 +48,7 @@ type Exchange struct {
 	ServiceID  uint64    // 0: the IP CM Service ID of NFS/RDMA (TCP port 20049)
 	Start      time.Time // time of the REQ; zero: 2026-01-01T00:00:00Z
 	Index      int       // distinguishes several exchanges in one file: addresses, IDs, ports
+	Attempt    int       // a later connection between the same endpoints: new IDs and source port
 	Initiator2 *Endpoint // override the initiator's addresses
 	Responder2 *Endpoint // override the responder's addresses
 }
@@ -109,7 +110,8 @@ func (x *Exchange) Frames() ([]Frame, error) {
 	if err != nil {
 		return nil, fmt.Errorf("responder %w", err)
 	}
-	n := uint32(x.Index)
+	n := uint32(x.Index) + uint32(x.Attempt)<<16
+	a.Port += uint16(x.Attempt) * 1000
 	reqID, repID := 0x0a000001+n, 0x0b000001+n
 	tid := uint64(0x0000000100000000) | uint64(n)<<8
 

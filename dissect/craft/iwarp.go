@@ -88,6 +88,7 @@ type IWARPExchange struct {
 	SplitAt   []int // offsets in the Request where a new TCP segment starts
 	Start     time.Time
 	Index     int    // distinguishes several exchanges in one file
+	Attempt   int    // a later connection between the same hosts: a new source port
 	Port      uint16 // the responder's TCP port; 0: 20049 (NFS/RDMA)
 }
 
@@ -98,6 +99,7 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 		return nil, fmt.Errorf("craft: MPA revision %d (want 1 or 2)", x.Rev)
 	}
 	a, b := Endpoints(x.Index, x.IPv6)
+	a.Port += uint16(x.Attempt) * 1000
 	b.Port = x.Port
 	if b.Port == 0 {
 		b.Port = 20049
@@ -117,7 +119,7 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 	req := (&MPA{Request: true, Rev: x.Rev, CRC: true, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: ini}).Bytes()
 	rep := (&MPA{Rev: x.Rev, CRC: true, Reject: x.Reject, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: res}).Bytes()
 
-	ca, cb := uint32(1000+x.Index*100000), uint32(5000000+x.Index*100000)
+	ca, cb := uint32(1000+x.Index*100000+x.Attempt*7777), uint32(5000000+x.Index*100000+x.Attempt*7777)
 	segs := []TCP{
 		{Src: a, Dst: b, Seq: ca, SYN: true},
 		{Src: b, Dst: a, Seq: cb, Ack: ca + 1, SYN: true, ACK: true},

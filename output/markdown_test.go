@@ -1,0 +1,182 @@
+package output_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+// TestMarkdownRenders renders the Markdown golden reports with two
+// renderers from npm, marked (GitHub-flavoured) and markdown-it (CommonMark
+// with tables and HTML, as GitLab), and checks the HTML: every table came
+// out as a table with all its rows, every message is a <details> block with
+// a summary and a code block, and no table leaked into a paragraph. Set
+// RDMACM_NODE_MODULES to a node_modules folder holding marked and
+// markdown-it (.ci/run does); the test skips without it.
+func TestMarkdownRenders(t *testing.T) {
+	mods := os.Getenv("RDMACM_NODE_MODULES")
+	node, err := exec.LookPath("node")
+	if mods == "" || err != nil {
+		t.Skip("needs node and RDMACM_NODE_MODULES (npm install marked markdown-it; see .ci/run)")
+	}
+	for _, name := range []string{"connections.md", "samples.md"} {
+		src, err := os.ReadFile(filepath.Join("testdata", "golden", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := expectMarkdown(string(src))
+		for _, renderer := range []string{"marked", "markdown-it"} {
+			t.Run(name+"/"+renderer, func(t *testing.T) {
+				cmd := exec.Command(node, filepath.Join("testdata", "render-md.cjs"), renderer)
+				cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
+				cmd.Stdin = bytes.NewReader(src)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%v: %s", err, stderr.String())
+				}
+				doc, err := html.Parse(bytes.NewReader(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := inspect(doc)
+				if got.h1 != 1 || got.h2 != want.h2 {
+					t.Errorf("headings: %d h1, %d h2; want 1 and %d", got.h1, got.h2, want.h2)
+				}
+				if len(got.tables) != len(want.tables) {
+					t.Fatalf("%d tables, want %d", len(got.tables), len(want.tables))
+				}
+				for i, tb := range got.tables {
+					if tb != want.tables[i] {
+						t.Errorf("table %d: %d columns and %d rows, want %d and %d", i+1, tb.cols, tb.rows, want.tables[i].cols, want.tables[i].rows)
+					}
+				}
+				if got.details != want.details || got.summaries != want.details || got.codeInDetails != want.details {
+					t.Errorf("%d <details>, %d summaries, %d code blocks in them; want %d each", got.details, got.summaries, got.codeInDetails, want.details)
+				}
+				for _, p := range got.leaks {
+					t.Errorf("table syntax leaked into text: %q", p)
+				}
+			})
+		}
+	}
+}
+
+type tableShape struct{ cols, rows int }
+
+type shape struct {
+	h1, h2        int
+	tables        []tableShape
+	details       int
+	summaries     int
+	codeInDetails int
+	leaks         []string
+}
+
+var separator = regexp.MustCompile(`^\|(\s*:?-+:?\s*\|)+$`)
+
+// expectMarkdown reads the shape a renderer should produce from the source.
+func expectMarkdown(src string) shape {
+	var s shape
+	lines := strings.Split(src, "\n")
+	inFence := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l, "## "):
+			s.h2++
+		case l == "<details>":
+			s.details++
+		case separator.MatchString(l):
+			rows := 0
+			for j := i + 1; j < len(lines) && strings.HasPrefix(lines[j], "|"); j++ {
+				rows++
+			}
+			s.tables = append(s.tables, tableShape{strings.Count(l, "|") - 1, rows})
+		}
+	}
+	return s
+}
+
+func inspect(n *html.Node) shape {
+	var s shape
+	var walk func(n *html.Node, inDetails bool)
+	walk = func(n *html.Node, inDetails bool) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "h1":
+				s.h1++
+			case "h2":
+				s.h2++
+			case "table":
+				s.tables = append(s.tables, tableOf(n))
+			case "details":
+				s.details++
+				inDetails = true
+			case "summary":
+				s.summaries++
+			case "pre":
+				if inDetails && n.FirstChild != nil && n.FirstChild.Data == "code" {
+					s.codeInDetails++
+				}
+			case "p":
+				if t := text(n); strings.Contains(t, "|") || strings.Contains(t, "```") {
+					s.leaks = append(s.leaks, t)
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, inDetails)
+		}
+	}
+	walk(n, false)
+	return s
+}
+
+func tableOf(n *html.Node) tableShape {
+	var t tableShape
+	var walk func(n *html.Node, body bool)
+	walk = func(n *html.Node, body bool) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "tbody":
+				body = true
+			case "th":
+				t.cols++
+			case "tr":
+				if body {
+					t.rows++
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, body)
+		}
+	}
+	walk(n, false)
+	return t
+}
+
+func text(n *html.Node) string {
+	if n.Type == html.TextNode {
+		return n.Data
+	}
+	var b strings.Builder
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		b.WriteString(text(c))
+	}
+	return b.String()
+}

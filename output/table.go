@@ -1,0 +1,135 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+)
+
+func (r *textRenderer) Connection(c *dissect.Connection) error {
+	r.conns = append(r.conns, c)
+	return nil
+}
+
+// Summary writes the table of connections and the totals.
+func (r *textRenderer) Summary(s *dissect.Summary) error {
+	w, p := r.w, r.p
+	if len(r.conns) > 0 {
+		fmt.Fprintf(w, "\n%s\n", p.bold.Sprint("Connections"))
+		rows := [][]string{{"#", "initiator → responder", "transport", "service", "state", "ini→res", "res→ini", "remote inv", "findings"}}
+		if r.opts.MultiFile {
+			rows[0] = append([]string{"file"}, rows[0]...)
+		}
+		for i, c := range r.conns {
+			row := []string{fmt.Sprint(i + 1), c.Initiator + " → " + c.Responder, string(c.Transport),
+				c.ServiceString(), string(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
+				findingCodes(c.Findings)}
+			if r.opts.MultiFile {
+				row = append([]string{c.File}, row...)
+			}
+			rows = append(rows, row)
+		}
+		stateCol := 4
+		if r.opts.MultiFile {
+			stateCol = 5
+		}
+		writeTable(w, rows, func(row, col int, cell string) string {
+			switch {
+			case row == 0:
+				return p.bold.Sprint(cell)
+			case col == stateCol:
+				return r.state(dissect.State(cell))
+			}
+			return cell
+		})
+	}
+	// Nothing was read at all: the error lines say everything.
+	if s.Frames > 0 || s.DecodeErrors == 0 {
+		fmt.Fprintf(w, "\n%s\n", p.dim.Sprint(totals(s)))
+	}
+	return w.Flush()
+}
+
+func (r *textRenderer) state(s dissect.State) string {
+	switch s {
+	case dissect.Established:
+		return r.p.good.Sprint(string(s))
+	case dissect.Rejected:
+		return r.p.bad.Sprint(string(s))
+	}
+	return r.p.warning.Sprint(string(s))
+}
+
+func threshold(c *dissect.Connection, toResponder bool) string {
+	if c.Inline == nil {
+		return "-"
+	}
+	if toResponder {
+		return fmt.Sprint(c.Inline.InitiatorToResponder)
+	}
+	return fmt.Sprint(c.Inline.ResponderToInitiator)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func findingCodes(fs []dissect.Finding) string {
+	if len(fs) == 0 {
+		return "-"
+	}
+	var cs []string
+	for _, f := range fs {
+		cs = append(cs, f.Code)
+	}
+	return strings.Join(cs, ", ")
+}
+
+// totals is the one-line summary of a run.
+func totals(s *dissect.Summary) string {
+	n := 0
+	for _, v := range s.Findings {
+		n += v
+	}
+	line := fmt.Sprintf("%d frames, %d messages, %d connections (%d established, %d rejected, %d no reply), %d findings",
+		s.Frames, s.Messages, s.Connections[dissect.Established]+s.Connections[dissect.Rejected]+s.Connections[dissect.NoReply],
+		s.Connections[dissect.Established], s.Connections[dissect.Rejected], s.Connections[dissect.NoReply], n)
+	if s.DecodeErrors > 0 {
+		line += fmt.Sprintf(", %d unreadable inputs", s.DecodeErrors)
+	}
+	if s.StateDrops > 0 {
+		line += fmt.Sprintf(", %d given up at a state limit", s.StateDrops)
+	}
+	return line
+}
+
+// writeTable aligns columns by the width of their plain text, then lets
+// style colour each cell (escape sequences would upset a tabwriter).
+func writeTable(w io.Writer, rows [][]string, style func(row, col int, cell string) string) {
+	var width []int
+	for _, row := range rows {
+		for i, cell := range row {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for ri, row := range rows {
+		var b strings.Builder
+		b.WriteString("  ")
+		for ci, cell := range row {
+			b.WriteString(style(ri, ci, cell))
+			if ci < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", width[ci]-utf8.RuneCountInString(cell)+2))
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
