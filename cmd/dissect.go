@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,17 @@ type dissectOptions struct {
 	TCP            dissect.TCPLimits
 	MaxConnections int
 	Args           []string // the command line (after the program name), for the Markdown report
+
+	// Live capture.
+	Interfaces []string
+	NoPromisc  bool
+	Ports      []uint
+	Hosts      []string
+	Expr       string
+	Count      int
+	Duration   time.Duration
+	Write      string
+	ListIfaces bool
 }
 
 func newDissectCmd(s *IOStreams) *cobra.Command {
@@ -41,7 +53,9 @@ and checks it.`,
 		Example: `  rdmacm-pd dissect capture.pcap
   rdmacm-pd dissect -V -x capture.pcapng.gz
   rdmacm-pd dissect -T json capture.pcap | jq .rpcrdma
-  tcpdump -w - udp port 4791 | rdmacm-pd dissect -`,
+  tcpdump -w - udp port 4791 | rdmacm-pd dissect -
+  rdmacm-pd dissect -i eth0 -w setup.pcapng        # live, until Ctrl-C
+  rdmacm-pd dissect -i eth0 --port 20049 --duration 30s -T json`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Files = append(reads, args...)
 			opts.Args = s.Args
@@ -60,6 +74,16 @@ and checks it.`,
 	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", 64<<20, "iWARP: octets buffered for all TCP directions together")
 	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", 65536, "iWARP: TCP directions followed at once (the least recently seen are given up first)")
 	f.IntVar(&opts.MaxConnections, "max-connections", 1<<20, "connection attempts tracked at once (the oldest is reported early beyond it)")
+
+	f.StringArrayVarP(&opts.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
+	f.BoolVar(&opts.NoPromisc, "no-promisc", false, "live: do not put the interface in promiscuous mode")
+	f.UintSliceVar(&opts.Ports, "port", nil, "live: keep only TCP segments from or to this port (repeatable)")
+	f.StringArrayVar(&opts.Hosts, "host", nil, "live: keep only traffic from or to this address (repeatable)")
+	f.StringVarP(&opts.Expr, "filter", "f", "", "live: a tcpdump filter expression instead of the built-in one (libpcap build only)")
+	f.IntVarP(&opts.Count, "count", "c", 0, "live: stop after this many captured frames")
+	f.DurationVar(&opts.Duration, "duration", 0, "live: stop after this long (e.g. 30s, 5m)")
+	f.StringVarP(&opts.Write, "write", "w", "", "live: also write every captured frame to this file (pcapng, or pcap for a .pcap name)")
+	f.BoolVarP(&opts.ListIfaces, "list-interfaces", "D", false, "list the interfaces live capture can use, and exit")
 	return c
 }
 
@@ -88,8 +112,20 @@ func (s *severityCounter) see(fs []dissect.Finding) {
 }
 
 func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
-	if len(opts.Files) == 0 {
-		return usageError("no input: name capture files, or - for standard input")
+	if opts.ListIfaces {
+		return listInterfaces(s)
+	}
+	live := len(opts.Interfaces) > 0
+	switch {
+	case len(opts.Files) == 0 && !live:
+		return usageError("no input: name capture files, - for standard input, or -i IFACE to capture live")
+	case len(opts.Files) > 0 && live:
+		return usageError("give capture files or -i interfaces, not both")
+	case !live && (opts.Count > 0 || opts.Duration > 0 || opts.Write != "" || opts.Expr != "" || len(opts.Ports) > 0 ||
+		len(opts.Hosts) > 0 || opts.NoPromisc):
+		return usageError("-c, --duration, -w, -f, --port, --host and --no-promisc apply to live capture (-i)")
+	case opts.Count < 0 || opts.Duration < 0:
+		return usageError("-c and --duration cannot be negative")
 	}
 	format, err := output.ParseFormat(opts.Format)
 	if err != nil {
@@ -129,6 +165,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		MultiFile: len(opts.Files) > 1,
 		Version:   ToolVersion(),
 		Command:   commandLine(opts.Args),
+		Live:      live,
 	})
 	if err != nil {
 		return usageError("%v", err)
@@ -142,7 +179,12 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	counter := &severityCounter{next: r}
 	cfg := dissect.Config{RoCEPorts: ports, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
 		Hash: format != output.Text}
-	_, runErr := dissect.Run(ctx, opts.Files, s.In, cfg, counter)
+	var runErr error
+	if live {
+		runErr = runLive(ctx, s, opts, cfg, counter)
+	} else {
+		_, runErr = dissect.Run(ctx, opts.Files, s.In, cfg, counter)
+	}
 	if err := r.Close(); err != nil && runErr == nil {
 		runErr = err
 	}

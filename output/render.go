@@ -39,6 +39,9 @@ type Options struct {
 	// MultiFile: several inputs, so the text output names each file
 	// before its first message.
 	MultiFile bool
+	// Live: messages and connections come from a live capture; text
+	// output shows each connection as soon as its state is known.
+	Live bool
 	// Version and Command identify the run in a Markdown report.
 	Version string
 	Command string

@@ -11,7 +11,21 @@ import (
 
 func (r *textRenderer) Connection(c *dissect.Connection) error {
 	r.conns = append(r.conns, c)
-	return nil
+	if !r.opts.Live {
+		return nil
+	}
+	// Live: say at once what the connection agreed.
+	fmt.Fprintf(r.w, "%s %s → %s %s: ini→res %s, res→ini %s, remote invalidation %s%s\n", r.p.bold.Sprint("connection"),
+		c.Initiator, c.Responder, r.state(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
+		liveCodes(c.Findings))
+	return r.w.Flush()
+}
+
+func liveCodes(fs []dissect.Finding) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	return " [" + findingCodes(fs) + "]"
 }
 
 // Summary writes the table of connections and the totals.

@@ -1,0 +1,193 @@
+package dissect
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LiveSource is an open capture on one interface (dissect/live.Handle).
+type LiveSource interface {
+	Name() string
+	LinkType() uint16
+	// Read waits up to a short poll interval for the next frame; it returns
+	// ErrLiveTimeout (or any error wrapping a timeout, see IsTimeout) when
+	// none came. The data is valid until the next call.
+	Read() (data []byte, wireLen int, ts time.Time, err error)
+	Close() error
+}
+
+// LiveOptions say when a live capture stops and where its frames go.
+type LiveOptions struct {
+	Count    int           // stop after this many frames (0: no limit)
+	Duration time.Duration // stop after this long (0: no limit)
+	// IsTimeout recognises the sources' "nothing yet" error.
+	IsTimeout func(error) bool
+	// Write, when set, receives every captured frame (the -w file), in the
+	// order they are dissected; iface is the source's index.
+	Write func(iface int, data []byte, wireLen int, ts time.Time) error
+}
+
+// liveFrame is a frame handed from a reader goroutine to the dissector.
+type liveFrame struct {
+	src     int
+	data    []byte
+	wireLen int
+	ts      time.Time
+	err     error
+}
+
+// RunLive dissects frames captured from sources until ctx ends (Ctrl-C,
+// SIGTERM), Count frames were captured, or Duration passed, then flushes
+// everything as at the end of a file: pending MPA frames, the connection
+// records, the summary. Messages and connection records are handed to sink
+// as soon as they are known. Each source is read in a goroutine of its own;
+// frames are numbered in the order they are dissected, which is the order of
+// the -w file. A source that fails stops the capture with an error.
+func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptions, sink Sink) (*Summary, error) {
+	cfg.Live = true
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = s.Name()
+	}
+	name := strings.Join(names, ",")
+	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: NewTracker(true, cfg.MaxConnections),
+		sum: &Summary{Connections: map[State]int{}, Findings: map[string]int{}}}
+	inputs := make([]Input, len(sources))
+	for i, s := range sources {
+		inputs[i] = Input{Name: s.Name(), Format: "live", LinkTypes: []uint16{s.LinkType()}}
+	}
+
+	stop := make(chan struct{})
+	frames := make(chan liveFrame, 256)
+	free := make(chan []byte, 512) // recycled frame buffers
+	var wg sync.WaitGroup
+	for i, s := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			readLive(i, s, lo.IsTimeout, frames, free, stop)
+		}()
+	}
+	var timer <-chan time.Time
+	if lo.Duration > 0 {
+		t := time.NewTimer(lo.Duration)
+		defer t.Stop()
+		timer = t.C
+	}
+
+	d := NewDecoder(name, cfg)
+	var fr Frame
+	var capErr error
+	n := 0
+	// take dissects one captured frame; false stops the run.
+	take := func(f liveFrame) bool {
+		if f.err != nil {
+			capErr = fmt.Errorf("capture on %s failed: %w", sources[f.src].Name(), f.err)
+			return false
+		}
+		n++
+		in := &inputs[f.src]
+		in.Frames++
+		in.Size += int64(len(f.data))
+		if in.First.IsZero() {
+			in.First = f.ts
+		}
+		in.Last = f.ts
+		if lo.Write != nil {
+			if err := lo.Write(f.src, f.data, f.wireLen, f.ts); err != nil {
+				capErr = fmt.Errorf("writing the capture file: %w", err)
+				return false
+			}
+		}
+		fr = Frame{Data: f.data, WireLen: f.wireLen, Time: f.ts, LinkType: sources[f.src].LinkType(), Index: n}
+		d.Decode(&fr, r.message)
+		select {
+		case free <- f.data[:0]:
+		default:
+		}
+		return r.err == nil && (lo.Count <= 0 || n < lo.Count)
+	}
+	halted := false // by the count, an error: nothing more, not even what is queued
+	for running := true; running; {
+		select {
+		case <-ctx.Done():
+			running = false
+		case <-timer:
+			running = false
+		case f := <-frames:
+			halted = !take(f)
+			running = !halted
+		}
+	}
+	close(stop)
+	wg.Wait()
+	for _, s := range sources {
+		s.Close()
+	}
+	// Frames already captured when a signal or the timer stopped the run
+	// are still dissected; a count limit is exact.
+	for !halted {
+		select {
+		case f := <-frames:
+			halted = !take(f)
+		default:
+			halted = true
+		}
+	}
+
+	d.Flush(r.message)
+	r.sum.StateDrops += d.Dropped()
+	r.sum.Inputs = inputs
+	r.sum.Frames = n
+	for _, c := range r.tracker.Finish() {
+		r.connection(c)
+	}
+	r.sum.StateDrops += r.tracker.Dropped()
+	if r.err == nil {
+		r.err = sink.Summary(r.sum)
+	}
+	if r.err != nil {
+		return r.sum, r.err
+	}
+	if capErr != nil {
+		r.sum.DecodeErrors++
+		return r.sum, capErr
+	}
+	return r.sum, nil
+}
+
+// readLive reads one source until stop, handing copies of its frames on.
+func readLive(i int, s LiveSource, isTimeout func(error) bool, out chan<- liveFrame, free chan []byte, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		data, wire, ts, err := s.Read()
+		if err != nil {
+			if isTimeout != nil && isTimeout(err) {
+				continue
+			}
+			select {
+			case out <- liveFrame{src: i, err: err}:
+			case <-stop:
+			}
+			return
+		}
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		buf = append(buf[:0], data...)
+		select {
+		case out <- liveFrame{src: i, data: buf, wireLen: wire, ts: ts}:
+		case <-stop:
+			return
+		}
+	}
+}

@@ -1,0 +1,98 @@
+// Package live captures frames from network interfaces for the dissector:
+// with Linux AF_PACKET in pure Go by default, or with libpcap in a build with
+// the "pcap" tag (for RDMA sniffer devices such as mlx5_0, which AF_PACKET
+// cannot see, and for tcpdump filter expressions). A kernel filter lets
+// through only the candidates for RDMA connection setup.
+package live
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Options configure a capture.
+type Options struct {
+	Promisc bool   // promiscuous mode
+	Snaplen int    // octets kept of each frame; 0: 262144
+	Filter  Filter // the built-in candidate filter
+	// Expr is a tcpdump filter expression, used instead of Filter; only the
+	// libpcap build compiles it.
+	Expr string
+}
+
+// Frame is one captured frame. Data belongs to the caller.
+type Frame struct {
+	Data    []byte
+	WireLen int
+	Time    time.Time
+}
+
+// Handle is an open capture on one interface.
+type Handle interface {
+	// Name is the interface name.
+	Name() string
+	// LinkType is the LINKTYPE_* of the frames (1 for Ethernet).
+	LinkType() uint16
+	// Read waits for the next frame, for at most about the poll interval;
+	// it returns ErrTimeout when none came. The data is valid until the
+	// next call.
+	Read() (data []byte, wireLen int, ts time.Time, err error)
+	// Close ends the capture.
+	Close() error
+}
+
+// ErrTimeout: no frame arrived within the poll interval.
+var ErrTimeout = errors.New("live: no frame within the poll interval")
+
+// PollInterval bounds how long a Read waits, so that a stop request is
+// noticed promptly.
+const PollInterval = 100 * time.Millisecond
+
+// Interface describes a capturable interface.
+type Interface struct {
+	Name        string
+	Description string
+	Up          bool
+	Loopback    bool
+	Addresses   []string
+}
+
+// checkInterface gives a clear error for an interface that does not exist or
+// is down, before any socket is opened.
+func checkInterface(name string) (*net.Interface, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("no interface named %q (rdmacm-pd dissect -D lists them)", name)
+	}
+	if ifi.Flags&net.FlagUp == 0 {
+		return nil, fmt.Errorf("interface %s is down (ip link set %s up)", name, name)
+	}
+	return ifi, nil
+}
+
+// netInterfaces lists the interfaces the system knows.
+func netInterfaces() ([]Interface, error) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	var out []Interface
+	for _, ifi := range ifs {
+		it := Interface{Name: ifi.Name, Up: ifi.Flags&net.FlagUp != 0, Loopback: ifi.Flags&net.FlagLoopback != 0}
+		if addrs, err := ifi.Addrs(); err == nil {
+			for _, a := range addrs {
+				it.Addresses = append(it.Addresses, a.String())
+			}
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// permissionError turns EPERM/EACCES into the one-line explanation users
+// need.
+func permissionError(iface string, err error) error {
+	return fmt.Errorf("capturing on %s needs the CAP_NET_RAW capability (root has it; or sudo setcap cap_net_raw,cap_net_admin=eip rdmacm-pd): %v", iface, err)
+}

@@ -1,0 +1,72 @@
+package live
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	golayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Writer writes captured frames to a capture file as they come: pcapng with
+// one interface per capture handle, or pcap when every handle has the same
+// link type.
+type Writer struct {
+	ng   *pcapgo.NgWriter
+	pcap *pcapgo.Writer
+}
+
+// NewWriter starts a capture file on w for frames from handles (in order:
+// the frame's handle index is its interface).
+func NewWriter(w io.Writer, pcapng bool, names []string, linkTypes []uint16, snaplen int) (*Writer, error) {
+	if snaplen <= 0 {
+		snaplen = accept
+	}
+	if !pcapng {
+		for _, lt := range linkTypes[1:] {
+			if lt != linkTypes[0] {
+				return nil, fmt.Errorf("a pcap file holds one link type; these interfaces have %v: write .pcapng", linkTypes)
+			}
+		}
+		pw := pcapgo.NewWriterNanos(w)
+		if err := pw.WriteFileHeader(uint32(snaplen), golayers.LinkType(linkTypes[0])); err != nil {
+			return nil, err
+		}
+		return &Writer{pcap: pw}, nil
+	}
+	var nw *pcapgo.NgWriter
+	for i, name := range names {
+		intf := pcapgo.NgInterface{Name: name, LinkType: golayers.LinkType(linkTypes[i]), SnapLength: uint32(snaplen),
+			TimestampResolution: 9}
+		var err error
+		if i == 0 {
+			nw, err = pcapgo.NewNgWriterInterface(w, intf, pcapgo.NgWriterOptions{
+				SectionInfo: pcapgo.NgSectionInfo{Application: "rdmacm-pd"}})
+		} else {
+			_, err = nw.AddInterface(intf)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &Writer{ng: nw}, nil
+}
+
+// Write writes one frame captured on handle iface.
+func (w *Writer) Write(iface int, data []byte, wireLen int, ts time.Time) error {
+	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(data), Length: max(wireLen, len(data)), InterfaceIndex: iface}
+	if w.pcap != nil {
+		return w.pcap.WritePacket(ci, data)
+	}
+	return w.ng.WritePacket(ci, data)
+}
+
+// Flush writes out what is buffered.
+func (w *Writer) Flush() error {
+	if w.ng != nil {
+		return w.ng.Flush()
+	}
+	return nil
+}
