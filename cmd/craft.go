@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +23,8 @@ type craftOptions struct {
 	HexOnly   bool
 	MPARev    int
 	SplitAt   []int
+	Workload  string
+	Seed      uint64
 }
 
 func newCraftCmd(s *IOStreams) *cobra.Command {
@@ -61,10 +65,15 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.BoolVar(&opts.Reject, "reject", false, "the responder rejects the connection (REJ with consumer reject, or an MPA Reply with R set), still with its private data")
 	f.StringVarP(&opts.Write, "write", "w", "", "capture file to write: pcap, or pcapng for a .pcapng name; - for standard output")
 	f.BoolVar(&opts.HexOnly, "hex", false, "print only the initiator's 8 octets, in hex")
+	f.StringVar(&opts.Workload, "workload", "", "write a mixed performance workload of this size instead (e.g. 64MiB, 1GiB): RoCEv2 data, TCP bulk, small UDP, with CM exchanges and iWARP connections in between")
+	f.Uint64Var(&opts.Seed, "seed", 1, "workload: the random seed (the same seed writes the same file)")
 	return c
 }
 
 func runCraft(s *IOStreams, opts *craftOptions) error {
+	if opts.Workload != "" {
+		return runWorkload(s, opts)
+	}
 	if opts.HexOnly {
 		b, err := opts.Initiator.Message()
 		if err != nil {
@@ -122,4 +131,46 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		return failure(fmt.Errorf("%s: %w", opts.Write, err))
 	}
 	return nil
+}
+
+// runWorkload writes a performance workload and prints what it holds.
+func runWorkload(s *IOStreams, opts *craftOptions) error {
+	size, err := parseSize(opts.Workload)
+	if err != nil {
+		return usageError("--workload: %v", err)
+	}
+	if opts.Write == "" || opts.Write == "-" {
+		return usageError("--workload needs -w FILE")
+	}
+	f, err := os.Create(opts.Write)
+	if err != nil {
+		return failure(err)
+	}
+	counts, err := craft.Workload{Size: size, Seed: opts.Seed}.Write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return failure(fmt.Errorf("%s: %w", opts.Write, err))
+	}
+	fmt.Fprintf(s.Out, "%s: %s\n", opts.Write, counts)
+	return nil
+}
+
+// parseSize reads 512, 64KiB, 256MiB, 1GiB, 4G...
+func parseSize(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}, {"", 1}}
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			var x int64
+			if _, err := fmt.Sscan(n, &x); err != nil || x <= 0 || strconv.FormatInt(x, 10) != n {
+				return 0, fmt.Errorf("%q is not a size (like 64MiB or 1GiB)", v)
+			}
+			return x * u.mult, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a size", v)
 }

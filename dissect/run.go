@@ -159,12 +159,13 @@ func (r *run) input(name string, stdin io.Reader) (Input, error) {
 	}
 	defer closeSrc()
 	in.Size = size
-	rd, err := pcapfile.NewReader(src, pcapfile.Options{})
+	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true})
 	if err != nil {
 		in.Err = err
 		in.SHA256 = hashed()
 		return in, &InputError{Name: name, Err: err}
 	}
+	defer rd.Close() // stops the read-ahead goroutine
 	in.Format = rd.Format()
 	in.Compressed = rd.Compressed()
 

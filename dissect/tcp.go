@@ -125,6 +125,11 @@ func (t *tcpState) hash(k *flowKey) uint64 {
 
 func (t *tcpState) decided(h uint64) bool { return t.verdicts[h&(verdictSlots-1)] == h }
 func (t *tcpState) decide(h uint64)       { t.verdicts[h&(verdictSlots-1)] = h }
+func (t *tcpState) undecide(h uint64) {
+	if t.decided(h) {
+		t.verdicts[h&(verdictSlots-1)] = 0
+	}
+}
 
 // parseTCP reads a TCP segment at l4 of a frame classified as TCP. It does
 // not allocate.
@@ -167,12 +172,13 @@ func parseTCP(b []byte, fi *frameInfo, s *tcpSeg) bool {
 func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	t := d.tcp
 	h := t.hash(&s.key)
+	// The common case, TCP bulk: a direction already decided (its MPA frame
+	// done, or not MPA). Only a new SYN reopens it.
+	if !s.syn && t.decided(h) {
+		return
+	}
 	st := t.active[s.key]
 	if st == nil {
-		// A decided direction is ignored, unless a new SYN reuses its ports.
-		if t.decided(h) && !s.syn {
-			return
-		}
 		switch {
 		case s.syn:
 			// The first payload octet follows the SYN's sequence number.
@@ -233,6 +239,7 @@ func (d *Decoder) open(s *tcpSeg, start uint32, known bool, emit func(*Message))
 	}
 	st := &stream{key: s.key, v6: s.v6, startKnown: known, start: start}
 	t.active[s.key] = st
+	t.undecide(t.hash(&s.key))
 	return st
 }
 

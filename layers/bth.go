@@ -136,7 +136,7 @@ func (b *BTH) SerializeTo(sb gopacket.SerializeBuffer, opts gopacket.SerializeOp
 
 // Fields lists the BTH's fields for display.
 func (b *BTH) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("OpCode", "opcode", 8, uint64(b.OpCode))
 	f.flag("Solicited Event", "se", b.SE)
 	f.flag("MigReq", "mig_req", b.M)

@@ -56,7 +56,7 @@ func (m *CMApr) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the APR's fields for display.
 func (m *CMApr) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	f.dec("Additional Information Length", "add_info_length", uint64(m.AddInfoLength))

@@ -89,7 +89,7 @@ func (m *CMLap) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the LAP's fields for display.
 func (m *CMLap) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	f.hex("Remote QPN/EECN", "remote_qpn", 24, uint64(m.RemoteQPNEECN))

@@ -56,7 +56,7 @@ func (m *CMMra) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the MRA's fields for display.
 func (m *CMMra) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	f.dec("Message MRAed", "message_mraed", uint64(m.MessageMRAed))
@@ -104,7 +104,7 @@ func (m *CMRtu) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the RTU's fields for display.
 func (m *CMRtu) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	return f
@@ -153,7 +153,7 @@ func (m *CMDreq) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serialize
 
 // Fields lists the DREQ's fields for display.
 func (m *CMDreq) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	f.hex("Remote QPN/EECN", "remote_qpn", 24, uint64(m.RemoteQPNEECN))
@@ -200,7 +200,7 @@ func (m *CMDrep) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serialize
 
 // Fields lists the DREP's fields for display.
 func (m *CMDrep) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	return f

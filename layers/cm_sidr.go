@@ -59,7 +59,7 @@ func (m *CMSidrReq) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serial
 
 // Fields lists the SIDR_REQ's fields for display.
 func (m *CMSidrReq) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Request ID", "request_id", 32, uint64(m.RequestID))
 	f.hex("Partition Key", "partition_key", 16, uint64(m.PartitionKey))
 	f.id64("Service ID", "service_id", m.ServiceID)
@@ -124,7 +124,7 @@ func (m *CMSidrRep) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serial
 
 // Fields lists the SIDR_REP's fields for display.
 func (m *CMSidrRep) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.hex("Request ID", "request_id", 32, uint64(m.RequestID))
 	f.dec("Status", "status", uint64(m.Status))
 	f.dec("Additional Information Length", "add_info_length", uint64(m.AddInfoLength))

@@ -88,7 +88,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 // Fields lists the ERF header's fields for display.
 func (e *ERF) Fields() []Field {
-	var f fieldList
+	f := make(fieldList, 0, 16)
 	f.dec("Type", "type", uint64(e.Type))
 	f.hex("Flags", "flags", 8, uint64(e.Flags))
 	f.dec("Record Length", "rlen", uint64(e.RLen))

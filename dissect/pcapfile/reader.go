@@ -57,6 +57,11 @@ type Options struct {
 	// reduced to 16 MiB.
 	MaxRecord int
 
+	// Readahead reads (and decompresses) the source in a goroutine of its
+	// own, a chunk ahead of the parsing, so that both use a core. Close
+	// stops the goroutine.
+	Readahead bool
+
 	bufSize int // initial buffer size; 0 means defaultBufSize (tests only)
 }
 
@@ -81,6 +86,8 @@ type Reader struct {
 	n          int   // packet records returned so far
 	err        error // sticky error returned by Next
 	frame      Frame
+
+	pf *prefetcher // read-ahead, when on
 
 	// pcapng state.
 	ifaces  []iface // interfaces of the current section
@@ -144,6 +151,7 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 		if err := r.readSection(true); err != nil {
 			return nil, err
 		}
+		r.startReadahead(opts)
 		return r, nil
 	default:
 		return nil, r.notCapture(b)
@@ -152,7 +160,31 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	if err := r.readPcapHeader(); err != nil {
 		return nil, err
 	}
+	r.startReadahead(opts)
 	return r, nil
+}
+
+// testReadahead turns read-ahead on for every Reader, with the given chunk
+// size and headroom (tests only: the suite runs once without, once with).
+var testReadahead struct {
+	on         bool
+	size, head int
+}
+
+// startReadahead starts the read-ahead goroutine when asked, unless the
+// source has already ended.
+func (r *Reader) startReadahead(opts Options) {
+	size, head := defaultBufSize, prefetchHeadroom
+	switch {
+	case testReadahead.on:
+		size, head = testReadahead.size, testReadahead.head
+	case !opts.Readahead:
+		return
+	}
+	if r.rerr != nil {
+		return
+	}
+	r.pf = startPrefetch(r.src, size, head)
 }
 
 // readHead reads up to len(b) octets from src, stopping at the first error
@@ -227,6 +259,10 @@ func Open(name string, opts Options) (*Reader, error) {
 // Close releases the Reader and closes the file opened by Open. Frames
 // returned earlier become invalid; Next returns an error afterwards.
 func (r *Reader) Close() error {
+	if r.pf != nil {
+		r.pf.close()
+		r.pf = nil
+	}
 	r.err = errClosed
 	r.buf, r.r, r.w = nil, 0, 0
 	c := r.closer
@@ -307,6 +343,9 @@ func (r *Reader) fill(n int) error {
 func (r *Reader) fillSlow(n int) error {
 	if r.rerr != nil {
 		return r.rerr
+	}
+	if r.pf != nil {
+		return r.fillPrefetch(n)
 	}
 	// Move the unread octets to the front when n octets do not fit after r.
 	if r.r+n > len(r.buf) && r.r > 0 {

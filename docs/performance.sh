@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Measures rdmacm-pd against tcpdump and tshark on the mixed workload that
+# `rdmacm-pd craft --workload` writes, and prints a Markdown table.
+#
+#   docs/performance.sh                 # 1 GiB
+#   docs/performance.sh 256MiB 1GiB 4GiB
+#
+# For each size: writes the workload (once; kept in $PERF_DIR), reads it into
+# the page cache, then times (best of $RUNS):
+#   - rdmacm-pd dissect -T json (the full dissection: messages, connections,
+#     summary), and checks that it found every message and connection the
+#     workload holds;
+#   - tcpdump -r FILE 'udp dst port 4791 or tcp' -w /dev/null (a BPF filter
+#     pass, no decoding);
+#   - tshark with a display filter for CM and MPA (sizes up to $TSHARK_MAX
+#     only: it runs at about 10 MB/s).
+# Peak memory (max RSS) comes from GNU time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+dir=${PERF_DIR:-/tmp/rdmacm-pd-perf}
+runs=${RUNS:-3}
+tshark_max=${TSHARK_MAX:-1288490189}  # 1.2 GiB
+mkdir -p "$dir"
+go build -o "$dir/rdmacm-pd" .
+bin="$dir/rdmacm-pd"
+gtime=$(command -v /usr/bin/time || true)
+[ -n "$gtime" ] || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }
+
+# best SECONDS PEAK_KB of $runs runs of a command (stdout to /dev/null)
+best() {
+	local t m bt="" bm=""
+	for _ in $(seq "$runs"); do
+		"$gtime" -f "%e %M" -o "$dir/time.out" "$@" > /dev/null 2> "$dir/stderr.out" || { cat "$dir/stderr.out" >&2; return 1; }
+		read -r t m < "$dir/time.out"
+		if [ -z "$bt" ] || awk "BEGIN{exit !($t < $bt)}"; then bt=$t; bm=$m; fi
+	done
+	echo "$bt $bm"
+}
+
+echo "| size | frames | rdmacm-pd -T json | throughput | peak memory | tcpdump filter pass | tshark | vs tcpdump | vs tshark |"
+echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+for size in "${@:-1GiB}"; do
+	f="$dir/workload-$size.pcap"
+	if [ ! -f "$f" ] || [ ! -f "$f.expected" ]; then
+		"$bin" craft --workload "$size" -w "$f" > "$f.expected"
+	fi
+	cat "$f" > /dev/null
+	octets=$(stat -c %s "$f")
+
+	# Correctness: every message and connection the workload holds.
+	"$bin" dissect -T json "$f" | tail -n 1 > "$dir/summary.json"
+	python3 - "$f.expected" "$dir/summary.json" <<'PY'
+import json, re, sys
+exp = open(sys.argv[1]).read()
+want_msgs = int(re.search(r"expect (\d+) messages", exp).group(1))
+want_conns = int(re.search(r"and (\d+) established", exp).group(1))
+want_frames = int(re.search(r"frames (\d+),", exp).group(1))
+s = json.loads(open(sys.argv[2]).read())
+got = (s["frames"], s["messages"], s["connections"]["established"])
+if got != (want_frames, want_msgs, want_conns) or s["state_limit_drops"] or s["decode_errors"]:
+    sys.exit("MISMATCH: got frames/messages/established %s, want %s" % (got, (want_frames, want_msgs, want_conns)))
+PY
+	frames=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['frames'])" "$dir/summary.json")
+
+	read -r rt rm < <(best "$bin" dissect -T json "$f")
+	tcp="-"
+	if command -v tcpdump > /dev/null; then
+		read -r tt _ < <(best tcpdump -r "$f" -w /dev/null 'udp dst port 4791 or tcp')
+		tcp="$tt s"
+	fi
+	tsh="-"
+	if command -v tshark > /dev/null && [ "$octets" -le "$tshark_max" ]; then
+		ts0=$(date +%s.%N)
+		tshark -n -r "$f" -Y 'infiniband.mad.mgmtclass == 7 or iwarp_mpa' -T fields -e frame.number > /dev/null 2>&1
+		ts1=$(date +%s.%N)
+		tsh=$(awk "BEGIN{printf \"%.1f s\", $ts1 - $ts0}")
+	fi
+	awk -v size="$size" -v frames="$frames" -v octets="$octets" -v rt="$rt" -v rm="$rm" -v tcp="$tcp" -v tsh="$tsh" 'BEGIN{
+		vt = (tcp == "-") ? "-" : sprintf("%.1fx faster", (tcp+0) / rt)
+		vs = (tsh == "-") ? "-" : sprintf("%.0fx faster", (tsh+0) / rt)
+		printf "| %s | %d | %.2f s | %.2f GB/s | %.0f MB | %s | %s | %s | %s |\n", size, frames, rt, octets / rt / 1e9, rm / 1024, tcp, tsh, vt, vs
+	}'
+done
