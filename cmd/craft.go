@@ -25,6 +25,8 @@ type craftOptions struct {
 	SplitAt   []int
 	Workload  string
 	Seed      uint64
+	Flood     string
+	Count     int
 }
 
 func newCraftCmd(s *IOStreams) *cobra.Command {
@@ -67,12 +69,17 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.BoolVar(&opts.HexOnly, "hex", false, "print only the initiator's 8 octets, in hex")
 	f.StringVar(&opts.Workload, "workload", "", "write a mixed performance workload of this size instead (e.g. 64MiB, 1GiB): RoCEv2 data, TCP bulk, small UDP, with CM exchanges and iWARP connections in between")
 	f.Uint64Var(&opts.Seed, "seed", 1, "workload: the random seed (the same seed writes the same file)")
+	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
+	f.IntVar(&opts.Count, "count", 1000000, "flood: how many streams, requests or retries")
 	return c
 }
 
 func runCraft(s *IOStreams, opts *craftOptions) error {
 	if opts.Workload != "" {
 		return runWorkload(s, opts)
+	}
+	if opts.Flood != "" {
+		return runFlood(s, opts)
 	}
 	if opts.HexOnly {
 		b, err := opts.Initiator.Message()
@@ -173,4 +180,27 @@ func parseSize(v string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%q is not a size", v)
+}
+
+// runFlood writes a hostile capture.
+func runFlood(s *IOStreams, opts *craftOptions) error {
+	if opts.Write == "" || opts.Write == "-" {
+		return usageError("--flood needs -w FILE")
+	}
+	if opts.Count < 1 {
+		return usageError("--count must be at least 1")
+	}
+	f, err := os.Create(opts.Write)
+	if err != nil {
+		return failure(err)
+	}
+	n, err := craft.Flood(f, opts.Flood, opts.Count)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return usageError("%v", err)
+	}
+	fmt.Fprintf(s.Out, "%s: %d frames (%s, %d)\n", opts.Write, n, opts.Flood, opts.Count)
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -72,9 +73,9 @@ and checks it.`,
 	f.StringVar(&opts.FailOn, "fail-on", "never", "exit 1 when a finding reaches this severity: never, info, warning or error")
 	f.UintSliceVar(&opts.RoCEPorts, "roce-port", nil, "also decode this UDP destination port as RoCEv2 (repeatable)")
 	f.IntVar(&opts.TCP.StreamBytes, "max-stream-bytes", 65555, "iWARP: octets buffered per TCP direction for its MPA frame")
-	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", 64<<20, "iWARP: octets buffered for all TCP directions together")
-	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", 65536, "iWARP: TCP directions followed at once (the least recently seen are given up first)")
-	f.IntVar(&opts.MaxConnections, "max-connections", 1<<20, "connection attempts tracked at once (the oldest is reported early beyond it)")
+	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", dissect.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
+	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", dissect.DefaultTCPFlows, "iWARP: TCP directions followed at once (the least recently seen are given up first)")
+	f.IntVar(&opts.MaxConnections, "max-connections", dissect.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 
 	f.StringArrayVarP(&opts.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
@@ -181,6 +182,11 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	counter := &severityCounter{next: r}
 	cfg := dissect.Config{RoCEPorts: ports, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
 		Hash: opts.SHA256 || format == output.Markdown}
+	// Keep the garbage collector close to the state limits, so that memory
+	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
+	if s.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.MemoryBudget())
+	}
 	var runErr error
 	if live {
 		runErr = runLive(ctx, s, opts, cfg, counter)

@@ -44,8 +44,8 @@ func requireCapture(t *testing.T) {
 
 var builtBinary string
 
-// binary builds rdmacm-pd once for the live tests.
-func binary(t *testing.T) string {
+// rdmacmBinary builds rdmacm-pd once for the live tests.
+func rdmacmBinary(t *testing.T) string {
 	t.Helper()
 	if builtBinary != "" {
 		return builtBinary
@@ -82,7 +82,7 @@ type capture struct {
 
 func startCapture(t *testing.T, args ...string) *capture {
 	t.Helper()
-	c := &capture{cmd: exec.Command(binary(t), append([]string{"dissect"}, args...)...)}
+	c := &capture{cmd: exec.Command(rdmacmBinary(t), append([]string{"dissect"}, args...)...)}
 	c.cmd.Stdout = &c.stdout
 	pr, err := c.cmd.StderrPipe()
 	if err != nil {

@@ -133,10 +133,15 @@ type Tracker struct {
 	dropped int
 }
 
-// NewTracker makes a tracker holding at most max attempts at once (0: 1<<20).
+// DefaultMaxConnections bounds the attempts tracked at once: about 1 KB
+// each, 64 MiB at most.
+const DefaultMaxConnections = 65536
+
+// NewTracker makes a tracker holding at most max attempts at once (0: the
+// default).
 func NewTracker(live bool, max int) *Tracker {
 	if max <= 0 {
-		max = 1 << 20
+		max = DefaultMaxConnections
 	}
 	return &Tracker{live: live, max: max, byReq: map[reqKey]*Connection{}, byRep: map[reqKey]*Connection{},
 		byTCP: map[tcpConnKey]*Connection{}, history: map[serviceKey]negotiated{}}

@@ -20,10 +20,23 @@ type Config struct {
 	// Live hands each connection attempt on as soon as its state is known
 	// (else all at the end, in the order of their requests).
 	Live bool
-	// MaxConnections bounds the attempts tracked at once (0: 1<<20).
+	// MaxConnections bounds the attempts tracked at once (0: 65536).
 	MaxConnections int
 	// Hash computes each input's SHA-256 for the summary.
 	Hash bool
+}
+
+// MemoryBudget is the heap the state limits allow, with room for the rest
+// of the program: a soft memory limit for the Go runtime. With the default
+// limits it is under 100 MB.
+func (c Config) MemoryBudget() int64 {
+	l := c.TCP.withDefaults()
+	conns := c.MaxConnections
+	if conns <= 0 {
+		conns = DefaultMaxConnections
+	}
+	const base, perConn, perFlow = 40 << 20, 400, 400
+	return base + int64(l.TotalBytes) + perConn*int64(conns) + perFlow*int64(l.ActiveFlows)
 }
 
 // Frame is one captured frame handed to a Decoder. Data is only read during
@@ -154,6 +167,10 @@ func (d *Decoder) Flush(emit func(*Message)) { d.flushTCP(emit) }
 
 // Dropped counts TCP directions given up because of a state limit.
 func (d *Decoder) Dropped() int { return d.tcp.dropped }
+
+// SilentDrops counts the TCP directions given up at a state limit before
+// they showed an MPA key: no message carries a finding for them.
+func (d *Decoder) SilentDrops() int { return d.tcp.silentDrops }
 
 // decodeLayers runs gopacket's decoding-layer parser over a CM candidate.
 // It does not allocate.

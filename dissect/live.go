@@ -140,6 +140,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 
 	d.Flush(r.message)
 	r.sum.StateDrops += d.Dropped()
+	r.silentDrops(name, d)
 	r.sum.Inputs = inputs
 	r.sum.Frames = n
 	for _, c := range r.tracker.Finish() {

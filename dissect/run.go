@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -52,6 +53,15 @@ type Summary struct {
 	DecodeErrors int            // inputs that could not be read to their end
 	StateDrops   int            // streams and connection attempts given up at a state limit
 	Inputs       []Input
+	// Notes are findings about the run itself, not about one message or
+	// connection: state limits that dropped what no record can show.
+	Notes []Finding
+}
+
+// note adds a run-level finding and counts it.
+func (s *Summary) note(f Finding) {
+	s.Notes = append(s.Notes, f)
+	s.Findings[f.Code]++
 }
 
 // InputError is a problem reading one input; it names the input.
@@ -149,9 +159,23 @@ func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink 
 	return r.sum, errors.Join(errs...)
 }
 
+// maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
+// and the USER values are 147 to 162.
+const maxLinkType = 512
+
+// silentDrops notes the TCP directions an input's decoder gave up at a
+// state limit before they showed an MPA key.
+func (r *run) silentDrops(name string, d *Decoder) {
+	if n := d.SilentDrops(); n > 0 {
+		r.sum.note(newFinding("state-limit-reached",
+			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes) before they showed an MPA key",
+			name, n))
+	}
+}
+
 // input reads one capture file through a Decoder.
-func (r *run) input(name string, stdin io.Reader) (Input, error) {
-	in := Input{Name: name}
+func (r *run) input(name string, stdin io.Reader) (in Input, err error) {
+	in = Input{Name: name}
 	src, size, hashed, closeSrc, err := openInput(r.ctx, name, stdin, r.cfg.Hash)
 	if err != nil {
 		in.Err = err
@@ -159,6 +183,12 @@ func (r *run) input(name string, stdin io.Reader) (Input, error) {
 	}
 	defer closeSrc()
 	in.Size = size
+	// A stream's size is what was read of it, whatever the way out.
+	defer func() {
+		if cr, ok := src.(*countingReader); ok {
+			in.Size = cr.n
+		}
+	}()
 	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true})
 	if err != nil {
 		in.Err = err
@@ -191,6 +221,14 @@ func (r *run) input(name string, stdin io.Reader) (Input, error) {
 			in.Last = pf.Time
 		}
 		if !supportedLink(pf.LinkType) {
+			if pf.LinkType >= maxLinkType {
+				// Not a LINKTYPE value at all: a damaged header, not a
+				// capture of something else.
+				readErr = &pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
+					"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", pf.LinkType)}
+				in.Frames--
+				break
+			}
 			in.Skipped++
 			continue
 		}
@@ -204,11 +242,9 @@ func (r *run) input(name string, stdin io.Reader) (Input, error) {
 	// not lost.
 	d.Flush(r.message)
 	r.sum.StateDrops += d.Dropped()
+	r.silentDrops(name, d)
 	in.LinkTypes = rd.LinkTypes()
 	in.SHA256 = hashed()
-	if cr, ok := src.(*countingReader); ok {
-		in.Size = cr.n
-	}
 	if readErr != nil {
 		in.Err = readErr
 		return in, &InputError{Name: name, Err: readErr}

@@ -19,11 +19,17 @@ import (
 // complete or it is clearly not MPA; memory per stream and in total is
 // capped, and hitting a cap is reported as a finding.
 
+// Defaults of the state limits.
+const (
+	DefaultTCPBuffer = 16 << 20 // octets buffered for all TCP directions
+	DefaultTCPFlows  = 32768    // TCP directions followed at once (about 400 octets each)
+)
+
 // TCPLimits bound the memory the reassembly uses.
 type TCPLimits struct {
 	StreamBytes  int // octets buffered for one direction; default 65555 (any PD_Length fits)
-	TotalBytes   int // octets buffered for all directions together; default 64 MiB
-	ActiveFlows  int // directions being followed at once; default 65536
+	TotalBytes   int // octets buffered for all directions together; default 16 MiB
+	ActiveFlows  int // directions being followed at once; default 32768
 	MaxEarlySegs int // segments kept from a direction whose start is unknown; default 4
 }
 
@@ -32,10 +38,10 @@ func (l TCPLimits) withDefaults() TCPLimits {
 		l.StreamBytes = layers.MPAHeaderLen + 0xffff
 	}
 	if l.TotalBytes <= 0 {
-		l.TotalBytes = 64 << 20
+		l.TotalBytes = DefaultTCPBuffer
 	}
 	if l.ActiveFlows <= 0 {
-		l.ActiveFlows = 65536
+		l.ActiveFlows = DefaultTCPFlows
 	}
 	if l.MaxEarlySegs <= 0 {
 		l.MaxEarlySegs = 4
@@ -99,6 +105,7 @@ type tcpState struct {
 	total    int      // octets buffered in all streams
 	verdicts []uint64 // lossy cache of flow hashes already decided (done or not MPA)
 	dropped  int      // directions given up because of a limit
+	opens    int      // directions opened since the last sweep
 	// silentDrops counts directions given up before they showed an MPA key:
 	// no message can carry their finding, so only the count tells.
 	silentDrops int
@@ -110,9 +117,12 @@ const verdictSlots = 1 << 18
 // list), whatever a flood of retransmissions does.
 const maxCarried = 1024
 
+// maxMPAFrame is the longest MPA frame within the RFC's limits (PD_Length
+// 512); a segment without a key that is longer cannot belong to one.
+const maxMPAFrame = layers.MPAHeaderLen + layers.MPAMaxPDLength
+
 func newTCPState(lim TCPLimits) *tcpState {
-	return &tcpState{lim: lim.withDefaults(), seed: maphash.MakeSeed(), active: map[flowKey]*stream{},
-		verdicts: make([]uint64, verdictSlots)}
+	return &tcpState{lim: lim.withDefaults(), seed: maphash.MakeSeed(), active: map[flowKey]*stream{}}
 }
 
 func (t *tcpState) hash(k *flowKey) uint64 {
@@ -123,8 +133,18 @@ func (t *tcpState) hash(k *flowKey) uint64 {
 	return h
 }
 
-func (t *tcpState) decided(h uint64) bool { return t.verdicts[h&(verdictSlots-1)] == h }
-func (t *tcpState) decide(h uint64)       { t.verdicts[h&(verdictSlots-1)] = h }
+// The verdict cache is allocated with the first TCP segment: captures
+// without TCP do not pay for it.
+func (t *tcpState) decided(h uint64) bool {
+	return t.verdicts != nil && t.verdicts[h&(verdictSlots-1)] == h
+}
+
+func (t *tcpState) decide(h uint64) {
+	if t.verdicts == nil {
+		t.verdicts = make([]uint64, verdictSlots)
+	}
+	t.verdicts[h&(verdictSlots-1)] = h
+}
 func (t *tcpState) undecide(h uint64) {
 	if t.decided(h) {
 		t.verdicts[h&(verdictSlots-1)] = 0
@@ -187,6 +207,11 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 			return
 		case layers.MPAKeyPrefix(s.payload):
 			st = d.open(s, s.seq, true, emit)
+		case len(s.payload) > maxMPAFrame:
+			// No handshake, no key, and longer than any MPA frame: bulk data
+			// of a connection whose start is not in the capture.
+			t.decide(h)
+			return
 		default:
 			// No handshake seen and this segment does not start a key: the
 			// capture may begin mid-connection, or this may be a later part of
@@ -206,10 +231,16 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 				st.startKnown, st.start = true, s.seq
 				t.add(st, s.seq, s.payload, s.frame, cut)
 				t.replayEarly(st)
-			} else if len(st.early) < t.lim.MaxEarlySegs && t.reserve(st, len(s.payload)) {
+			} else if len(st.early) < t.lim.MaxEarlySegs && len(s.payload) <= maxMPAFrame {
+				if !t.reserve(st, len(s.payload)) {
+					t.dropped++ // the total buffer is full: given up unseen
+					t.silentDrops++
+					t.close(st, h)
+					return
+				}
 				st.early = append(st.early, early{seq: s.seq, data: append([]byte(nil), s.payload...), frame: s.frame, time: s.time, cut: cut})
 			} else {
-				t.close(st, h)
+				t.close(st, h) // no key among the first segments: not MPA
 				return
 			}
 		} else {
@@ -234,6 +265,13 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 // a flood of connections costs O(log n) per connection).
 func (d *Decoder) open(s *tcpSeg, start uint32, known bool, emit func(*Message)) *stream {
 	t := d.tcp
+	// Sweep after as many new directions as are followed (at least
+	// sweepEvery): a sweep costs one look at each, so each new direction
+	// pays for one look or fewer.
+	if t.opens++; t.opens >= max(sweepEvery, len(t.active)) {
+		t.opens = 0
+		d.sweep(s.time, emit)
+	}
 	if len(t.active) >= t.lim.ActiveFlows {
 		d.evict(emit)
 	}
@@ -241,6 +279,34 @@ func (d *Decoder) open(s *tcpSeg, start uint32, known bool, emit func(*Message))
 	t.active[s.key] = st
 	t.undecide(t.hash(&s.key))
 	return st
+}
+
+// Directions that go quiet are not kept for ever. An MPA Request or Reply
+// follows the TCP handshake at once, and its segments follow each other
+// closely: a direction still undecided after these spans of capture time is
+// decided by age.
+const (
+	sweepEvery   = 1024
+	quietUnknown = 2 * time.Second  // no handshake and no key seen yet: not MPA
+	quietNoData  = 10 * time.Second // a SYN, then nothing: not MPA
+	quietMPA     = 60 * time.Second // an MPA frame begun and not finished: reported, given up
+)
+
+// sweep decides the directions that have been quiet too long.
+func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
+	t := d.tcp
+	for _, st := range t.active {
+		quiet := now.Sub(st.lastTime)
+		switch {
+		case st.key16 && quiet > quietMPA:
+			t.dropped++
+			st.capped = fmt.Sprintf("nothing more arrived for %s: this MPA frame was given up", quietMPA)
+			d.finish(st, t.hash(&st.key), st.lastTime, "it was given up", emit)
+		case !st.key16 && !st.startKnown && quiet > quietUnknown,
+			!st.key16 && st.startKnown && quiet > quietNoData:
+			t.close(st, t.hash(&st.key))
+		}
+	}
 }
 
 // evict gives up the least recently seen directions. One that already showed

@@ -57,7 +57,7 @@ func ICRCLRH(lrh, ib []byte) uint32 {
 	var crc uint32
 	if len(lrh) > 0 {
 		v := lrh[0] | 0xf0 // VL
-		crc = upd(crc, octetValues[v:v+1])
+		crc = upd(crc, octetValues[v:int(v)+1])
 		crc = upd(crc, lrh[1:])
 	}
 	return updateBTH(crc, ib)
@@ -80,7 +80,7 @@ func updateMaskedIP(crc uint32, h []byte) uint32 {
 		return upd(crc, h[12:])
 	case h[0]>>4 != 4 && len(h) >= 8:
 		v := h[0] | 0x0f // traffic class, high nibble
-		crc = upd(crc, octetValues[v:v+1])
+		crc = upd(crc, octetValues[v:int(v)+1])
 		crc = upd(crc, ones[:3]) // traffic class, low nibble, and flow label
 		crc = upd(crc, h[4:7])
 		crc = upd(crc, ones[:1]) // hop limit

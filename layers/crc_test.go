@@ -2,6 +2,7 @@ package layers
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"testing"
 )
 
@@ -278,3 +279,20 @@ func rev8(b byte) byte {
 }
 
 func rev16(v uint16) uint16 { return uint16(rev8(byte(v)))<<8 | uint16(rev8(byte(v>>8))) }
+
+// TestICRCMaskedOctetFF: a first octet that the mask turns into 0xff (LRH
+// VL nibble, IPv6 traffic class) must not overflow the octet table
+// (a regression found by FuzzDissectFile).
+func TestICRCMaskedOctetFF(t *testing.T) {
+	lrh := []byte{0xff, 0x02, 0, 1, 0, 10, 0, 2}
+	ib := make([]byte, 16)
+	want := crc32.Update(0, crc32.IEEETable, append(append([]byte{}, lrh...), append([]byte{ib[0], ib[1], ib[2], ib[3], 0xff}, ib[5:]...)...))
+	if got := ICRCLRH(lrh, ib); got != want {
+		t.Errorf("LRH: %08x, want %08x", got, want)
+	}
+	grh := make([]byte, 40)
+	grh[0] = 0x6f
+	_ = ICRCGRH(grh, ib) // 0x6f | 0x0f = 0x6f... and 0xff:
+	grh[0] = 0xff
+	_ = ICRCGRH(grh, ib)
+}

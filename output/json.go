@@ -229,6 +229,8 @@ func appendSummary(j *jw, s *dissect.Summary) {
 	j.end()
 	j.kint("decode_errors", int64(s.DecodeErrors))
 	j.kint("state_limit_drops", int64(s.StateDrops))
+	j.key("warnings")
+	appendFindings(j, s.Notes)
 	j.key("inputs")
 	j.arr()
 	for _, in := range s.Inputs {

@@ -135,6 +135,9 @@ func (m *markdownRenderer) Summary(s *dissect.Summary) error {
 			"responder → initiator", "remote invalidation", "findings"}, "--:|---|---|---|---|---|--:|--:|---|---", cr)
 	}
 
+	for _, f := range s.Notes {
+		m.findings = append(m.findings, []string{code(f.Code), f.Severity.String(), "the run", cell(f.Message), cell(f.Reference)})
+	}
 	fmt.Fprintf(w, "## Findings\n\n")
 	if len(m.findings) == 0 {
 		fmt.Fprintf(w, "None.\n\n")

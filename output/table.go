@@ -64,6 +64,7 @@ func (r *textRenderer) Summary(s *dissect.Summary) error {
 	if s.Frames > 0 || s.DecodeErrors == 0 {
 		fmt.Fprintf(w, "\n%s\n", p.dim.Sprint(totals(s)))
 	}
+	r.findings(s.Notes)
 	return w.Flush()
 }
 

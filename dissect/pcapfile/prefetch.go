@@ -13,30 +13,39 @@ import (
 // falls back to joining buffers.
 
 const (
-	prefetchDepth    = 3       // chunk buffers in flight
-	prefetchHeadroom = 1 << 18 // octets of room before a chunk
+	prefetchDepth = 3       // chunk buffers in flight
+	prefetchFirst = 1 << 16 // the first chunks' size; it doubles up to the largest
+	prefetchMax   = 1 << 20 // the largest chunk
 )
 
+// headroomFor is the room kept in front of a chunk: a quarter of it (a
+// record longer than that is joined instead).
+func headroomFor(size int) int { return max(size/4, 16) }
+
 type chunk struct {
-	buf []byte // headroom, then n octets of data
-	n   int
-	err error
+	buf  []byte // headroom, then n octets of data
+	head int
+	n    int
+	err  error
 }
 
 type prefetcher struct {
-	size, head int
-	full       chan chunk
-	free       chan []byte
-	stop       chan struct{}
-	done       chan struct{}
-	err        error // the source's error, once a chunk carried it
+	full chan chunk
+	free chan []byte
+	stop chan struct{}
+	done chan struct{}
+	err  error // the source's error, once a chunk carried it
 }
 
-func startPrefetch(src io.Reader, size, head int) *prefetcher {
-	p := &prefetcher{size: size, head: head, full: make(chan chunk, prefetchDepth),
+// startPrefetch starts reading src in chunks of first octets, doubling
+// while chunks come back full, up to max: a small input costs little memory,
+// a large one is read in large chunks.
+func startPrefetch(src io.Reader, first, max int) *prefetcher {
+	p := &prefetcher{full: make(chan chunk, prefetchDepth),
 		free: make(chan []byte, prefetchDepth), stop: make(chan struct{}), done: make(chan struct{})}
+	size := first
 	for range prefetchDepth {
-		p.free <- make([]byte, head+size)
+		p.free <- nil // allocated on first use, at the size of the time
 	}
 	go func() {
 		defer close(p.done)
@@ -47,9 +56,16 @@ func startPrefetch(src io.Reader, size, head int) *prefetcher {
 			case <-p.stop:
 				return
 			}
+			head := headroomFor(size)
+			if len(b) != head+size {
+				b = make([]byte, head+size)
+			}
 			n, err := readChunk(src, b[head:])
+			if n == size && size < max {
+				size *= 2
+			}
 			select {
-			case p.full <- chunk{buf: b, n: n, err: err}:
+			case p.full <- chunk{buf: b, head: head, n: n, err: err}:
 			case <-p.stop:
 				return
 			}
@@ -103,22 +119,25 @@ func (r *Reader) fillPrefetch(n int) error {
 		c := <-p.full
 		left := r.buf[r.r:r.w]
 		old := r.buf
-		if len(left) <= p.head {
+		if len(left) <= c.head {
 			// The usual case: the unread tail goes into the headroom.
-			at := p.head - len(left)
+			at := c.head - len(left)
 			copy(c.buf[at:], left)
 			r.base += int64(r.r - at)
-			r.buf, r.r, r.w = c.buf, at, p.head+c.n
+			r.buf, r.r, r.w = c.buf, at, c.head+c.n
+			p.recycle(old, r.pfOwned)
+			r.pfOwned = true
 		} else {
 			// A record longer than the headroom: join the buffers.
 			nb := make([]byte, len(left)+c.n)
 			copy(nb, left)
-			copy(nb[len(left):], c.buf[p.head:p.head+c.n])
+			copy(nb[len(left):], c.buf[c.head:c.head+c.n])
 			r.base += int64(r.r)
 			r.buf, r.r, r.w = nb, 0, len(nb)
-			p.recycle(c.buf)
+			p.recycle(c.buf, true)
+			p.recycle(old, r.pfOwned)
+			r.pfOwned = false
 		}
-		p.recycle(old)
 		if c.err != nil {
 			p.err = c.err
 		}
@@ -126,9 +145,10 @@ func (r *Reader) fillPrefetch(n int) error {
 	return nil
 }
 
-// recycle hands a chunk buffer back, and drops any other buffer.
-func (p *prefetcher) recycle(b []byte) {
-	if len(b) != p.head+p.size {
+// recycle hands a chunk buffer back to the reading goroutine; other
+// buffers (the first one, joined ones) are left to the collector.
+func (p *prefetcher) recycle(b []byte, chunkBuf bool) {
+	if !chunkBuf {
 		return
 	}
 	select {

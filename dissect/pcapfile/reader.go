@@ -16,7 +16,7 @@ const (
 	defaultMaxRecord = 256 << 10              // default cap on one record's captured length
 	hardMaxRecord    = 16 << 20               // the cap can never be raised above this
 	maxBlock         = hardMaxRecord + 64<<10 // cap on a pcapng block's total length
-	defaultBufSize   = 1 << 20                // initial read buffer
+	defaultBufSize   = 1 << 16                // initial read buffer (grown for large records)
 	minBufSize       = 64                     // smallest buffer accepted (tests use small ones)
 	gzipInBufSize    = 64 << 10               // buffer for the compressed input
 	maxIfaces        = 1 << 16                // interfaces per pcapng section
@@ -87,7 +87,8 @@ type Reader struct {
 	err        error // sticky error returned by Next
 	frame      Frame
 
-	pf *prefetcher // read-ahead, when on
+	pf      *prefetcher // read-ahead, when on
+	pfOwned bool        // buf is a chunk buffer of pf
 
 	// pcapng state.
 	ifaces  []iface // interfaces of the current section
@@ -164,27 +165,28 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-// testReadahead turns read-ahead on for every Reader, with the given chunk
-// size and headroom (tests only: the suite runs once without, once with).
+// testReadahead turns read-ahead on for every Reader, with chunks from
+// size octets up to four times that (tests only: the suite runs once
+// without, once with).
 var testReadahead struct {
-	on         bool
-	size, head int
+	on   bool
+	size int
 }
 
 // startReadahead starts the read-ahead goroutine when asked, unless the
 // source has already ended.
 func (r *Reader) startReadahead(opts Options) {
-	size, head := defaultBufSize, prefetchHeadroom
+	first, most := prefetchFirst, prefetchMax
 	switch {
 	case testReadahead.on:
-		size, head = testReadahead.size, testReadahead.head
+		first, most = testReadahead.size, 4*testReadahead.size
 	case !opts.Readahead:
 		return
 	}
 	if r.rerr != nil {
 		return
 	}
-	r.pf = startPrefetch(r.src, size, head)
+	r.pf = startPrefetch(r.src, first, most)
 }
 
 // readHead reads up to len(b) octets from src, stopping at the first error

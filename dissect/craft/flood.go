@@ -1,0 +1,116 @@
+package craft
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	golayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// Flood kinds: hostile captures that try to make a dissector keep state.
+const (
+	FloodTCPStreams = "tcp-streams" // N TCP directions (half with a SYN) that never send an MPA frame
+	FloodHalfMPA    = "half-mpa"    // N TCP directions that start an MPA Request and never finish it
+	FloodREQs       = "reqs"        // N CM REQs that nobody answers
+	FloodRetries    = "retries"     // one CM REQ sent N times (CM retries), never answered
+)
+
+// FloodKinds lists the kinds Flood knows.
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries}
+
+// Flood writes a pcap file of n hostile units of the given kind, built from
+// templates (patched ports, addresses and IDs) so that millions cost seconds.
+func Flood(w io.Writer, kind string, n int) (frames int, err error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	pw := pcapgo.NewWriterNanos(bw)
+	if err := pw.WriteFileHeader(Snaplen, golayers.LinkTypeEthernet); err != nil {
+		return 0, err
+	}
+	t := DefaultStart
+	emit := func(data []byte) error {
+		frames++
+		t = t.Add(time.Microsecond)
+		return pw.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(data), Length: len(data)}, data)
+	}
+	a, b := Endpoints(0, false)
+	b.Port = 20049
+	// setAddr writes the i-th source address and port into a TCP or UDP
+	// frame over IPv4: 10.0.0.0/8 and ports from 1024.
+	setAddr := func(f []byte, i int) {
+		binary.BigEndian.PutUint32(f[14+12:], 0x0a000000|uint32(i/50000)&0xffffff)
+		binary.BigEndian.PutUint16(f[14+20:], uint16(1024+i%50000))
+	}
+	switch kind {
+	case FloodTCPStreams:
+		syn, err := (&TCP{Src: a, Dst: b, Seq: 100, SYN: true}).Frame()
+		if err != nil {
+			return 0, err
+		}
+		data, err := (&TCP{Src: a, Dst: b, Seq: 101, ACK: true, PSH: true, Payload: []byte("GET / HTTP/1.1\r\n\r\n")}).Frame()
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < n; i++ {
+			if i%2 == 0 {
+				setAddr(syn, i)
+				if err := emit(syn); err != nil {
+					return frames, err
+				}
+			}
+			setAddr(data, i)
+			if err := emit(data); err != nil {
+				return frames, err
+			}
+		}
+	case FloodHalfMPA:
+		req := (&MPA{Request: true, Rev: 1, Data: make([]byte, 100)}).Bytes()
+		syn, err := (&TCP{Src: a, Dst: b, Seq: 100, SYN: true}).Frame()
+		if err != nil {
+			return 0, err
+		}
+		part, err := (&TCP{Src: a, Dst: b, Seq: 101, ACK: true, PSH: true, Payload: req[:30]}).Frame()
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < n; i++ {
+			setAddr(syn, i)
+			setAddr(part, i)
+			if err := emit(syn); err != nil {
+				return frames, err
+			}
+			if err := emit(part); err != nil {
+				return frames, err
+			}
+		}
+	case FloodREQs, FloodRetries:
+		x := Exchange{Transport: RoCEv2, Initiator: Peer{SendSize: 4096, ReceiveSize: 4096}}
+		fs, err := x.Frames()
+		if err != nil {
+			return 0, err
+		}
+		req := fs[0].Data
+		const commID = 14 + 20 + 8 + 12 + 8 + 24 // the REQ's Local Communication ID
+		for i := 0; i < n; i++ {
+			if kind == FloodREQs {
+				binary.BigEndian.PutUint32(req[commID:], uint32(i))
+				binary.BigEndian.PutUint32(req[14+12:], 0x0a000000|uint32(i/50000)&0xffffff)
+				// The ICRC covers both: recompute it.
+				end := len(req) - layers.ICRCLen
+				binary.LittleEndian.PutUint32(req[end:], layers.ICRCRoCEv2(req[14:34], req[34:42], req[42:end]))
+			}
+			if err := emit(req); err != nil {
+				return frames, err
+			}
+		}
+	default:
+		return 0, fmt.Errorf("craft: unknown flood %q (want one of %v)", kind, FloodKinds)
+	}
+	return frames, bw.Flush()
+}

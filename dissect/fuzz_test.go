@@ -1,0 +1,218 @@
+package dissect
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// Fuzz targets of the dissector: a frame of any supported link type, a whole
+// capture file, the MPA reassembler, and craft's encoder against the decoder.
+// Seeds are under testdata/fuzz; .ci/fuzz runs them for a given time.
+
+var fuzzLinks = []uint16{linkEthernet, linkIB, linkERF, linkSLL, linkSLL2, linkRaw, linkNull, linkIPv4, linkIPv6}
+
+func seedFrames(f *testing.F) {
+	for _, tr := range []craft.Transport{craft.RoCEv2, craft.RoCEv1, craft.InfiniBand} {
+		x := craft.Exchange{Transport: tr, Initiator: craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
+		frames, err := x.Frames()
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, fr := range frames {
+			f.Add(uint8(0), fr.Data)
+			if fr.LinkType == craft.LinkIB {
+				f.Add(uint8(1), fr.Data)
+			}
+		}
+	}
+	xi := craft.IWARPExchange{Rev: 2, SplitAt: []int{7}}
+	frames, _ := xi.Frames()
+	for _, fr := range frames {
+		f.Add(uint8(0), fr.Data)
+	}
+}
+
+// FuzzDecodeFrame feeds arbitrary octets as a frame of each link type. No
+// panic; and what comes out is consistent: an RFC 8797 message lies inside
+// the private data, every finding is catalogued.
+func FuzzDecodeFrame(f *testing.F) {
+	seedFrames(f)
+	f.Fuzz(func(t *testing.T, link uint8, data []byte) {
+		d := NewDecoder("fuzz", Config{})
+		lt := fuzzLinks[int(link)%len(fuzzLinks)]
+		check := func(m *Message) {
+			if rp := m.RPCRDMA; rp != nil {
+				if rp.Offset < 0 || rp.Offset+layers.RPCRDMALen > len(m.PrivateData) || rp.Version != 1 ||
+					!layers.IsRPCRDMAAt(m.PrivateData, rp.Offset) {
+					t.Fatalf("RFC 8797 message at %d outside or not in %d octets of private data", rp.Offset, len(m.PrivateData))
+				}
+			}
+			for _, fd := range m.Findings {
+				if _, ok := LookupCheck(fd.Code); !ok {
+					t.Fatalf("uncatalogued finding %q", fd.Code)
+				}
+			}
+		}
+		fr := &Frame{Data: data, WireLen: len(data) + int(link)%3*100, LinkType: lt, Index: 1}
+		d.Decode(fr, check)
+		// Again, as the first half of a TCP stream, and flush.
+		fr.Index = 2
+		d.Decode(fr, check)
+		d.Flush(check)
+	})
+}
+
+// FuzzDissectFile runs the whole pipeline over arbitrary octets read as a
+// capture file. No panic, no hang, and a summary at the end.
+func FuzzDissectFile(f *testing.F) {
+	for _, name := range []string{"../pcaps/rocev2-nfs.pcap", "../pcaps/rocev2-ipv6.pcapng", "../pcaps/iwarp-split-ipv6.pcapng",
+		"../pcaps/infiniband.pcap"} {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		watch := time.AfterFunc(2*time.Second, func() {
+			fh, _ := os.Create("/tmp/fuzzstall.txt")
+			pprof.Lookup("goroutine").WriteTo(fh, 2)
+			fh.Write([]byte(fmt.Sprintf("\ninput %d octets: %x\n", len(data), data[:min(len(data), 200)])))
+			fh.Close()
+		})
+		defer watch.Stop()
+		var s fuzzSink
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sum, _ := Run(ctx, []string{"-"}, bytes.NewReader(data), Config{Hash: true}, &s)
+		if ctx.Err() != nil {
+			t.Fatalf("the run did not end within 10 s on %d octets", len(data))
+		}
+		if !s.summary || sum == nil || sum.Messages != s.messages {
+			t.Fatalf("summary %v, %d messages handed on", sum, s.messages)
+		}
+		// The whole input is read (and counted) unless it is damaged.
+		if size := sum.Inputs[0].Size; size < 0 || size > int64(len(data)) || (sum.DecodeErrors == 0 && size != int64(len(data))) {
+			t.Fatalf("size %d of %d octets (decode errors %d)", size, len(data), sum.DecodeErrors)
+		}
+	})
+}
+
+type fuzzSink struct {
+	NopSink
+	messages int
+	summary  bool
+}
+
+func (s *fuzzSink) Message(*Message) error       { s.messages++; return nil }
+func (s *fuzzSink) Summary(*Summary) error       { s.summary = true; return nil }
+func (s *fuzzSink) Connection(*Connection) error { return nil }
+
+// FuzzReassembly drives the MPA reassembler with a script of segments cut
+// from an MPA Request (or from arbitrary octets): each 4-octet step is an
+// offset, a length and flags (SYN, FIN, RST, retransmission). Properties: no
+// panic; memory accounting never goes negative nor above the limits; a
+// completed frame is the original one when the input was a valid Request.
+func FuzzReassembly(f *testing.F) {
+	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
+	f.Add(true, []byte{0, 0, 0, 1, 0, 7, 0, 0, 7, 25, 0, 0})
+	f.Add(true, []byte{20, 12, 0, 0, 0, 20, 0, 0})
+	f.Add(false, bytes.Repeat([]byte{3, 9, 1, 0}, 10))
+	f.Fuzz(func(t *testing.T, useReq bool, script []byte) {
+		stream := req
+		if !useReq {
+			stream = script
+		}
+		lim := TCPLimits{StreamBytes: 64, TotalBytes: 200, ActiveFlows: 2, MaxEarlySegs: 3}
+		d := NewDecoder("fuzz", Config{TCP: lim})
+		var got []*Message
+		emit := func(m *Message) { got = append(got, m) }
+		var s tcpSeg
+		for i := 0; i+4 <= len(script) && i < 400; i += 4 {
+			off, n, fl := int(script[i]), int(script[i+1]), script[i+2]
+			s = tcpSeg{seq: 1000 + uint32(off), frame: i/4 + 1, syn: fl&1 != 0, fin: fl&2 != 0, rst: fl&4 != 0}
+			s.key.sport, s.key.dport = 40000+uint16(script[i+3]%3), 20049
+			binary.BigEndian.PutUint32(s.key.src[12:], 0xc0000201)
+			if s.syn {
+				s.seq = 999
+			} else if off < len(stream) {
+				end := min(off+n, len(stream))
+				s.payload = stream[off:end]
+				s.wirePayload = len(s.payload) + int(fl>>4)
+			}
+			d.segment(&s, emit)
+			if d.tcp.total < 0 || d.tcp.total > lim.TotalBytes || len(d.tcp.active) > lim.ActiveFlows {
+				t.Fatalf("state: %d octets buffered, %d flows", d.tcp.total, len(d.tcp.active))
+			}
+		}
+		d.Flush(emit)
+		if d.tcp.total != 0 || len(d.tcp.active) != 0 {
+			t.Fatalf("after the flush: %d octets, %d flows", d.tcp.total, len(d.tcp.active))
+		}
+		for _, m := range got {
+			if useReq && m.Findings == nil && !bytes.Equal(m.PrivateData, req[20:]) {
+				t.Fatalf("a complete, clean Request with private data %x, want %x", m.PrivateData, req[20:])
+			}
+		}
+	})
+}
+
+// FuzzCraftRoundTrip: whatever properties craft encodes, the dissector
+// decodes the same (decode(encode(x)) == x), with valid CRCs and no finding
+// about the encoding.
+func FuzzCraftRoundTrip(f *testing.F) {
+	f.Add(uint8(0), uint8(3), uint8(3), true, uint8(7), uint8(7), false, false)
+	f.Add(uint8(2), uint8(0), uint8(255), false, uint8(1), uint8(0), true, true)
+	f.Add(uint8(3), uint8(15), uint8(15), true, uint8(15), uint8(15), true, false)
+	f.Fuzz(func(t *testing.T, tr, s1, r1 uint8, inv1 bool, s2, r2 uint8, inv2, reject bool) {
+		peer := func(s, r uint8, inv bool) craft.Peer {
+			return craft.Peer{SendSize: (int(s) + 1) * 1024, ReceiveSize: (int(r) + 1) * 1024, RemoteInvalidate: inv}
+		}
+		ini, res := peer(s1, r1, inv1), peer(s2, r2, inv2)
+		var frames []craft.Frame
+		var err error
+		switch tr % 5 {
+		case 0, 1, 2:
+			x := craft.Exchange{Transport: []craft.Transport{craft.RoCEv2, craft.RoCEv1, craft.InfiniBand}[tr%5], IPv6: tr&0x10 != 0,
+				Initiator: ini, Responder: res, Reject: reject}
+			frames, err = x.Frames()
+		default:
+			x := craft.IWARPExchange{Rev: 1 + tr%5 - 3, IPv6: tr&0x10 != 0, Initiator: ini, Responder: res, Reject: reject}
+			frames, err = x.Frames()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := NewDecoder("fuzz", Config{})
+		var msgs []*Message
+		for i, fr := range frames {
+			d.Decode(&Frame{Data: fr.Data, WireLen: len(fr.Data), LinkType: fr.LinkType, Index: i + 1}, func(m *Message) { msgs = append(msgs, m) })
+		}
+		d.Flush(func(m *Message) { msgs = append(msgs, m) })
+		if len(msgs) < 2 {
+			t.Fatalf("%d messages", len(msgs))
+		}
+		for i, want := range []craft.Peer{ini, res} {
+			m := msgs[i]
+			rp := m.RPCRDMA
+			if rp == nil || rp.SendSize != want.SendSize || rp.ReceiveSize != want.ReceiveSize || rp.RemoteInvalidate != want.RemoteInvalidate {
+				t.Fatalf("%s: decoded %+v, encoded %+v", m.Name, rp, want)
+			}
+			if m.IB != nil && (m.IB.ICRC == nil || !m.IB.ICRC.Valid || (m.IB.LRH != nil && (m.IB.VCRC == nil || !m.IB.VCRC.Valid))) {
+				t.Fatalf("%s: CRCs %+v", m.Name, m.IB)
+			}
+			for _, fd := range m.Findings {
+				if fd.Code != "mpa-reject" {
+					t.Fatalf("%s: finding %v", m.Name, fd)
+				}
+			}
+		}
+	})
+}
