@@ -143,21 +143,13 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 	r.silentDrops(name, d)
 	r.sum.Inputs = inputs
 	r.sum.Frames = n
-	for _, c := range r.tracker.Finish() {
-		r.connection(c)
-	}
-	r.sum.StateDrops += r.tracker.Dropped()
-	if r.err == nil {
-		r.err = sink.Summary(r.sum)
-	}
-	if r.err != nil {
-		return r.sum, r.err
-	}
 	if capErr != nil {
 		r.sum.DecodeErrors++
-		return r.sum, capErr
 	}
-	return r.sum, nil
+	if err := r.finish(); err != nil {
+		return r.sum, err
+	}
+	return r.sum, capErr
 }
 
 // readLive reads one source until stop, handing copies of its frames on.

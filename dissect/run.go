@@ -143,15 +143,8 @@ func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink 
 			return r.sum, r.err
 		}
 	}
-	for _, c := range r.tracker.Finish() {
-		r.connection(c)
-	}
-	r.sum.StateDrops += r.tracker.Dropped()
-	if r.err == nil {
-		r.err = sink.Summary(r.sum)
-	}
-	if r.err != nil {
-		return r.sum, r.err
+	if err := r.finish(); err != nil {
+		return r.sum, err
 	}
 	if err := ctx.Err(); err != nil {
 		return r.sum, err
@@ -162,6 +155,19 @@ func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink 
 // maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
 // and the USER values are 147 to 162.
 const maxLinkType = 512
+
+// finish hands on the connection attempts still open and the summary; it
+// returns the sink's error.
+func (r *run) finish() error {
+	for _, c := range r.tracker.Finish() {
+		r.connection(c)
+	}
+	r.sum.StateDrops += r.tracker.Dropped()
+	if r.err == nil {
+		r.err = r.sink.Summary(r.sum)
+	}
+	return r.err
+}
 
 // silentDrops notes the TCP directions an input's decoder gave up at a
 // state limit before they showed an MPA key.

@@ -75,6 +75,15 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 		c.Octets += int64(len(data)) + 16
 		return pw.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(data), Length: len(data)}, data)
 	}
+	emitAll := func(frames []Frame, err error) error {
+		for _, f := range frames {
+			if err != nil {
+				break
+			}
+			err = emit(f.Data)
+		}
+		return err
+	}
 	tpl, err := newTemplates()
 	if err != nil {
 		return c, err
@@ -87,14 +96,8 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 			x := Exchange{Transport: RoCEv2, Index: c.CMExchange % 50, Attempt: c.CMExchange / 50, Start: t,
 				Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
 				Responder: Peer{SendSize: 8192, ReceiveSize: 8192}}
-			frames, err := x.Frames()
-			if err != nil {
+			if err := emitAll(x.Frames()); err != nil {
 				return c, err
-			}
-			for _, f := range frames {
-				if err := emit(f.Data); err != nil {
-					return c, err
-				}
 			}
 			c.CMExchange++
 		case c.Frames >= mpaNext:
@@ -102,14 +105,8 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 			x := IWARPExchange{Rev: 2, Index: 60 + c.MPAConns%40, Attempt: c.MPAConns / 40, Start: t,
 				Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
 				Responder: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
-			frames, err := x.Frames()
-			if err != nil {
+			if err := emitAll(x.Frames()); err != nil {
 				return c, err
-			}
-			for _, f := range frames {
-				if err := emit(f.Data); err != nil {
-					return c, err
-				}
 			}
 			c.MPAConns++
 		default:

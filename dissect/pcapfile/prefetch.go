@@ -60,7 +60,7 @@ func startPrefetch(src io.Reader, first, max int) *prefetcher {
 			if len(b) != head+size {
 				b = make([]byte, head+size)
 			}
-			n, err := readChunk(src, b[head:])
+			n, err := readHead(src, b[head:])
 			if n == size && size < max {
 				size *= 2
 			}
@@ -75,30 +75,6 @@ func startPrefetch(src io.Reader, first, max int) *prefetcher {
 		}
 	}()
 	return p
-}
-
-// readChunk fills b from src, stopping at the first error (returned with
-// the count); a source that keeps returning nothing is an error.
-func readChunk(src io.Reader, b []byte) (int, error) {
-	n, stalls := 0, 0
-	for n < len(b) {
-		m, err := src.Read(b[n:])
-		if m < 0 || m > len(b)-n {
-			return n, errBadCount
-		}
-		n += m
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			if stalls++; stalls >= maxStalls {
-				return n, io.ErrNoProgress
-			}
-		} else {
-			stalls = 0
-		}
-	}
-	return n, nil
 }
 
 // close stops the goroutine and waits for it.
