@@ -42,7 +42,6 @@ func requireCapture(t *testing.T) {
 	h.Close()
 }
 
-var builtBinary string
 
 // rdmacmBinary builds rdmacm-pd once for the live tests.
 func rdmacmBinary(t *testing.T) string {
@@ -54,6 +53,11 @@ func rdmacmBinary(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Others may run it (TestLiveNoPermission runs it as nobody).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	builtDir = dir
 	bin := filepath.Join(dir, "rdmacm-pd")
 	// RDMACM_BUILD_TAGS=pcap tests the libpcap backend (.ci/run does).
 	args := []string{"build", "-o", bin}
@@ -442,5 +446,27 @@ func TestLivePcapFilter(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "REQ REP RTU" {
 		t.Errorf("messages %v", names)
+	}
+}
+
+// TestLiveNoPermission: without CAP_NET_RAW (as user nobody), one line that
+// names the capability, and exit 2.
+func TestLiveNoPermission(t *testing.T) {
+	requireCapture(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux) to drop privileges")
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", rdmacmBinary(t), "dissect", "-i", "lo")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit: %v (stderr %q)", err, stderr.String())
+	}
+	want := "rdmacm-pd: capturing on lo needs the CAP_NET_RAW capability (root has it; or sudo setcap cap_net_raw,cap_net_admin=eip rdmacm-pd): operation not permitted\n"
+	if stderr.String() != want {
+		t.Errorf("stderr\n got %q\nwant %q", stderr.String(), want)
 	}
 }
