@@ -42,7 +42,6 @@ func requireCapture(t *testing.T) {
 	h.Close()
 }
 
-
 // rdmacmBinary builds rdmacm-pd once for the live tests.
 func rdmacmBinary(t *testing.T) string {
 	t.Helper()
