@@ -37,6 +37,27 @@ func (p Peer) Message() ([]byte, error) {
 	return b, nil
 }
 
+// messages returns the two sides' RFC 8797 messages.
+func messages(ini, res Peer) ([]byte, []byte, error) {
+	a, err := ini.Message()
+	if err != nil {
+		return nil, nil, fmt.Errorf("initiator %w", err)
+	}
+	b, err := res.Message()
+	if err != nil {
+		return nil, nil, fmt.Errorf("responder %w", err)
+	}
+	return a, b, nil
+}
+
+// startOr is the time of an exchange's first frame: t, or DefaultStart.
+func startOr(t time.Time) time.Time {
+	if t.IsZero() {
+		return DefaultStart
+	}
+	return t
+}
+
 // Exchange describes a whole connection setup: REQ, then REP and RTU, or a
 // REJ.
 type Exchange struct {
@@ -94,21 +115,14 @@ func (x *Exchange) Frames() ([]Frame, error) {
 	if x.Responder2 != nil {
 		b = *x.Responder2
 	}
-	start := x.Start
-	if start.IsZero() {
-		start = DefaultStart
-	}
+	start := startOr(x.Start)
 	sid := x.ServiceID
 	if sid == 0 {
 		sid = NFSServiceID
 	}
-	ini, err := x.Initiator.Message()
+	ini, res, err := messages(x.Initiator, x.Responder)
 	if err != nil {
-		return nil, fmt.Errorf("initiator %w", err)
-	}
-	res, err := x.Responder.Message()
-	if err != nil {
-		return nil, fmt.Errorf("responder %w", err)
+		return nil, err
 	}
 	n := uint32(x.Index) + uint32(x.Attempt)<<16
 	a.Port += uint16(x.Attempt) * 1000

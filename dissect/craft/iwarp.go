@@ -104,17 +104,10 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 	if b.Port == 0 {
 		b.Port = 20049
 	}
-	start := x.Start
-	if start.IsZero() {
-		start = DefaultStart
-	}
-	ini, err := x.Initiator.Message()
+	start := startOr(x.Start)
+	ini, res, err := messages(x.Initiator, x.Responder)
 	if err != nil {
-		return nil, fmt.Errorf("initiator %w", err)
-	}
-	res, err := x.Responder.Message()
-	if err != nil {
-		return nil, fmt.Errorf("responder %w", err)
+		return nil, err
 	}
 	req := (&MPA{Request: true, Rev: x.Rev, CRC: true, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: ini}).Bytes()
 	rep := (&MPA{Rev: x.Rev, CRC: true, Reject: x.Reject, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: res}).Bytes()
