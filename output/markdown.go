@@ -55,8 +55,12 @@ func (m *markdownRenderer) Message(msg *dissect.Message) error {
 		return err
 	}
 	var b strings.Builder
+	label := fmt.Sprintf("frame %d", msg.Frame)
+	if m.opts.MultiFile {
+		label = msg.File + " " + label
+	}
 	fmt.Fprintf(&b, "<details>\n<summary>%s: %s %s → %s, %s</summary>\n\n```text\n%s```\n\n</details>\n",
-		htmlEscape(m.frame(msg.File, msg.Frame)), htmlEscape(msg.Name), htmlEscape(msg.Src), htmlEscape(msg.Dst),
+		htmlEscape(label), htmlEscape(msg.Name), htmlEscape(msg.Src), htmlEscape(msg.Dst),
 		htmlEscape(m.text.rpcSummary(msg.RPCRDMA)), strings.ReplaceAll(m.buf.String(), "```", "'''"))
 	m.details = append(m.details, b.String())
 	return nil
@@ -64,9 +68,9 @@ func (m *markdownRenderer) Message(msg *dissect.Message) error {
 
 func (m *markdownRenderer) frame(file string, n int) string {
 	if m.opts.MultiFile {
-		return fmt.Sprintf("%s frame %d", file, n)
+		return fmt.Sprintf("%s: %d", file, n)
 	}
-	return fmt.Sprintf("frame %d", n)
+	return fmt.Sprint(n)
 }
 
 func (m *markdownRenderer) Connection(c *dissect.Connection) error {
@@ -142,7 +146,7 @@ func (m *markdownRenderer) Summary(s *dissect.Summary) error {
 	if len(m.findings) == 0 {
 		fmt.Fprintf(w, "None.\n\n")
 	} else {
-		mdTable(w, []string{"code", "severity", "where", "explanation", "reference"}, "---|---|---|---|---", m.findings)
+		mdTable(w, []string{"code", "severity", "frame", "explanation", "reference"}, "---|---|---|---|---", m.findings)
 		if m.messages > MaxMarkdownDetails {
 			fmt.Fprintf(w, "Only the first %d findings are listed; `-T json` has all.\n\n", MaxMarkdownDetails)
 		}
