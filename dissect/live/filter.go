@@ -30,8 +30,8 @@ type Filter struct {
 //   - IPv4 or IPv6 TCP segments carrying payload, or SYN, FIN or RST (the
 //     MPA frames, and where each direction starts and ends);
 //
-// untagged or with one 802.1Q/802.1ad tag, and narrowed by TCPPorts and
-// Hosts. Everything else is dropped in the kernel.
+// untagged, with one 802.1Q/802.1ad tag, or with two (QinQ), and narrowed
+// by TCPPorts and Hosts. Everything else is dropped in the kernel.
 
 const (
 	accept    = 262144 // octets kept of an accepted frame: the snap length
@@ -54,7 +54,11 @@ func (f *Filter) Program() ([]bpf.Instruction, error) {
 	f.ethertype(a, 14)
 	a.label("vlan")
 	a.emit(bpf.LoadAbsolute{Off: 16, Size: 2})
+	a.jeqFar(0x8100, "vlan2") // 802.1ad outer tag, 802.1Q inner tag (QinQ)
 	f.ethertype(a, 18)
+	a.label("vlan2")
+	a.emit(bpf.LoadAbsolute{Off: 20, Size: 2})
+	f.ethertype(a, 22)
 	return a.resolve()
 }
 

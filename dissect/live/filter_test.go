@@ -47,6 +47,10 @@ func TestFilter(t *testing.T) {
 		out := append(append([]byte(nil), f[:12]...), 0x81, 0x00, 0x00, 0x64)
 		return append(out, f[12:]...)
 	}
+	qinq := func(f []byte) []byte {
+		out := append(append([]byte(nil), f[:12]...), 0x88, 0xa8, 0x00, 0x0a, 0x81, 0x00, 0x00, 0x64)
+		return append(out, f[12:]...)
+	}
 	udp := func(dport uint16) []byte {
 		f := cm(craft.CM{Transport: craft.RoCEv2, Src: a, Dst: b, DstPort: dport})
 		return f
@@ -65,6 +69,8 @@ func TestFilter(t *testing.T) {
 		"rocev2":           cm(craft.CM{Transport: craft.RoCEv2, Src: a, Dst: b}),
 		"rocev2 ipv6":      cm(craft.CM{Transport: craft.RoCEv2, Src: a6, Dst: b6}),
 		"rocev2 tagged":    tagged(cm(craft.CM{Transport: craft.RoCEv2, Src: a, Dst: b})),
+		"rocev2 qinq":      qinq(cm(craft.CM{Transport: craft.RoCEv2, Src: a, Dst: b})),
+		"tcp ack qinq":     qinq(tcp(a, b, "", nil)),
 		"rocev2 port 4792": udp(4792),
 		"rocev2 fragment":  fragment(cm(craft.CM{Transport: craft.RoCEv2, Src: a, Dst: b})),
 		"rocev1":           roce1,
@@ -85,14 +91,14 @@ func TestFilter(t *testing.T) {
 		filter Filter
 		pass   []string
 	}{
-		{"default", Filter{}, []string{"rocev2", "rocev2 ipv6", "rocev2 tagged", "rocev1", "rocev1 tagged", "tcp payload",
+		{"default", Filter{}, []string{"rocev2", "rocev2 ipv6", "rocev2 tagged", "rocev2 qinq", "rocev1", "rocev1 tagged", "tcp payload",
 			"tcp payload v6", "tcp tagged", "tcp syn", "tcp fin", "tcp rst v6", "tcp other port"}},
-		{"extra RoCE port", Filter{RoCEPorts: []uint16{4792}}, []string{"rocev2", "rocev2 ipv6", "rocev2 tagged",
+		{"extra RoCE port", Filter{RoCEPorts: []uint16{4792}}, []string{"rocev2", "rocev2 ipv6", "rocev2 tagged", "rocev2 qinq",
 			"rocev2 port 4792", "rocev1", "rocev1 tagged", "tcp payload", "tcp payload v6", "tcp tagged", "tcp syn", "tcp fin",
 			"tcp rst v6", "tcp other port"}},
-		{"TCP port", Filter{TCPPorts: []uint16{20049}}, []string{"rocev2", "rocev2 ipv6", "rocev2 tagged", "rocev1",
+		{"TCP port", Filter{TCPPorts: []uint16{20049}}, []string{"rocev2", "rocev2 ipv6", "rocev2 tagged", "rocev2 qinq", "rocev1",
 			"rocev1 tagged", "tcp payload", "tcp payload v6", "tcp tagged", "tcp syn", "tcp fin", "tcp rst v6"}},
-		{"IPv4 host", Filter{Hosts: []netip.Addr{b.IP}}, []string{"rocev2", "rocev2 tagged", "rocev1", "rocev1 tagged",
+		{"IPv4 host", Filter{Hosts: []netip.Addr{b.IP}}, []string{"rocev2", "rocev2 tagged", "rocev2 qinq", "rocev1", "rocev1 tagged",
 			"tcp payload", "tcp tagged", "tcp syn", "tcp fin", "tcp other port"}},
 		{"IPv6 host", Filter{Hosts: []netip.Addr{a6.IP}}, []string{"rocev2 ipv6", "tcp payload v6", "tcp rst v6"}},
 		{"other host", Filter{Hosts: []netip.Addr{netip.MustParseAddr("198.51.100.7")}}, nil},
