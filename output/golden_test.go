@@ -134,6 +134,62 @@ func connections(t *testing.T) string {
 	return path
 }
 
+// allMessages writes a capture with one frame of each of the eleven CM
+// messages, every field set.
+func allMessages(t *testing.T) string {
+	t.Helper()
+	a, b := craft.Endpoints(0, false)
+	gid := func(n byte) [16]byte { return [16]byte{0xfe, 0x80, 14: 0x10, 15: n} }
+	rpc := []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 7}
+	msgs := []layers.CMMessage{
+		&layers.CMReq{LocalCommID: 0x11, ServiceID: 0x1000000000000048, LocalCAGUID: 0x0002c90300000001, LocalQKey: 0x1234,
+			LocalQPN: 0x4567, ResponderResources: 4, InitiatorDepth: 4, StartingPSN: 0x777, PartitionKey: 0xffff,
+			PathPacketPayloadMTU: 4, RNRRetryCount: 7, MaxCMRetries: 15, SRQ: true, RetryCount: 7,
+			Primary: layers.CMPath{LocalPortLID: 1, RemotePortLID: 2, LocalPortGID: gid(1), RemotePortGID: gid(2), FlowLabel: 0x12345,
+				PacketRate: 3, TrafficClass: 0x20, HopLimit: 1, SL: 3, SubnetLocal: true, LocalACKTimeout: 18}},
+		&layers.CMMra{LocalCommID: 0x22, RemoteCommID: 0x11, MessageMRAed: 0, ServiceTimeout: 20},
+		&layers.CMRej{LocalCommID: 0x22, RemoteCommID: 0x11, MessageRejected: 0, RejectInfoLength: 4, Reason: 8,
+			ARI: [72]byte{1, 2, 3, 4}},
+		&layers.CMRep{LocalCommID: 0x22, RemoteCommID: 0x11, LocalQPN: 0x89, StartingPSN: 0x999, TargetACKDelay: 15,
+			FailoverAccepted: 1, RNRRetryCount: 7, SRQ: true, LocalCAGUID: 0x0002c90300000002},
+		&layers.CMRtu{LocalCommID: 0x11, RemoteCommID: 0x22},
+		&layers.CMDreq{LocalCommID: 0x11, RemoteCommID: 0x22, RemoteQPNEECN: 0x89},
+		&layers.CMDrep{LocalCommID: 0x22, RemoteCommID: 0x11},
+		&layers.CMSidrReq{RequestID: 0x33, PartitionKey: 0xffff, ServiceID: 0x0000000001114e51},
+		&layers.CMSidrRep{RequestID: 0x33, Status: 0, QPN: 0x345, ServiceID: 0x0000000001114e51, QKey: 0x80010000},
+		&layers.CMLap{LocalCommID: 0x11, RemoteCommID: 0x22, RemoteQPNEECN: 0x89, RemoteCMResponseTimeout: 20,
+			AltLocalPortLID: 3, AltRemotePortLID: 4, AltLocalPortGID: gid(3), AltRemotePortGID: gid(4), AltFlowLabel: 0xabcde,
+			AltTrafficClass: 0x40, AltHopLimit: 2, AltPacketRate: 6, AltSL: 5, AltSubnetLocal: true, AltLocalACKTimeout: 17},
+		&layers.CMApr{LocalCommID: 0x22, RemoteCommID: 0x11, AddInfoLength: 2, APStatus: 0, AdditionalInfo: [72]byte{9, 9}},
+	}
+	var frames []craft.Frame
+	for i, m := range msgs {
+		switch v := m.(type) {
+		case *layers.CMReq:
+			v.PrivateData = rpc
+		case *layers.CMSidrReq:
+			v.PrivateData = append(craft.IPCMHeader(a, b, 4000), rpc...)
+		case *layers.CMRep:
+			v.PrivateData = rpc
+		}
+		c := craft.CM{Transport: craft.InfiniBand, Src: a, Dst: b, Msg: m, TID: uint64(i)}
+		data, link, err := c.Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, craft.Frame{Data: data, LinkType: link, Time: craft.DefaultStart})
+	}
+	var buf bytes.Buffer
+	if err := craft.Write(&buf, false, frames); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "all-messages.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // render dissects files and renders them with opts. File names in the output
 // are made relative so the golden files do not depend on temp directories.
 func render(t *testing.T, opts output.Options, files ...string) []byte {
@@ -197,6 +253,8 @@ func TestGolden(t *testing.T) {
 		{"iwarp-V.txt", output.Options{Format: output.Text, Verbose: true, Hex: true, MultiFile: true},
 			[]string{"../pcaps/iwarp-rev1.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
 		{"iwarp.json", output.Options{Format: output.JSON}, []string{"../pcaps/iwarp-rev2.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
+		{"all-messages-V.txt", output.Options{Format: output.Text, Verbose: true}, []string{allMessages(t)}},
+		{"all-messages.json", output.Options{Format: output.JSON}, []string{allMessages(t)}},
 		{"connections.txt", output.Options{Format: output.Text}, []string{conns}},
 		{"connections-color.txt", output.Options{Format: output.Text, Color: true}, []string{conns}},
 		{"connections.json", output.Options{Format: output.JSON}, []string{conns}},
