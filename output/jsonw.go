@@ -71,10 +71,30 @@ func (j *jw) kbool(k string, v bool)   { j.key(k); j.bool(v) }
 
 const hexDigits = "0123456789abcdef"
 
+// jsonPlain marks the ASCII octets appendJSONString copies unchanged.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// Copy the longest run that needs no escaping in one append: most
+		// strings (names, addresses, hex) are plain ASCII.
+		j := i
+		for j < len(s) && jsonPlain[s[j]] {
+			j++
+		}
+		if j > i {
+			b = append(b, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
