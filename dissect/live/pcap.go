@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gopacket/gopacket/pcap"
@@ -43,7 +44,10 @@ func Open(name string, opts Options) (Handle, error) {
 		msg := err.Error()
 		switch {
 		case strings.Contains(msg, "ermission") || strings.Contains(msg, "not permitted"):
-			return nil, permissionError(name, err)
+			// libpcap words this differently from release to release
+			// ("Permission Denied", "socket: Operation not permitted");
+			// both backends report the same line.
+			return nil, permissionError(name, syscall.EPERM)
 		case strings.Contains(msg, "No such device") || strings.Contains(msg, "doesn't exist"):
 			return nil, fmt.Errorf("no capture device named %q (rdmacm-pd dissect -D lists them)", name)
 		}
