@@ -121,21 +121,8 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		}
 		return w.Flush()
 	}
-	f, err := os.Create(opts.Write)
-	if err != nil {
+	if err := craft.WriteFile(opts.Write, frames); err != nil {
 		return failure(err)
-	}
-	w := bufio.NewWriter(f)
-	if err := craft.Write(w, craft.IsPcapng(opts.Write), frames); err != nil {
-		f.Close()
-		return failure(fmt.Errorf("%s: %w", opts.Write, err))
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return failure(fmt.Errorf("%s: %w", opts.Write, err))
-	}
-	if err := f.Close(); err != nil {
-		return failure(fmt.Errorf("%s: %w", opts.Write, err))
 	}
 	return nil
 }

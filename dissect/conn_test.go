@@ -1,10 +1,8 @@
 package dissect_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -62,12 +60,8 @@ func (sc scenario) write(t *testing.T) string {
 	if sc.interleave {
 		sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	}
-	var buf bytes.Buffer
-	if err := craft.Write(&buf, true, out); err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "scenario.pcapng")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	if err := craft.WriteFile(p, out); err != nil {
 		t.Fatal(err)
 	}
 	return p

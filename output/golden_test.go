@@ -87,15 +87,7 @@ func problems(t *testing.T) string {
 		}
 		frames = append(frames, craft.Frame{Data: data, LinkType: link, Time: craft.DefaultStart})
 	}
-	path := filepath.Join(t.TempDir(), "problems.pcap")
-	var buf bytes.Buffer
-	if err := craft.Write(&buf, false, frames); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeCapture(t, "problems.pcap", frames)
 }
 
 // connections writes a capture of several interleaved connection attempts
@@ -123,15 +115,7 @@ func connections(t *testing.T) string {
 	fs, err := (&craft.Exchange{Transport: craft.RoCEv2, Index: 3, Start: base.Add(2 * time.Second)}).Frames()
 	add(fs[:1], err) // a REQ nobody answers
 	sort.SliceStable(frames, func(i, j int) bool { return frames[i].Time.Before(frames[j].Time) })
-	var buf bytes.Buffer
-	if err := craft.Write(&buf, true, frames); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "connections.pcapng")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeCapture(t, "connections.pcapng", frames)
 }
 
 // allMessages writes a capture with one frame of each of the eleven CM
@@ -179,12 +163,14 @@ func allMessages(t *testing.T) string {
 		}
 		frames = append(frames, craft.Frame{Data: data, LinkType: link, Time: craft.DefaultStart})
 	}
-	var buf bytes.Buffer
-	if err := craft.Write(&buf, false, frames); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "all-messages.pcap")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	return writeCapture(t, "all-messages.pcap", frames)
+}
+
+// writeCapture writes frames to name in a temporary directory.
+func writeCapture(t *testing.T, name string, frames []craft.Frame) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := craft.WriteFile(path, frames); err != nil {
 		t.Fatal(err)
 	}
 	return path

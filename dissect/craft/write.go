@@ -1,8 +1,10 @@
 package craft
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/gopacket/gopacket"
@@ -72,4 +74,25 @@ func Write(w io.Writer, pcapng bool, frames []Frame) error {
 
 func captureInfo(f Frame) gopacket.CaptureInfo {
 	return gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data)}
+}
+
+// WriteFile writes frames to the file name, as pcapng when its extension
+// asks for it (IsPcapng) and as pcap otherwise. Errors name the file.
+func WriteFile(name string, frames []Frame) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = Write(w, IsPcapng(name), frames)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
