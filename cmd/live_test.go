@@ -364,7 +364,7 @@ func TestLiveSignal(t *testing.T) {
 	}
 	out := c.stdout.String()
 	for _, want := range []string{"REQ  RPC-over-RDMA v1 R=0 send=2048 recv=2048 @36", "connection 127.0.0.1 → 127.0.0.1 established",
-		"3 frames, 3 messages, 1 connections (1 established"} {
+		"3 frames, 3 messages, 1 connection (1 established"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -112,16 +112,26 @@ func totals(s *dissect.Summary) string {
 	for _, v := range s.Findings {
 		n += v
 	}
-	line := fmt.Sprintf("%d frames, %d messages, %d connections (%d established, %d rejected, %d no reply), %d findings",
-		s.Frames, s.Messages, s.Connections[dissect.Established]+s.Connections[dissect.Rejected]+s.Connections[dissect.NoReply],
-		s.Connections[dissect.Established], s.Connections[dissect.Rejected], s.Connections[dissect.NoReply], n)
+	conns := s.Connections[dissect.Established] + s.Connections[dissect.Rejected] + s.Connections[dissect.NoReply]
+	line := fmt.Sprintf("%s, %s, %s (%d established, %d rejected, %d no reply), %s",
+		count(s.Frames, "frame"), count(s.Messages, "message"), count(conns, "connection"),
+		s.Connections[dissect.Established], s.Connections[dissect.Rejected], s.Connections[dissect.NoReply],
+		count(n, "finding"))
 	if s.DecodeErrors > 0 {
-		line += fmt.Sprintf(", %d unreadable inputs", s.DecodeErrors)
+		line += ", " + count(s.DecodeErrors, "unreadable input")
 	}
 	if s.StateDrops > 0 {
 		line += fmt.Sprintf(", %d given up at a state limit", s.StateDrops)
 	}
 	return line
+}
+
+// count is "1 frame", "2 frames", "0 frames".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // writeTable aligns columns by the width of their plain text, then lets
