@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 )
 
 // run runs the program in memory.
@@ -35,6 +37,14 @@ func TestDissectExitCodes(t *testing.T) {
 	os.WriteFile(notCapture, []byte("hello, this is not a capture\n"), 0o644)
 	empty := filepath.Join(dir, "empty.pcap")
 	os.WriteFile(empty, nil, 0o644)
+	// TCP directions beyond --max-tcp-flows that never show an MPA key: a
+	// state-limit-reached warning about the run, not about one message.
+	flood := filepath.Join(dir, "flood.pcap")
+	var fb bytes.Buffer
+	if _, err := craft.Flood(&fb, craft.FloodTCPStreams, 50); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(flood, fb.Bytes(), 0o644)
 
 	cases := []struct {
 		name     string
@@ -50,8 +60,12 @@ func TestDissectExitCodes(t *testing.T) {
 		{"fail-on info", []string{"dissect", "--fail-on", "info", "../pcaps/rocev2-one-sided.pcap"}, 1, "rpcrdma-absent", "", false},
 		{"fail-on warning, only info", []string{"dissect", "--fail-on", "warning", "../pcaps/rocev2-one-sided.pcap"}, 0, "rpcrdma-absent", "", false},
 		{"fail-on never", []string{"dissect", "../pcaps/rocev2-one-sided.pcap"}, 0, "", "", false},
+		{"fail-on counts findings about the run", []string{"dissect", "--fail-on", "warning", "--max-tcp-flows", "1", flood}, 1, "state-limit-reached", "", false},
+		{"run findings below fail-on", []string{"dissect", "--fail-on", "error", "--max-tcp-flows", "1", flood}, 0, "state-limit-reached", "", false},
 		{"bad limit", []string{"dissect", "--max-stream-bytes", "5", nfs}, 2, "",
-			"rdmacm-pd: --max-stream-bytes must be at least 20, --max-buffer-bytes at least that, --max-tcp-flows at least 1", true},
+			"rdmacm-pd: --max-stream-bytes must be at least 20, --max-buffer-bytes at least that, --max-tcp-flows and --max-connections at least 1", true},
+		{"no connections tracked", []string{"dissect", "--max-connections", "0", nfs}, 2, "",
+			"rdmacm-pd: --max-stream-bytes must be at least 20, --max-buffer-bytes at least that, --max-tcp-flows and --max-connections at least 1", true},
 		{"missing file", []string{"dissect", filepath.Join(dir, "nope.pcap")}, 2, "",
 			"rdmacm-pd: " + filepath.Join(dir, "nope.pcap") + ": no such file or directory", true},
 		{"not a capture", []string{"dissect", notCapture}, 2, "",

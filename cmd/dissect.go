@@ -106,7 +106,12 @@ func (s *severityCounter) Connection(c *dissect.Connection) error {
 	return s.next.Connection(c)
 }
 
-func (s *severityCounter) Summary(sum *dissect.Summary) error { return s.next.Summary(sum) }
+// Summary counts the findings of the run as a whole (a state limit hit by
+// TCP directions that never showed an MPA key, say) before passing it on.
+func (s *severityCounter) Summary(sum *dissect.Summary) error {
+	s.see(sum.Notes)
+	return s.next.Summary(sum)
+}
 
 func (s *severityCounter) see(fs []dissect.Finding) {
 	if v := dissect.MaxSeverity(fs); v > s.max {
@@ -148,8 +153,8 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.TCP.StreamBytes < 20 || opts.TCP.TotalBytes < opts.TCP.StreamBytes || opts.TCP.ActiveFlows < 1 {
-		return usageError("--max-stream-bytes must be at least 20, --max-buffer-bytes at least that, --max-tcp-flows at least 1")
+	if opts.TCP.StreamBytes < 20 || opts.TCP.TotalBytes < opts.TCP.StreamBytes || opts.TCP.ActiveFlows < 1 || opts.MaxConnections < 1 {
+		return usageError("--max-stream-bytes must be at least 20, --max-buffer-bytes at least that, --max-tcp-flows and --max-connections at least 1")
 	}
 	stdin := 0
 	for _, f := range opts.Files {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // scenario builds a capture from exchanges; order, when set, gives the
@@ -152,6 +153,12 @@ func TestConnections(t *testing.T) {
 			[]connWant{
 				{dissect.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, nil},
 				{dissect.Established, "192.0.2.1:50153", "192.0.2.2:20049", 9, 10, 0, 2048, 2048, false, []string{"properties-changed-on-reconnect"}}}},
+		{"iWARP reconnection that reuses the TCP 4-tuple", scenario{iwarp: []craft.IWARPExchange{
+			{Rev: 2, Initiator: p(4096, 4096, false), Responder: p(4096, 4096, false)},
+			{Rev: 2, Start: base.Add(time.Second), Initiator: p(8192, 8192, false), Responder: p(8192, 8192, false)}}},
+			[]connWant{
+				{dissect.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, nil},
+				{dissect.Established, "192.0.2.1:49153", "192.0.2.2:20049", 9, 10, 0, 8192, 8192, false, []string{"properties-changed-on-reconnect"}}}},
 		{"interleaved connections between different hosts", scenario{interleave: true, ib: []craft.Exchange{
 			{Transport: craft.RoCEv2, Index: 0, Initiator: p(4096, 4096, false), Responder: p(4096, 4096, false)},
 			{Transport: craft.RoCEv2, Index: 1, Start: base.Add(500 * time.Microsecond), Initiator: p(8192, 8192, true), Responder: p(16384, 16384, true), Reject: true},
@@ -193,25 +200,173 @@ func TestConnections(t *testing.T) {
 }
 
 func TestConnectionFindingMessages(t *testing.T) {
-	x := craft.Exchange{Transport: craft.RoCEv2, Initiator: craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
-		Responder: craft.Peer{Absent: true}, Reject: true}
-	c := runScenario(t, dissect.Config{}, scenario{ib: []craft.Exchange{x}}.write(t))
-	msgs := map[string]string{}
-	for _, f := range c.conns[0].Findings {
-		msgs[f.Code] = f.Message
+	ini := craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+	for _, tc := range []struct {
+		reject bool
+		want   map[string]string
+	}{
+		{false, map[string]string{
+			"rpcrdma-one-sided":             "only the initiator sent RPC-over-RDMA private data; the responder counts as Send Size 1024, Receive Size 1024, R=0",
+			"remote-invalidation-one-sided": "the initiator set R, the responder did not: replies use plain Send, never Send With Invalidate",
+		}},
+		// A rejected connection negotiated nothing: only the rejection.
+		{true, map[string]string{"connection-rejected": "REJ reason 28 (Consumer reject)"}},
+	} {
+		x := craft.Exchange{Transport: craft.RoCEv2, Initiator: ini, Responder: craft.Peer{Absent: true}, Reject: tc.reject}
+		c := runScenario(t, dissect.Config{}, scenario{ib: []craft.Exchange{x}}.write(t))
+		msgs := map[string]string{}
+		for _, f := range c.conns[0].Findings {
+			msgs[f.Code] = f.Message
+		}
+		if !reflect.DeepEqual(msgs, tc.want) {
+			t.Errorf("reject=%v: messages\n got %v\nwant %v", tc.reject, msgs, tc.want)
+		}
 	}
-	want := map[string]string{
-		"connection-rejected":           "REJ reason 28 (Consumer reject)",
-		"rpcrdma-one-sided":             "only the initiator sent RPC-over-RDMA private data; the responder counts as Send Size 1024, Receive Size 1024, R=0",
-		"remote-invalidation-one-sided": "the initiator set R, the responder did not: replies use plain Send, never Send With Invalidate",
+}
+
+// cmStep is one CM message of a hand-written exchange between the
+// endpoints a (initiator) and b.
+type cmStep struct {
+	aToB bool
+	tid  uint64
+	msg  layers.CMMessage
+}
+
+func cmScript(t *testing.T, steps ...cmStep) string {
+	t.Helper()
+	a, b := craft.Endpoints(0, false)
+	var frames []craft.Frame
+	for i, s := range steps {
+		src, dst := b, a
+		if s.aToB {
+			src, dst = a, b
+		}
+		d, lt, err := (&craft.CM{Transport: craft.RoCEv2, Src: src, Dst: dst, Msg: s.msg, TID: s.tid}).Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, craft.Frame{Data: d, LinkType: lt, Time: craft.DefaultStart.Add(time.Duration(i) * time.Millisecond)})
 	}
-	if !reflect.DeepEqual(msgs, want) {
-		t.Errorf("messages\n got %v\nwant %v", msgs, want)
+	p := filepath.Join(t.TempDir(), "script.pcap")
+	if err := craft.WriteFile(p, frames); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestConnectionLifecycle: CM retries, reused Communication IDs and late
+// REJs, offline and live. a is 192.0.2.1, b 192.0.2.2; the REQ's Local
+// Communication ID is 1, the REP's 9.
+func TestConnectionLifecycle(t *testing.T) {
+	a, b := craft.Endpoints(0, false)
+	sized := func(send, recv byte, r bool) []byte {
+		var rr byte
+		if r {
+			rr = 1
+		}
+		return rpc(1, rr, send, recv)
+	}
+	reqM := func(pd []byte) cmStep {
+		m := &layers.CMReq{LocalCommID: 1, ServiceID: craft.NFSServiceID, PartitionKey: 0xffff}
+		m.PrivateData = append(craft.IPCMHeader(a, b, a.Port), pd...)
+		return cmStep{aToB: true, msg: m}
+	}
+	repM := func(pd []byte) cmStep {
+		m := &layers.CMRep{LocalCommID: 9, RemoteCommID: 1}
+		m.PrivateData = pd
+		return cmStep{msg: m}
+	}
+	rejM := func(aToB bool, msgRej uint8, reason uint16) cmStep {
+		m := &layers.CMRej{LocalCommID: 9, RemoteCommID: 1, MessageRejected: msgRej, Reason: reason}
+		if aToB {
+			m.LocalCommID, m.RemoteCommID = 1, 9
+		}
+		return cmStep{aToB: aToB, msg: m}
+	}
+	rtu := cmStep{aToB: true, msg: &layers.CMRtu{LocalCommID: 1, RemoteCommID: 9}}
+	dreq := cmStep{aToB: true, msg: &layers.CMDreq{LocalCommID: 1, RemoteCommID: 9}}
+	drep := cmStep{msg: &layers.CMDrep{LocalCommID: 9, RemoteCommID: 1}}
+	tid := func(s cmStep, id uint64) cmStep { s.tid = id; return s }
+	small, big := sized(3, 3, false), sized(15, 15, true)
+	const ini, res = "192.0.2.1", "192.0.2.2"
+
+	cases := []struct {
+		name  string
+		steps []cmStep
+		want  []connWant
+	}{
+		{"Communication ID reused after a disconnection: a new attempt",
+			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rtu, 3), tid(dreq, 4), tid(drep, 5),
+				tid(reqM(big), 6), tid(repM(big), 7), tid(rtu, 8)},
+			[]connWant{{dissect.Established, ini, res, 1, 2, 0, 4096, 4096, false, nil},
+				{dissect.Established, ini, res, 6, 7, 0, 16384, 16384, true, []string{"properties-changed-on-reconnect"}}}},
+		{"REQ again after a REJ, with a new Transaction ID: a new attempt",
+			[]cmStep{tid(reqM(small), 1), tid(rejM(false, 0, 28), 2), tid(reqM(small), 3), tid(repM(small), 4), tid(rtu, 5)},
+			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 1024, 1024, false, []string{"connection-rejected"}},
+				{dissect.Established, ini, res, 3, 4, 0, 4096, 4096, false, nil}}},
+		{"REQ again after the REP, same Transaction ID: a CM retry (the REP was lost)",
+			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(reqM(small), 1), tid(repM(small), 2), tid(rtu, 3)},
+			[]connWant{{dissect.Established, ini, res, 1, 2, 1, 4096, 4096, false, nil}}},
+		{"REQ again before any reply, whatever its Transaction ID: a CM retry",
+			[]cmStep{tid(reqM(small), 1), tid(reqM(small), 7), tid(repM(small), 2), tid(rtu, 3)},
+			[]connWant{{dissect.Established, ini, res, 1, 3, 1, 4096, 4096, false, nil}}},
+		{"the initiator rejects the REP: rejected, the REP stays the reply, findings once",
+			[]cmStep{tid(reqM(big), 1), tid(repM(small), 2), tid(rejM(true, 1, 28), 3)},
+			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
+		{"the responder rejects its REP when no RTU came (timeout)",
+			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rejM(false, 1, 1), 3)},
+			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
+		{"a REJ after the RTU changes nothing",
+			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rtu, 3), tid(rejM(false, 1, 1), 4)},
+			[]connWant{{dissect.Established, ini, res, 1, 2, 0, 4096, 4096, false, nil}}},
+	}
+	for _, tc := range cases {
+		file := cmScript(t, tc.steps...)
+		for _, live := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/live=%v", tc.name, live), func(t *testing.T) {
+				c := runScenario(t, dissect.Config{Live: live}, file)
+				var gotConns []connWant
+				for _, x := range c.conns {
+					gotConns = append(gotConns, got(x))
+				}
+				sort.Slice(gotConns, func(i, j int) bool { return gotConns[i].reqFrame < gotConns[j].reqFrame })
+				if !reflect.DeepEqual(gotConns, tc.want) {
+					t.Errorf("connections\n got %+v\nwant %+v", gotConns, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestRejectOfREPReason: the late REJ names who rejected and where.
+func TestRejectOfREPReason(t *testing.T) {
+	a, b := craft.Endpoints(0, false)
+	r := &layers.CMReq{LocalCommID: 1, ServiceID: craft.NFSServiceID}
+	r.PrivateData = craft.IPCMHeader(a, b, a.Port)
+	file := cmScript(t, cmStep{aToB: true, tid: 1, msg: r}, cmStep{tid: 2, msg: &layers.CMRep{LocalCommID: 9, RemoteCommID: 1}},
+		cmStep{aToB: true, tid: 3, msg: &layers.CMRej{LocalCommID: 1, RemoteCommID: 9, MessageRejected: 1, Reason: 28}})
+	c := runScenario(t, dissect.Config{}, file)
+	want := "the initiator rejected the REP in frame 3: REJ reason 28 (Consumer reject)"
+	if len(c.conns) != 1 || c.conns[0].RejectReason != want || len(c.conns[0].Findings) != 1 ||
+		c.conns[0].Findings[0].Message != want {
+		t.Errorf("got %+v", c.conns)
+	}
+}
+
+// TestSameFileTwice: one file named twice is two inputs; nothing pairs
+// across them, so each REQ is an attempt of its own (not a retry).
+func TestSameFileTwice(t *testing.T) {
+	p := scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2}}}.write(t)
+	c := runScenario(t, dissect.Config{}, p, p)
+	if len(c.conns) != 2 || c.conns[0].Retries != 0 || c.conns[1].Retries != 0 ||
+		c.conns[1].State != dissect.Established || c.conns[1].RequestFrame != 1 {
+		t.Fatalf("got %d connections: %+v", len(c.conns), c.conns)
 	}
 }
 
 // TestLiveOrder: in live mode each attempt is handed on when its state is
-// known, right after the message that settles it; the unanswered one at the
+// known, right after the message that settles it (the RTU, which completes
+// the handshake; a REP may still be rejected); the unanswered one at the
 // end.
 func TestLiveOrder(t *testing.T) {
 	base := craft.DefaultStart
@@ -224,7 +379,7 @@ func TestLiveOrder(t *testing.T) {
 	if _, err := dissect.Run(context.Background(), []string{sc.write(t)}, nil, dissect.Config{Live: true}, sink); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"REQ 1", "REQ 2", "REP 3", "connection 192.0.2.3 established", "RTU 4", "connection 192.0.2.1 no-reply", "summary"}
+	want := []string{"REQ 1", "REQ 2", "REP 3", "RTU 4", "connection 192.0.2.3 established", "connection 192.0.2.1 no-reply", "summary"}
 	if !reflect.DeepEqual(order, want) {
 		t.Errorf("order %v, want %v", order, want)
 	}
@@ -268,6 +423,56 @@ func TestConnectionLimit(t *testing.T) {
 	}
 	if !strings.Contains(c.conns[0].Findings[0].Message, "more than 2 connection attempts") {
 		t.Errorf("%v", c.conns[0].Findings)
+	}
+}
+
+// TestConnectionLimitPerInput: the tracking limit applies to one input at
+// a time; complete connections of earlier files are not "given up".
+func TestConnectionLimitPerInput(t *testing.T) {
+	f1 := scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Index: 0}}}.write(t)
+	f2 := scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Index: 1}}}.write(t)
+	c := runScenario(t, dissect.Config{MaxConnections: 1}, f1, f2)
+	if len(c.conns) != 2 || c.sum.StateDrops != 0 || len(c.sum.Notes) != 0 {
+		t.Fatalf("%d connections, %d drops, notes %v", len(c.conns), c.sum.StateDrops, c.sum.Notes)
+	}
+	for _, x := range c.conns {
+		if x.State != dissect.Established || len(x.Findings) != 0 {
+			t.Errorf("%s: %s %v", x.Initiator, x.State, codes(x.Findings))
+		}
+	}
+}
+
+// TestHistoryLimit: what established connections negotiated is kept for at
+// most --max-connections services; the oldest is forgotten first, and the
+// run says so.
+func TestHistoryLimit(t *testing.T) {
+	p := func(n int) craft.Peer { return craft.Peer{SendSize: n, ReceiveSize: n} }
+	base := craft.DefaultStart
+	xs := []craft.Exchange{
+		{Transport: craft.RoCEv2, Index: 0, Initiator: p(4096), Responder: p(4096)},
+		{Transport: craft.RoCEv2, Index: 1, Start: base.Add(time.Second), Initiator: p(4096), Responder: p(4096)},
+		{Transport: craft.RoCEv2, Index: 2, Start: base.Add(2 * time.Second), Initiator: p(4096), Responder: p(4096)},
+		// Reconnections with other sizes: 0's history is gone, 2's is not.
+		{Transport: craft.RoCEv2, Index: 0, Attempt: 1, Start: base.Add(3 * time.Second), Initiator: p(8192), Responder: p(8192)},
+		{Transport: craft.RoCEv2, Index: 2, Attempt: 1, Start: base.Add(4 * time.Second), Initiator: p(8192), Responder: p(8192)},
+	}
+	c := runScenario(t, dissect.Config{MaxConnections: 2}, scenario{ib: xs}.write(t))
+	var changed []int
+	for _, x := range c.conns {
+		for _, f := range x.Findings {
+			if f.Code == "properties-changed-on-reconnect" {
+				changed = append(changed, x.RequestFrame)
+			}
+		}
+	}
+	// Index 0 was forgotten when 2 was recorded; when 0 reconnected, 1 was
+	// forgotten to make room.
+	if !reflect.DeepEqual(changed, []int{13}) {
+		t.Errorf("properties-changed-on-reconnect at %v, want [13]", changed)
+	}
+	if len(c.sum.Notes) != 1 || c.sum.Notes[0].Code != "state-limit-reached" ||
+		!strings.Contains(c.sum.Notes[0].Message, "what 2 established connections negotiated was forgotten") {
+		t.Errorf("notes %v", c.sum.Notes)
 	}
 }
 

@@ -132,7 +132,9 @@ func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink 
 		if ctx.Err() != nil {
 			break
 		}
+		r.tracker.NextInput()
 		in, err := r.input(name, stdin)
+		r.connections() // nothing pairs across inputs
 		r.sum.Inputs = append(r.sum.Inputs, in)
 		r.sum.Frames += in.Frames
 		if err != nil {
@@ -159,14 +161,23 @@ const maxLinkType = 512
 // finish hands on the connection attempts still open and the summary; it
 // returns the sink's error.
 func (r *run) finish() error {
-	for _, c := range r.tracker.Finish() {
-		r.connection(c)
+	r.connections()
+	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
+	if n := r.tracker.Forgotten(); n > 0 {
+		r.sum.note(newFinding("state-limit-reached",
+			"what %d established connections negotiated was forgotten at the --max-connections limit: a reconnection after them was not compared (properties-changed-on-reconnect)", n))
 	}
-	r.sum.StateDrops += r.tracker.Dropped()
 	if r.err == nil {
 		r.err = r.sink.Summary(r.sum)
 	}
 	return r.err
+}
+
+// connections hands on the attempts the tracker still holds.
+func (r *run) connections() {
+	for _, c := range r.tracker.Finish() {
+		r.connection(c)
+	}
 }
 
 // silentDrops notes the TCP directions an input's decoder gave up at a

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -176,6 +178,26 @@ func writeCapture(t *testing.T, name string, frames []craft.Frame) string {
 	return path
 }
 
+// hostileNames copies a sample with findings to two names that break
+// Markdown unless escaped: a pipe, backticks, HTML.
+func hostileNames(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../pcaps/rocev2-one-sided.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var names []string
+	for _, n := range []string{"a|b`c.pcap", "x```y <b>z.pcap"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+	}
+	return names
+}
+
 // render dissects files and renders them with opts. File names in the output
 // are made relative so the golden files do not depend on temp directories.
 func render(t *testing.T, opts output.Options, files ...string) []byte {
@@ -247,6 +269,8 @@ func TestGolden(t *testing.T) {
 		{"connections.md", mdOpts, []string{conns}},
 		{"samples.md", output.Options{Format: output.Markdown, MultiFile: true, Version: "v0.0.0-test",
 			Command: "rdmacm-pd dissect -T markdown pcaps/*"}, all},
+		{"hostile-names.md", output.Options{Format: output.Markdown, MultiFile: true, Version: "v0.0.0-test",
+			Command: "rdmacm-pd dissect -T markdown 'a|b`c.pcap' 'x```y <b>z.pcap'"}, hostileNames(t)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,10 +294,17 @@ func TestJSONShape(t *testing.T) {
 	if len(lines) != 10+3+1 { // 10 messages, 3 connections, the summary
 		t.Fatalf("%d lines", len(lines))
 	}
-	for i, line := range lines[:10] {
+	// Each input's connection records follow its messages; the summary
+	// comes last.
+	var order []string
+	for i, line := range lines {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
+		}
+		order = append(order, fmt.Sprint(rec["record"]))
+		if rec["record"] != "message" {
+			continue
 		}
 		for _, k := range []string{"record", "file", "frame", "time", "transport", "src", "dst", "message", "ib", "mad", "cm", "private_data", "rpcrdma", "warnings"} {
 			if _, ok := rec[k]; !ok {
@@ -335,6 +366,11 @@ func TestJSONShape(t *testing.T) {
 				}
 			}
 		}
+	}
+	m, c := "message", "connection"
+	want := []string{m, m, m, c, m, m, m, c, m, m, m, m, c, "summary"} // rocev2-nfs, infiniband, problems
+	if !reflect.DeepEqual(order, want) {
+		t.Errorf("records %v\nwant %v", order, want)
 	}
 }
 

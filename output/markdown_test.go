@@ -8,7 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/output"
 	"golang.org/x/net/html"
 )
 
@@ -25,7 +28,7 @@ func TestMarkdownRenders(t *testing.T) {
 	if mods == "" || err != nil {
 		t.Skip("needs node and RDMACM_NODE_MODULES (npm install marked markdown-it; see .ci/run)")
 	}
-	for _, name := range []string{"connections.md", "samples.md"} {
+	for _, name := range []string{"connections.md", "samples.md", "hostile-names.md"} {
 		src, err := os.ReadFile(filepath.Join("testdata", "golden", name))
 		if err != nil {
 			t.Fatal(err)
@@ -179,4 +182,26 @@ func text(n *html.Node) string {
 		b.WriteString(text(c))
 	}
 	return b.String()
+}
+
+// TestMarkdownFindingsCap: past MaxMarkdownDetails rows the findings table
+// says how many it left out, even when there are fewer messages than that.
+func TestMarkdownFindingsCap(t *testing.T) {
+	var frames []craft.Frame
+	for i := 0; i < 600; i++ { // 600 REQs without RFC 8797 data, never answered: 1200 findings
+		x := craft.Exchange{Transport: craft.RoCEv2, Index: i, Initiator: craft.Peer{Absent: true},
+			Start: craft.DefaultStart.Add(time.Duration(i) * time.Millisecond)}
+		fs, err := x.Frames()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fs[0])
+	}
+	got := string(render(t, output.Options{Format: output.Markdown}, writeCapture(t, "reqs.pcap", frames)))
+	if rows := strings.Count(got, "\n| `rpcrdma-absent` | info |") + strings.Count(got, "\n| `reply-missing` | info |"); rows != output.MaxMarkdownDetails {
+		t.Errorf("%d finding rows, want %d", rows, output.MaxMarkdownDetails)
+	}
+	if !strings.Contains(got, "\n1000 of 1200 findings are listed; `-T json` has all.\n") {
+		t.Errorf("no note on the findings left out")
+	}
 }
