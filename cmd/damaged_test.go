@@ -58,6 +58,12 @@ func TestDamagedFiles(t *testing.T) {
 			binary.LittleEndian.PutUint32(b[rec2+8:], 300000)
 			binary.LittleEndian.PutUint32(b[rec2+12:], 300000)
 		}), code: 2, stdout: []string{"REQ"}, not: []string{"REP"}, stderr: "frame 2 at offset 362: captured length 300000 exceeds limit 262144"},
+		{name: "captured length over the file's snap length", data: patch(nfsRaw, func(b []byte) {
+			binary.LittleEndian.PutUint32(b[16:], 322)
+			binary.LittleEndian.PutUint32(b[rec2+8:], 323)
+			binary.LittleEndian.PutUint32(b[rec2+12:], 323)
+		}), code: 2, stdout: []string{"REQ", "1 frame, 1 message"}, not: []string{"REP"},
+			stderr: "frame 2 at offset 362: captured length 323 exceeds the file's snap length 322"},
 		{name: "captured length over the original length", data: patch(nfsRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[rec2+12:], 100) }),
 			code: 2, stdout: []string{"REQ"}, not: []string{"REP"}, stderr: "frame 2 at offset 362: captured length 322 exceeds original length 100"},
 		{name: "not a link type", data: patch(nfsRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[20:], 40000) }),

@@ -80,6 +80,15 @@ func TestErrors(t *testing.T) {
 	add("caplen over wire", newPcap(false, true, 65535, 1).rec(0, 0, payload(100, 1), 60).b, 0,
 		"frame 1 at offset 24: captured length 100 exceeds original length 60", ErrMalformed)
 
+	add("caplen over snap length", newPcap(false, false, 200, 1).rec(0, 0, payload(100, 1), 0).rec(0, 0, payload(322, 2), 0).b, 1,
+		"frame 2 at offset 140: captured length 322 exceeds the file's snap length 200", ErrMalformed)
+	snapNg := newNg(false).idb(1, 100).epb(0, 1, payload(60, 1), 0)
+	atSnap := len(snapNg.b)
+	add("epb over the interface snap length", snapNg.epb(0, 2, payload(322, 2), 0).b, 1,
+		fmt.Sprintf("frame 2 at offset %d: captured length 322 exceeds the snap length 100 of interface 0", atSnap), ErrMalformed)
+	add("pcapng snap length 0 is unlimited", newNg(false).idb(1, 0).epb(0, 1, payload(60, 1), 0).raw([]byte{1}).b, 1,
+		fmt.Sprintf("offset %d: block header cut short: 1 of 8 octets", atSnap), ErrTruncated)
+
 	// pcapng blocks.
 	base := newNg(false).idb(1, 0).epb(0, 1, payload(60, 1), 0)
 	at := len(base.b)

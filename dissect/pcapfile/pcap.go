@@ -20,7 +20,8 @@ func (r *Reader) readPcapHeader() error {
 	// may hold FCS information.
 	r.link = uint16(u32(h[20:], r.be))
 	r.addLink(r.link)
-	r.raiseLimit(u32(h[16:], r.be))
+	r.snaplen = u32(h[16:], r.be)
+	r.raiseLimit(r.snaplen)
 	r.r += pcapHeaderLen
 	return nil
 }
@@ -49,6 +50,9 @@ func (r *Reader) nextPcap() error {
 	}
 	if caplen > wirelen {
 		return newError(ErrMalformed, off, r.n+1, "captured length %d exceeds original length %d", caplen, wirelen)
+	}
+	if r.snaplen != 0 && caplen > r.snaplen {
+		return newError(ErrMalformed, off, r.n+1, "captured length %d exceeds the file's snap length %d", caplen, r.snaplen)
 	}
 	need := pcapRecordLen + int(caplen)
 	if r.w-r.r < need {

@@ -153,6 +153,9 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	if caplen > wirelen {
 		return newError(ErrMalformed, off, fn, "captured length %d exceeds original length %d", caplen, wirelen)
 	}
+	if snap := r.ifaces[id].snaplen; snap != 0 && caplen > snap {
+		return newError(ErrMalformed, off, fn, "captured length %d exceeds the snap length %d of interface %d", caplen, snap, id)
+	}
 	if int(caplen) > blen-minEPBLen {
 		return newError(ErrMalformed, off, fn, "captured length %d does not fit in a block of %d octets", caplen, blen)
 	}

@@ -78,10 +78,11 @@ type Reader struct {
 	rerr   error // sticky error from src (io.EOF at its end)
 
 	format     int
-	limit      int  // current cap on a record's captured length
-	fixedLimit bool // limit given by the caller: never raised
-	be         bool // big-endian (pcap file, or current pcapng section)
-	nano       bool // pcap: nanosecond timestamps
+	limit      int    // current cap on a record's captured length
+	fixedLimit bool   // limit given by the caller: never raised
+	be         bool   // big-endian (pcap file, or current pcapng section)
+	nano       bool   // pcap: nanosecond timestamps
+	snaplen    uint32 // pcap: the file header's snap length (0: none given)
 	link       uint16
 	n          int   // packet records returned so far
 	err        error // sticky error returned by Next
