@@ -22,6 +22,7 @@ type craftOptions struct {
 	Write     string
 	HexOnly   bool
 	MPARev    int
+	MPARevSet bool // --mpa-rev was given
 	SplitAt   []int
 	Workload  string
 	Seed      uint64
@@ -48,6 +49,7 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
   rdmacm-pd craft --send-size 8192 --hex`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			opts.MPARevSet = c.Flags().Changed("mpa-rev")
 			return runCraft(s, opts)
 		},
 	}
@@ -81,7 +83,23 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 	if opts.Flood != "" {
 		return runFlood(s, opts)
 	}
+	// The sizes must be given as sizes: 0 is not taken to mean the default.
+	for _, sz := range []struct {
+		flag string
+		v    int
+	}{{"send-size", opts.Initiator.SendSize}, {"receive-size", opts.Initiator.ReceiveSize},
+		{"reply-send-size", opts.Responder.SendSize}, {"reply-receive-size", opts.Responder.ReceiveSize}} {
+		if sz.v == 0 {
+			return usageError("--%s: inline size 0 is not a multiple of 1024 between 1024 and 262144", sz.flag)
+		}
+	}
 	if opts.HexOnly {
+		switch {
+		case opts.Write != "":
+			return usageError("--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both")
+		case opts.Initiator.Absent:
+			return usageError("--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print")
+		}
 		b, err := opts.Initiator.Message()
 		if err != nil {
 			return usageError("%v", err)
@@ -98,6 +116,9 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 	case craft.RoCEv2, craft.RoCEv1, craft.InfiniBand:
 		if len(opts.SplitAt) > 0 {
 			return usageError("--split applies to --transport iwarp only")
+		}
+		if opts.MPARevSet {
+			return usageError("--mpa-rev applies to --transport iwarp only")
 		}
 		x := craft.Exchange{Transport: tr, IPv6: opts.IPv6, Initiator: opts.Initiator, Responder: opts.Responder, Reject: opts.Reject}
 		frames, err = x.Frames()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
@@ -43,7 +44,7 @@ type dissectOptions struct {
 
 func newDissectCmd(s *IOStreams) *cobra.Command {
 	opts := &dissectOptions{}
-	var reads []string
+	reads := &readFlag{}
 	c := &cobra.Command{
 		Use:   "dissect [flags] [FILE...]",
 		Short: "Find and check every RDMA connection message in capture files",
@@ -59,13 +60,14 @@ and checks it.`,
   rdmacm-pd dissect -i eth0 -w setup.pcapng        # live, until Ctrl-C
   rdmacm-pd dissect -i eth0 --port 20049 --duration 30s -T json`,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Files = append(reads, args...)
+			opts.Files = reads.merge(args)
 			opts.Args = s.Args
 			return runDissect(c.Context(), s, opts)
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVarP(&reads, "read", "r", nil, "capture file to read (repeatable; like tshark -r)")
+	reads.set = f
+	f.VarP(reads, "read", "r", "capture file to read (repeatable; like tshark -r); read in command-line order with the other files")
 	f.StringVarP(&opts.Format, "format", "T", "text", "output format: text, json or markdown")
 	f.BoolVarP(&opts.Verbose, "verbose", "V", false, "text: show every decoded layer and field")
 	f.BoolVarP(&opts.Hex, "hex", "x", false, "text: hex dump of the private data, RFC 8797 octets marked")
@@ -88,6 +90,38 @@ and checks it.`,
 	f.StringVarP(&opts.Write, "write", "w", "", "live: also write every captured frame to this file (pcapng, or pcap for a .pcap name)")
 	f.BoolVarP(&opts.ListIfaces, "list-interfaces", "D", false, "list the interfaces live capture can use, and exit")
 	return c
+}
+
+// readFlag is -r: its values, each with the number of FILE arguments that
+// came before it on the command line, so that the inputs are read in the
+// order they were given (pflag hands positional arguments over apart).
+type readFlag struct {
+	set  *pflag.FlagSet
+	vals []string
+	pos  []int
+}
+
+func (r *readFlag) String() string { return strings.Join(r.vals, ",") }
+func (r *readFlag) Type() string   { return "FILE" }
+
+func (r *readFlag) Set(v string) error {
+	r.vals = append(r.vals, v)
+	r.pos = append(r.pos, len(r.set.Args())) // the positional arguments parsed so far
+	return nil
+}
+
+// merge interleaves the -r values with the FILE arguments in command-line
+// order.
+func (r *readFlag) merge(args []string) []string {
+	out := make([]string, 0, len(r.vals)+len(args))
+	j := 0
+	for i, v := range r.vals {
+		for ; j < r.pos[i] && j < len(args); j++ {
+			out = append(out, args[j])
+		}
+		out = append(out, v)
+	}
+	return append(out, args[j:]...)
 }
 
 // severityCounter passes messages on and keeps the highest severity seen.

@@ -31,7 +31,7 @@ func WriteDecode(w io.Writer, opts Options, pd []byte, rp *dissect.RPCRDMA, fs [
 		return bw.Flush()
 	}
 	r := &textRenderer{w: bw, opts: opts, p: newPalette(opts.Color)}
-	fmt.Fprintf(bw, "%d octets: %s\n", len(pd), r.rpcSummary(rp))
+	fmt.Fprintf(bw, "%s: %s\n", count(len(pd), "octet"), r.rpcSummary(rp))
 	r.findings(fs)
 	r.rpcTree(rp)
 	r.hexDump(pd, rp)

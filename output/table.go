@@ -15,6 +15,7 @@ func (r *textRenderer) Connection(c *dissect.Connection) error {
 		return nil
 	}
 	// Live: say at once what the connection agreed.
+	r.wrote = true
 	fmt.Fprintf(r.w, "%s %s → %s %s: ini→res %s, res→ini %s, remote invalidation %s%s\n", r.p.bold.Sprint("connection"),
 		c.Initiator, c.Responder, r.state(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
 		liveCodes(c.Findings))
@@ -31,8 +32,16 @@ func liveCodes(fs []dissect.Finding) string {
 // Summary writes the table of connections and the totals.
 func (r *textRenderer) Summary(s *dissect.Summary) error {
 	w, p := r.w, r.p
+	// A blank line sets the summary off from what came before, if anything.
+	sep := func() {
+		if r.wrote {
+			fmt.Fprintln(w)
+		}
+		r.wrote = true
+	}
 	if len(r.conns) > 0 {
-		fmt.Fprintf(w, "\n%s\n", p.bold.Sprint("Connections"))
+		sep()
+		fmt.Fprintf(w, "%s\n", p.bold.Sprint("Connections"))
 		rows := [][]string{{"#", "initiator → responder", "transport", "service", "state", "ini→res", "res→ini", "remote inv", "findings"}}
 		if r.opts.MultiFile {
 			rows[0] = append([]string{"file"}, rows[0]...)
@@ -62,7 +71,8 @@ func (r *textRenderer) Summary(s *dissect.Summary) error {
 	}
 	// Nothing was read at all: the error lines say everything.
 	if s.Frames > 0 || s.DecodeErrors == 0 {
-		fmt.Fprintf(w, "\n%s\n", p.dim.Sprint(totals(s)))
+		sep()
+		fmt.Fprintf(w, "%s\n", p.dim.Sprint(totals(s)))
 	}
 	r.findings(s.Notes)
 	return w.Flush()

@@ -1,0 +1,141 @@
+package cmd
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCraftFlagErrors: sizes of 0, --hex with -w or --no-rpcrdma, and
+// --mpa-rev with a transport other than iwarp are usage errors (exit 2)
+// that write nothing.
+func TestCraftFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "h.pcap")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hex", "--send-size", "0"}, "--send-size: inline size 0 is not a multiple of 1024 between 1024 and 262144"},
+		{[]string{"--hex", "--receive-size", "0"}, "--receive-size: inline size 0 is not a multiple of 1024 between 1024 and 262144"},
+		{[]string{"--reply-send-size", "0", "-w", out}, "--reply-send-size: inline size 0 is not a multiple of 1024 between 1024 and 262144"},
+		{[]string{"--reply-receive-size", "0", "-w", out}, "--reply-receive-size: inline size 0 is not a multiple of 1024 between 1024 and 262144"},
+		{[]string{"--hex", "-w", out}, "--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both"},
+		{[]string{"--hex", "--no-rpcrdma"}, "--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print"},
+		{[]string{"--transport", "rocev2", "--mpa-rev", "1", "-w", out}, "--mpa-rev applies to --transport iwarp only"},
+		{[]string{"--transport", "ib", "--mpa-rev", "2", "-w", out}, "--mpa-rev applies to --transport iwarp only"},
+	} {
+		code, stdout, errOut := run(t, nil, nil, false, append([]string{"craft"}, tc.args...)...)
+		if code != 2 || stdout != "" || errOut != "rdmacm-pd: "+tc.want+"\n" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tc.args, code, stdout, errOut, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v wrote %s", tc.args, out)
+		}
+	}
+	if code, _, errOut := run(t, nil, nil, false, "craft", "--transport", "iwarp", "--mpa-rev", "1", "-w", out); code != 0 {
+		t.Errorf("iwarp --mpa-rev 1: exit %d %q", code, errOut)
+	}
+}
+
+// TestReadOrder: -r files and FILE arguments are read in command-line order.
+func TestReadOrder(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := os.ReadFile(nfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := filepath.Join(dir, "a.pcap"), filepath.Join(dir, "b.pcap"), filepath.Join(dir, "c.pcap")
+	for _, n := range []string{a, b, c} {
+		if err := os.WriteFile(n, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{b, "-r", a}, []string{b, a}},
+		{[]string{"-r", a, b}, []string{a, b}},
+		{[]string{c, "-r", b, a, "--read", c}, []string{c, b, a, c}},
+	} {
+		code, out, errOut := run(t, nil, nil, false, append([]string{"dissect"}, tc.args...)...)
+		var got []string
+		for _, l := range strings.Split(out, "\n") {
+			if f, ok := strings.CutPrefix(l, "== "); ok {
+				got = append(got, f)
+			}
+		}
+		if code != 0 || strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%v: exit %d (%s), files in order %v, want %v", tc.args, code, errOut, got, tc.want)
+		}
+	}
+}
+
+// TestTextNoMessages: with no message the text output is the totals line
+// alone, without a blank line before it.
+func TestTextNoMessages(t *testing.T) {
+	raw, err := os.ReadFile(nfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(raw[20:], 105) // a link type that carries no RDMA
+	path := filepath.Join(t.TempDir(), "other.pcap")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, nil, nil, false, "dissect", path)
+	if want := "3 frames, 0 messages, 0 connections (0 established, 0 rejected, 0 no reply), 0 findings\n"; code != 0 || out != want {
+		t.Errorf("exit %d, out %q, want %q", code, out, want)
+	}
+}
+
+// TestDecodeWording: one octet is "1 octet", and the absent message speaks
+// of the private data once.
+func TestDecodeWording(t *testing.T) {
+	code, out, _ := run(t, nil, nil, false, "decode", "--color", "never", "00")
+	want := "1 octet: no RPC-over-RDMA data\n" +
+		"       info    rpcrdma-absent: no usable RPC-over-RDMA message in the private data: this peer counts as Send Size 1024, Receive Size 1024, R=0 [RFC 8797, section 5.1; RFC 8166, section 3.3.3]\n"
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("exit %d, out %q, want it to start with %q", code, out, want)
+	}
+}
+
+// TestNoTimestamp: a pcapng Simple Packet Block has no timestamp: its
+// message shows "-" (text) and null (JSON), and the input's first and last
+// times are over the frames that have one.
+func TestNoTimestamp(t *testing.T) {
+	ng, err := os.ReadFile("../pcaps/rocev2-ipv6.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sample is SHB (at 0), IDB, then three EPBs; the second EPB (at
+	// 472, 376 octets: 28 of header, 342 of packet, 2 of padding, 4 of
+	// trailer) becomes an SPB carrying the same packet.
+	const at, epbLen, caplen = 472, 376, 342
+	epb := ng[at : at+epbLen]
+	spb := make([]byte, 0, 16+caplen+2)
+	le := binary.LittleEndian
+	spbLen := uint32(12 + caplen + 2 + 4)
+	spb = le.AppendUint32(spb, 3)
+	spb = le.AppendUint32(spb, spbLen)
+	spb = le.AppendUint32(spb, caplen)
+	spb = append(spb, epb[28:28+caplen+2]...)
+	spb = le.AppendUint32(spb, spbLen)
+	file := append(append(append([]byte(nil), ng[:at]...), spb...), ng[at+epbLen:]...)
+	path := filepath.Join(t.TempDir(), "spb.pcapng")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, nil, nil, false, "dissect", path)
+	if code != 0 || !strings.Contains(out, "\n    2  -  2001:db8::2 → 2001:db8::1  rocev2  REP  ") {
+		t.Errorf("text: exit %d (%s)\n%s", code, errOut, out)
+	}
+	code, out, errOut = run(t, nil, nil, false, "dissect", "-T", "json", path)
+	if code != 0 || !strings.Contains(out, `"frame":2,"time":null,`) ||
+		!strings.Contains(out, `"first":"2026-01-01T00:00:00.000000000Z","last":"2026-01-01T00:00:00.002000000Z"`) {
+		t.Errorf("json: exit %d (%s)\n%s", code, errOut, out)
+	}
+}
