@@ -71,17 +71,13 @@ func (d *Decoder) classify(lt uint16, b []byte) frameInfo {
 			return fi
 		}
 		etype, off = binary.BigEndian.Uint16(b[14:16]), 16
-		if etype == 0x8100 || etype == 0x88a8 {
-			etype, off = vlanTags(b, off, etype)
-		}
+		etype, off = vlanTags(b, off, etype)
 	case linkSLL2:
 		if len(b) < 20 {
 			return fi
 		}
 		etype, off = binary.BigEndian.Uint16(b[0:2]), 20
-		if etype == 0x8100 || etype == 0x88a8 {
-			etype, off = vlanTags(b, off, etype)
-		}
+		etype, off = vlanTags(b, off, etype)
 	case linkRaw:
 		if len(b) < 1 {
 			return fi
@@ -154,9 +150,11 @@ func etherType(b []byte, off int) (uint16, int) {
 	return vlanTags(b, off+14, et)
 }
 
-// vlanTags skips 802.1Q and 802.1ad tags.
+// vlanTags skips 802.1Q and 802.1ad tags, and the legacy QinQ tags 0x9100
+// and 0x9200 (layers registers them with gopacket, so that the full decode
+// follows the same path).
 func vlanTags(b []byte, off int, et uint16) (uint16, int) {
-	for (et == 0x8100 || et == 0x88a8 || et == 0x9100) && len(b) >= off+4 {
+	for (et == 0x8100 || et == 0x88a8 || et == 0x9100 || et == 0x9200) && len(b) >= off+4 {
 		et = binary.BigEndian.Uint16(b[off+2 : off+4])
 		off += 4
 	}

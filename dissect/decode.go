@@ -1,8 +1,10 @@
 package dissect
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -80,12 +82,19 @@ type Decoder struct {
 
 	tcp *tcpState
 	seg tcpSeg
+
+	// CM candidates whose headers did not decode as far as the MAD: how
+	// many, and the first one's frame and why.
+	undecodable      int
+	undecodableFirst int
+	undecodableWhy   string
 }
 
 // layerSet records which layers the last decode produced.
 type layerSet struct {
-	lrh, grh, bth, deth, mad, ip4, ip6, udp, ipcm bool
-	cm                                            layers.CMMessage
+	lrh, grh, bth, deth, mad, ip4, ip6, udp, ipcm, erf bool
+	cm                                                 layers.CMMessage
+	err                                                error // the decoding error that stopped the parser, or nil
 }
 
 // NewDecoder makes a decoder for the input named file.
@@ -152,6 +161,17 @@ func (d *Decoder) Decode(f *Frame, emit func(*Message)) {
 	switch fi.kind {
 	case kindCM:
 		d.decodeLayers(f, &fi)
+		if !d.has.mad && !(d.has.deth && d.captureCut(f, &fi)) {
+			// The fast filter took it for a CM MAD, but its headers do not
+			// decode that far (and the capture did not cut it): no message,
+			// counted for a run-level finding.
+			d.undecodable++
+			if d.undecodable == 1 {
+				d.undecodableFirst = f.Index
+				d.undecodableWhy = d.undecodableReason()
+			}
+			return
+		}
 		emit(d.cmMessage(f, &fi))
 	case kindTCP:
 		if parseTCP(f.Data, &fi, &d.seg) {
@@ -165,6 +185,36 @@ func (d *Decoder) Decode(f *Frame, emit func(*Message)) {
 // whose stream never completed them.
 func (d *Decoder) Flush(emit func(*Message)) { d.flushTCP(emit) }
 
+// Undecodable counts the frames the fast filter took for CM MADs whose
+// headers did not decode as far as the MAD; first is the first one's frame
+// number and why the one that number names did not decode.
+func (d *Decoder) Undecodable() (n, first int, why string) {
+	return d.undecodable, d.undecodableFirst, d.undecodableWhy
+}
+
+// undecodableReason says where the decoding of the last candidate stopped.
+func (d *Decoder) undecodableReason() string {
+	if d.has.err != nil {
+		return d.has.err.Error()
+	}
+	last := "the link header"
+	switch {
+	case d.has.deth:
+		last = "the DETH"
+	case d.has.bth:
+		last = "the BTH"
+	case d.has.grh:
+		last = "the GRH"
+	case d.has.lrh:
+		last = "the LRH"
+	case d.has.udp:
+		last = "the UDP header"
+	case d.has.ip4 || d.has.ip6:
+		last = "the IP header"
+	}
+	return "nothing decodes after " + last
+}
+
 // Dropped counts TCP directions given up because of a state limit.
 func (d *Decoder) Dropped() int { return d.tcp.dropped }
 
@@ -177,13 +227,15 @@ func (d *Decoder) SilentDrops() int { return d.tcp.silentDrops }
 func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {
 	d.has = layerSet{}
 	// A capture cut short inside the IB packet holds no ICRC at its end.
-	d.bth.NoICRC = fi.ibEnd > len(f.Data) || fi.ibEnd < fi.bth+layers.BTHLen+layers.ICRCLen
+	end, _ := d.packetEnd(f.Data, fi)
+	fi.ibEnd = end
+	d.bth.NoICRC = end > len(f.Data) || end < fi.bth+layers.BTHLen+layers.ICRCLen
 	p := d.parser(firstLayer(f.LinkType, f.Data))
-	_ = p.DecodeLayers(f.Data, &d.decoded) // errors show as missing layers
+	d.has.err = p.DecodeLayers(f.Data, &d.decoded) // errors show as missing layers
 	d.note(d.decoded)
 	// RoCEv2 on a port gopacket does not know: go on from the UDP payload.
 	if d.has.udp && !d.has.bth {
-		_ = d.parser(layers.LayerTypeBTH).DecodeLayers(d.udp.Payload, &d.decoded)
+		d.has.err = d.parser(layers.LayerTypeBTH).DecodeLayers(d.udp.Payload, &d.decoded)
 		d.note(d.decoded)
 	}
 }
@@ -209,6 +261,8 @@ func (d *Decoder) note(decoded []gopacket.LayerType) {
 			d.has.udp = true
 		case layers.LayerTypeIPCM:
 			d.has.ipcm = true
+		case layers.LayerTypeERF:
+			d.has.erf = true
 		default:
 			// The CM layer types are registered in attribute order.
 			if t >= layers.LayerTypeCMReq && t <= layers.LayerTypeCMApr {
@@ -220,7 +274,6 @@ func (d *Decoder) note(decoded []gopacket.LayerType) {
 
 // cmMessage builds the message of a decoded CM candidate and checks it.
 func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
-	b := f.Data
 	m := &Message{
 		File:      d.file,
 		Frame:     f.Index,
@@ -259,14 +312,7 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
 	case m.Name == "":
 		m.Name = fmt.Sprintf("CM attribute 0x%04x", m.AttributeID)
 	}
-	// How much of the MAD the capture holds, against its 256 octets.
-	madStart := fi.bth + layers.BTHLen + layers.DETHLen
-	madHave := min(len(b), fi.ibEnd-layers.ICRCLen) - madStart
-	if madHave < layers.MADLen && len(b) < fi.ibEnd {
-		c.cut = fmt.Sprintf("the capture holds %d of the MAD's %d octets", max(madHave, 0), layers.MADLen)
-	} else if d.bth.NoICRC {
-		c.cut = "the capture ends before the ICRC"
-	}
+	d.checkLengths(f, fi, c)
 
 	if cm := d.has.cm; cm != nil {
 		c.cm = cm
@@ -354,5 +400,136 @@ func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, c *msgCtx) {
 	if fi.lrh >= 0 && d.has.lrh && d.lrh.HasVCRC {
 		v := layers.VCRC(b[fi.lrh:fi.ibEnd])
 		c.m.IB.VCRC = &CRCCheck{Value: uint32(d.lrh.VCRC), Computed: uint32(v), Valid: v == d.lrh.VCRC}
+	}
+}
+
+// lengthField names the header length field that sets where an IB-family
+// packet ends.
+type lengthField struct {
+	name  string // "UDP Length", "IPv4 Total Length", ...
+	value int
+	unit  string // "" (octets) or " words"
+}
+
+func (l lengthField) String() string { return fmt.Sprintf("%s %d%s", l.name, l.value, l.unit) }
+
+// packetEnd is where the IB packet of a candidate ends (after its ICRC) by
+// the length fields of its headers: the smallest of them, with the field
+// that sets it. A zero IPv4 Total Length (TSO) or IPv6 Payload Length
+// (jumbogram) says nothing and is passed over, as gopacket does.
+func (d *Decoder) packetEnd(b []byte, fi *frameInfo) (int, lengthField) {
+	end, lf := fi.ibEnd, lengthField{}
+	take := func(e int, f lengthField) {
+		if lf.name == "" || e < end {
+			end, lf = e, f
+		}
+	}
+	switch {
+	case fi.transport == RoCEv2:
+		take(fi.l4+int(binary.BigEndian.Uint16(b[fi.l4+4:])), lengthField{name: "UDP Length",
+			value: int(binary.BigEndian.Uint16(b[fi.l4+4:]))})
+		if fi.ipv6 {
+			if n := int(binary.BigEndian.Uint16(b[fi.l3+4:])); n != 0 {
+				take(fi.l3+40+n, lengthField{name: "IPv6 Payload Length", value: n})
+			}
+		} else if n := int(binary.BigEndian.Uint16(b[fi.l3+2:])); n != 0 {
+			take(fi.l3+n, lengthField{name: "IPv4 Total Length", value: n})
+		}
+	default:
+		if fi.lrh >= 0 {
+			n := int(binary.BigEndian.Uint16(b[fi.lrh+4:]) & 0x07ff)
+			take(fi.lrh+n*4, lengthField{name: "LRH PktLen", value: n, unit: " (4-octet words)"})
+		}
+		if fi.grh >= 0 {
+			n := int(binary.BigEndian.Uint16(b[fi.grh+4:]))
+			take(fi.grh+layers.GRHLen+n, lengthField{name: "GRH PayLen", value: n})
+		}
+	}
+	return end, lf
+}
+
+// erfPacket returns, for a frame of link type ERF whose header decoded, where
+// the packet starts after the ERF header and its wire length (wlen).
+func (d *Decoder) erfPacket(f *Frame) (start, wlen int, ok bool) {
+	if f.LinkType != linkERF || !d.has.erf {
+		return 0, 0, false
+	}
+	return len(d.erf.Contents), int(d.erf.WLen), true
+}
+
+// captureCut reports whether the capture holds fewer octets of the frame
+// than the wire carried: the record's original length (or, in an ERF
+// record, the ERF wire length) is larger than what was captured.
+func (d *Decoder) captureCut(f *Frame, fi *frameInfo) bool {
+	if f.WireLen > len(f.Data) {
+		return true
+	}
+	if start, wlen, ok := d.erfPacket(f); ok && start+wlen > len(f.Data) {
+		return true
+	}
+	return false
+}
+
+// erfProblem says how the ERF header of the frame disagrees with the
+// record that holds it, or "". The record's length decides the frame's
+// extent in any case: rlen is not trusted (docs/capture.md).
+func (d *Decoder) erfProblem(f *Frame) string {
+	start, wlen, ok := d.erfPacket(f)
+	if !ok {
+		return ""
+	}
+	rec := max(f.WireLen, len(f.Data))
+	rlen := int(d.erf.RLen)
+	var why []string
+	switch {
+	case rlen < start:
+		why = append(why, fmt.Sprintf("ERF rlen %d is less than its %d-octet header", rlen, start))
+	case rlen < rec:
+		why = append(why, fmt.Sprintf("ERF rlen %d is less than the record's %d octets", rlen, rec))
+	case rlen > rec+7 && f.WireLen <= len(f.Data):
+		why = append(why, fmt.Sprintf("ERF rlen %d is more than the record's %d octets and their padding", rlen, rec))
+	}
+	// The record may keep the padding that rounds rlen up to 8.
+	if have := len(f.Data) - start; wlen+7 < have {
+		why = append(why, fmt.Sprintf("ERF wlen %d is less than the %d octets of the packet it holds", wlen, have))
+	}
+	return strings.Join(why, "; ")
+}
+
+// checkLengths compares the length fields of a CM candidate with the
+// octets captured, and says what is missing and why: the capture's snap
+// length (capture-truncated), a frame captured without its ICRC
+// (icrc-absent), or a length field that disagrees with a complete frame
+// (length-mismatch).
+func (d *Decoder) checkLengths(f *Frame, fi *frameInfo, c *msgCtx) {
+	b := f.Data
+	end, lf := d.packetEnd(b, fi)
+	if p := d.erfProblem(f); p != "" {
+		c.lengths = append(c.lengths, p)
+	}
+	madStart := fi.bth + layers.BTHLen + layers.DETHLen
+	madHave := min(len(b), end-layers.ICRCLen) - madStart
+	switch {
+	case end < fi.bth+layers.BTHLen+layers.ICRCLen:
+		// Too small to mean anything: the parsers ignore it (UDP Length 0,
+		// LRH PktLen under 2 words) or stop at it.
+		c.lengths = append(c.lengths, fmt.Sprintf("%s is too small for the packet's headers: the rest of the frame was decoded, without an ICRC check", lf))
+	case end > len(b) && d.captureCut(f, fi):
+		if madHave < layers.MADLen {
+			c.cut = fmt.Sprintf("the capture holds %d of the MAD's %d octets", max(madHave, 0), layers.MADLen)
+		} else {
+			c.cut = "the capture ends before the ICRC"
+		}
+	case end > len(b) && end-len(b) == layers.ICRCLen && madHave >= layers.MADLen:
+		c.noICRC = fmt.Sprintf("the frame is complete but ends where the ICRC would start (%s): it was captured without its ICRC, which is not checked", lf)
+	case end > len(b):
+		s := fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which the capture did not cut", lf, end-len(b))
+		if madHave < layers.MADLen {
+			s += fmt.Sprintf(": %d of the MAD's %d octets are present", max(madHave, 0), layers.MADLen)
+		}
+		c.lengths = append(c.lengths, s)
+	case madHave < layers.MADLen:
+		c.lengths = append(c.lengths, fmt.Sprintf("%s leaves room for %d of the MAD's %d octets: the message is cut short by its own headers",
+			lf, max(madHave, 0), layers.MADLen))
 	}
 }

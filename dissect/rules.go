@@ -23,6 +23,9 @@ type msgCtx struct {
 	cm   layers.CMMessage
 	cut  string // what the capture's snap length cut off inside the message, or ""
 
+	lengths []string // header length fields that disagree with a complete frame
+	noICRC  string   // the complete frame carries no ICRC: why it is not checked
+
 	ipcmExpected bool               // the Service ID announces an IP CM header
 	ipcm         *layers.IPCMHeader // the header, when the private data holds 36 octets
 
@@ -38,7 +41,9 @@ type msgCtx struct {
 	limit    string // a state limit was hit: which
 }
 
-// pdCut reports whether the capture holds less private data than the wire.
+// pdCut reports whether the frame holds less private data than the
+// message's fixed size (cut by the capture, or by the headers' own length
+// fields): absence of the RFC 8797 message cannot then be told.
 func (c *msgCtx) pdCut() bool { return len(c.pd) < c.pdSize }
 
 type rule struct {
@@ -61,6 +66,12 @@ var messageRules = slices.Concat(ibRules, mpaRules, rpcRules)
 var ibRules = []rule{
 	{"capture-truncated", func(c *msgCtx) (string, bool) {
 		return c.cut, c.cut != ""
+	}},
+	{"length-mismatch", func(c *msgCtx) (string, bool) {
+		return strings.Join(c.lengths, "; "), len(c.lengths) > 0
+	}},
+	{"icrc-absent", func(c *msgCtx) (string, bool) {
+		return c.noICRC, c.noICRC != ""
 	}},
 	{"icrc-mismatch", func(c *msgCtx) (string, bool) {
 		k := c.m.IB.crc(true)
@@ -115,8 +126,11 @@ var rpcRules = []rule{
 		if !c.absentApplies || c.search.Found || c.pdCut() {
 			return "", false
 		}
-		return fmt.Sprintf("no usable RPC-over-RDMA private data in %s: this peer counts as Send Size 1024, Receive Size 1024, R=0",
-			c.m.Name), true
+		where := "no usable RPC-over-RDMA private data in " + c.m.Name
+		if c.m.Name == "" { // a blob checked on its own (rdmacm-pd decode)
+			where = "no usable RPC-over-RDMA message in the private data"
+		}
+		return where + ": this peer counts as Send Size 1024, Receive Size 1024, R=0", true
 	}},
 	{"rpcrdma-version-unknown", func(c *msgCtx) (string, bool) {
 		var at []string
@@ -216,7 +230,7 @@ func bit(b bool) uint8 {
 // log, say) and checks it as if it were a REQ's: expected is the offset where
 // its carrier would put the RFC 8797 message.
 func CheckPrivateData(pd []byte, expected int) (*RPCRDMA, []Finding) {
-	m := &Message{Name: "the private data", ExpectedOffset: expected, PrivateData: pd, PrivateDataSize: len(pd)}
+	m := &Message{ExpectedOffset: expected, PrivateData: pd, PrivateDataSize: len(pd)}
 	c := &msgCtx{m: m, pd: pd, pdSize: len(pd), absentApplies: true, search: layers.SearchRPCRDMA(pd)}
 	if c.search.Found {
 		m.RPCRDMA = NewRPCRDMA(&c.search.Message, c.search.Offset)

@@ -183,6 +183,15 @@ func (r *run) connections() {
 // silentDrops notes the TCP directions an input's decoder gave up at a
 // state limit before they showed an MPA key.
 func (r *run) silentDrops(name string, d *Decoder) {
+	if n, first, why := d.Undecodable(); n > 0 {
+		what := "frame looks like a CM MAD but its headers do"
+		if n > 1 {
+			what = "frames look like CM MADs but their headers do"
+		}
+		r.sum.note(newFinding("cm-undecodable",
+			"%s: %d %s not decode as far as the MAD (first at frame %d: %s); not shown as messages",
+			name, n, what, first, why))
+	}
 	if n := d.SilentDrops(); n > 0 {
 		r.sum.note(newFinding("state-limit-reached",
 			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes) before they showed an MPA key",
@@ -231,11 +240,15 @@ func (r *run) input(name string, stdin io.Reader) (in Input, err error) {
 			break
 		}
 		in.Frames++
-		if in.First.IsZero() || pf.Time.Before(in.First) {
-			in.First = pf.Time
-		}
-		if pf.Time.After(in.Last) {
-			in.Last = pf.Time
+		// A frame without a timestamp (pcapng Simple Packet Block) has the
+		// zero time: First and Last are over the frames that have one.
+		if !pf.Time.IsZero() {
+			if in.First.IsZero() || pf.Time.Before(in.First) {
+				in.First = pf.Time
+			}
+			if pf.Time.After(in.Last) {
+				in.Last = pf.Time
+			}
 		}
 		if !supportedLink(pf.LinkType) {
 			if pf.LinkType >= maxLinkType {

@@ -10,12 +10,20 @@ const (
 	EtherTypeRoCEv1 = 0x8915 // EtherType of RoCEv1
 	LinkTypeIB      = 247    // LINKTYPE_INFINIBAND, libpcap's RDMA sniffer
 	LinkTypeERF     = 197    // LINKTYPE_ERF
+
+	EtherTypeQinQ9100 = 0x9100 // legacy (pre-802.1ad) QinQ tag
+	EtherTypeQinQ9200 = 0x9200 // legacy QinQ tag
 )
 
 func init() {
 	golayers.RegisterUDPPortLayerType(RoCEv2Port, LayerTypeBTH)
 	golayers.EthernetTypeMetadata[EtherTypeRoCEv1] = golayers.EnumMetadata{
 		DecodeWith: LayerTypeGRH, Name: "RoCE", LayerType: LayerTypeGRH,
+	}
+	// The legacy QinQ TPIDs, still seen on older switches: a tag like
+	// 802.1Q's, as the fast filter takes them.
+	for _, tpid := range []golayers.EthernetType{EtherTypeQinQ9100, EtherTypeQinQ9200} {
+		golayers.EthernetTypeMetadata[tpid] = golayers.EthernetTypeMetadata[golayers.EthernetTypeDot1Q]
 	}
 	golayers.LinkTypeMetadata[LinkTypeIB] = golayers.EnumMetadata{DecodeWith: LayerTypeLRH, Name: "InfiniBand"}
 	golayers.LinkTypeMetadata[LinkTypeERF] = golayers.EnumMetadata{DecodeWith: LayerTypeERF, Name: "ERF"}

@@ -45,7 +45,7 @@ func appendMessage(j *jw, m *dissect.Message) {
 		}
 		j.end()
 	}
-	j.kstr("time", formatTime(m.Time))
+	timeOrNull(j, "time", m.Time) // null: the frame has no timestamp (pcapng Simple Packet Block)
 	j.kstr("transport", string(m.Transport))
 	j.kstr("src", m.Src)
 	j.kstr("dst", m.Dst)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -16,6 +17,7 @@ type textRenderer struct {
 	opts     Options
 	p        *palette
 	lastFile string
+	wrote    bool // a message line was written: the summary is set off from it by a blank line
 	conns    []*dissect.Connection
 }
 
@@ -27,7 +29,8 @@ func (r *textRenderer) Message(m *dissect.Message) error {
 		fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", m.File))
 	}
 	r.lastFile = m.File
-	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s%s\n", m.Frame, m.Time.UTC().Format("2006-01-02T15:04:05.000000Z"),
+	r.wrote = true
+	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s%s\n", m.Frame, textTime(m.Time),
 		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name), r.rpcSummary(m.RPCRDMA), r.mpaSummary(m))
 	r.findings(m.Findings)
 	if r.opts.Verbose {
@@ -37,6 +40,15 @@ func (r *textRenderer) Message(m *dissect.Message) error {
 		r.hexDump(m.PrivateData, m.RPCRDMA)
 	}
 	return w.Flush()
+}
+
+// textTime is a message's capture time, or "-" for a frame without a
+// timestamp (a pcapng Simple Packet Block).
+func textTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000Z")
 }
 
 func (r *textRenderer) Close() error { return r.w.Flush() }
@@ -147,6 +159,9 @@ func (r *textRenderer) layer(name string, fs []layers.Field) {
 	fmt.Fprintf(r.w, "%s%s\n", indent, r.p.bold.Sprint(name))
 	for _, f := range fs {
 		v := f.Text()
+		if v == "" {
+			v = "(none)" // an empty blob, such as a REJ's Additional Reject Information
+		}
 		if note := annotate(f); note != "" {
 			v += " (" + note + ")"
 		}
