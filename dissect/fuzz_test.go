@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"os"
-	"runtime/pprof"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +18,9 @@ import (
 // capture file, the MPA reassembler, and craft's encoder against the decoder.
 // Seeds are under testdata/fuzz; .ci/fuzz runs them for a given time.
 
-var fuzzLinks = []uint16{linkEthernet, linkIB, linkERF, linkSLL, linkSLL2, linkRaw, linkNull, linkIPv4, linkIPv6}
+// fuzzLinks are the link types FuzzDecodeFrame tries, by the index its
+// first argument selects: the corpus under testdata/fuzz relies on the order.
+var fuzzLinks = []uint16{linkEthernet, linkIB, linkERF, linkSLL, linkSLL2, linkRaw, linkNull, linkIPv4, linkIPv6, linkLoop}
 
 func seedFrames(f *testing.F) {
 	for _, tr := range []craft.Transport{craft.RoCEv2, craft.RoCEv1, craft.InfiniBand} {
@@ -81,13 +83,6 @@ func FuzzDissectFile(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		watch := time.AfterFunc(2*time.Second, func() {
-			fh, _ := os.Create("/tmp/fuzzstall.txt")
-			pprof.Lookup("goroutine").WriteTo(fh, 2)
-			fh.Write([]byte(fmt.Sprintf("\ninput %d octets: %x\n", len(data), data[:min(len(data), 200)])))
-			fh.Close()
-		})
-		defer watch.Stop()
 		var s fuzzSink
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -215,4 +210,69 @@ func FuzzCraftRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFuzzCorpusCoversLinks checks that the seed corpus of FuzzDecodeFrame
+// holds a CM frame of every link type it tries (Ethernet and InfiniBand
+// come from seedFrames), each decoding to a message,
+// and that FuzzDissectFile's holds a gzip file and an ERF capture.
+func TestFuzzCorpusCoversLinks(t *testing.T) {
+	dir := "testdata/fuzz/FuzzDecodeFrame"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint16]bool{}
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + "/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		if len(lines) < 3 || !strings.HasPrefix(lines[1], "byte(") || !strings.HasPrefix(lines[2], "[]byte(") {
+			t.Fatalf("%s: not a FuzzDecodeFrame entry", e.Name())
+		}
+		r, _, _, err := strconv.UnquoteChar(strings.TrimSuffix(strings.TrimPrefix(lines[1], "byte('"), "')"), '\'')
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		data, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lines[2], "[]byte("), ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		lt := fuzzLinks[int(r)%len(fuzzLinks)]
+		n := 0
+		NewDecoder("seed", Config{}).Decode(&Frame{Data: []byte(data), WireLen: len(data), LinkType: lt, Index: 1},
+			func(m *Message) {
+				if m.MAD != nil {
+					n++
+				}
+			})
+		if n == 1 {
+			seen[lt] = true
+		}
+	}
+	for _, lt := range fuzzLinks {
+		// seedFrames adds Ethernet and InfiniBand frames from craft.
+		if !seen[lt] && lt != linkEthernet && lt != linkIB {
+			t.Errorf("no seed of link type %d decodes to a CM message", lt)
+		}
+	}
+	files, err := os.ReadDir("testdata/fuzz/FuzzDissectFile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz, erf bool
+	for _, e := range files {
+		b, _ := os.ReadFile("testdata/fuzz/FuzzDissectFile/" + e.Name())
+		body, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(strings.Split(string(b), "\n")[1], "[]byte("), ")"))
+		if err != nil {
+			continue
+		}
+		gz = gz || strings.HasPrefix(body, "\x1f\x8b")
+		erf = erf || len(body) >= 24 && body[1] == 0x3c && body[2] == 0xb2 && body[20] == linkERF // little-endian pcap
+	}
+	if !gz || !erf {
+		t.Errorf("FuzzDissectFile corpus: gzip seed %v, ERF seed %v", gz, erf)
+	}
 }
