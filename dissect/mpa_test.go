@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
@@ -18,7 +19,8 @@ type seg struct {
 	syn     bool
 	fin     bool
 	payload []byte
-	cut     int // keep only this many octets of the frame's payload (snap length)
+	cut     int    // keep only this many octets of the frame's payload (snap length)
+	isn     uint32 // the direction's initial sequence number, when not the default
 }
 
 func tcpFrames(t *testing.T, ipv6 bool, segs []seg) [][]byte {
@@ -28,9 +30,16 @@ func tcpFrames(t *testing.T, ipv6 bool, segs []seg) [][]byte {
 	const isnA, isnB = 1000, 900000
 	var out [][]byte
 	for _, s := range segs {
-		tc := craft.TCP{Src: a, Dst: b, Seq: uint32(isnA + 1 + s.off), SYN: s.syn, FIN: s.fin, ACK: !s.syn, Payload: s.payload}
+		isn := uint32(isnA)
 		if !s.fromA {
-			tc.Src, tc.Dst, tc.Seq = b, a, uint32(isnB+1+s.off)
+			isn = isnB
+		}
+		if s.isn != 0 {
+			isn = s.isn
+		}
+		tc := craft.TCP{Src: a, Dst: b, Seq: isn + uint32(1+s.off), SYN: s.syn, FIN: s.fin, ACK: !s.syn, Payload: s.payload}
+		if !s.fromA {
+			tc.Src, tc.Dst = b, a
 		}
 		f, err := tc.Frame()
 		if err != nil {
@@ -58,11 +67,15 @@ func decodeTCP(t *testing.T, lim dissect.TCPLimits, frames [][]byte, wire []int)
 		if wire != nil && wire[i] > w {
 			w = wire[i]
 		}
-		d.Decode(&dissect.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: craft.DefaultStart}, emit)
+		d.Decode(&dissect.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)}, emit)
 	}
 	d.Flush(emit)
 	return out
 }
+
+// frameTime is the capture time decodeTCP gives frame i (from 1): one
+// millisecond apart.
+func frameTime(i int) time.Time { return craft.DefaultStart.Add(time.Duration(i) * time.Millisecond) }
 
 func field(m *dissect.Message, key string) string {
 	for _, f := range m.MPA {
@@ -173,6 +186,18 @@ func TestMPA(t *testing.T) {
 			want: []want{{"MPA_REQ", 3, []int{3}, 4, []string{"mpa-enhanced-mismatch"}}}},
 		{name: "RFC 8797 at 0 in revision 2", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Enhanced: true, Data: rpcIni})}),
 			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"mpa-enhanced-mismatch"}}}},
+		// Data in a SYN starts after the SYN's own sequence number.
+		{name: "Request in the SYN (TCP Fast Open)", segs: []seg{{fromA: true, off: -1, syn: true, payload: req1}},
+			want: []want{{"MPA_REQ", 1, []int{1}, 0, nil}}},
+		// A SYN with a new ISN on the same ports starts a new stream; the old
+		// one's unfinished frame is reported.
+		{name: "new connection on the same ports", segs: []seg{{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:20]},
+			{fromA: true, off: -1, syn: true, isn: 777000}, {fromA: true, payload: req2, isn: 777000}},
+			want:     []want{{"MPA_REQ", 2, []int{2}, -1, []string{"mpa-truncated"}}, {"MPA_REQ", 4, []int{4}, 4, nil}},
+			contains: "the connection is replaced by a new one (SYN) after 20 of the MPA frame's 28 octets"},
+		{name: "SYN retransmitted mid-frame", segs: []seg{{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:20]},
+			{fromA: true, off: -1, syn: true}, {fromA: true, off: 20, payload: req1[20:]}},
+			want: []want{{"MPA_REQ", 4, []int{2, 4}, 0, nil}}},
 		{name: "not MPA", segs: with(seg{fromA: true, payload: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}, seg{payload: []byte("HTTP/1.1 200 OK\r\n")}),
 			want: nil},
 		{name: "not MPA, no handshake", segs: []seg{{fromA: true, off: 500, payload: []byte("xxxxxxxxxxxxxxxxxxxxxxxxxx")},

@@ -197,16 +197,28 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	if !s.syn && t.decided(h) {
 		return
 	}
+	// The SYN occupies its own sequence number, before the first data octet
+	// (RFC 9293, section 3.4): data carried in a SYN (TCP Fast Open) starts
+	// at ISN+1.
+	seq := s.seq
+	if s.syn {
+		seq++
+	}
 	st := t.active[s.key]
+	if st != nil && s.syn && st.startKnown && st.start != seq {
+		// A SYN with another ISN: a new connection on the same addresses and
+		// ports. What the old one began ends here.
+		d.finish(st, h, st.lastTime, "the connection is replaced by a new one (SYN)", emit)
+		st = nil
+	}
 	if st == nil {
 		switch {
 		case s.syn:
-			// The first payload octet follows the SYN's sequence number.
-			st = d.open(s, s.seq+1, true, emit)
+			st = d.open(s, seq, true, emit)
 		case len(s.payload) == 0:
 			return
 		case layers.MPAKeyPrefix(s.payload):
-			st = d.open(s, s.seq, true, emit)
+			st = d.open(s, seq, true, emit)
 		case len(s.payload) > maxMPAFrame:
 			// No handshake, no key, and longer than any MPA frame: bulk data
 			// of a connection whose start is not in the capture.
@@ -221,15 +233,15 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	}
 	st.lastSeen, st.lastTime = s.frame, s.time
 	if s.syn && !st.startKnown {
-		st.startKnown, st.start = true, s.seq+1
+		st.startKnown, st.start = true, seq
 		t.replayEarly(st)
 	}
 	if len(s.payload) > 0 {
 		cut := len(s.payload) < s.wirePayload
 		if !st.startKnown {
-			if layers.MPAKeyPrefix(s.payload) && t.earlyAfter(st, s.seq) {
-				st.startKnown, st.start = true, s.seq
-				t.add(st, s.seq, s.payload, s.frame, cut)
+			if layers.MPAKeyPrefix(s.payload) && t.earlyAfter(st, seq) {
+				st.startKnown, st.start = true, seq
+				t.add(st, seq, s.payload, s.frame, cut)
 				t.replayEarly(st)
 			} else if len(st.early) < t.lim.MaxEarlySegs && len(s.payload) <= maxMPAFrame {
 				if !t.reserve(st, len(s.payload)) {
@@ -238,13 +250,13 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 					t.close(st, h)
 					return
 				}
-				st.early = append(st.early, early{seq: s.seq, data: append([]byte(nil), s.payload...), frame: s.frame, time: s.time, cut: cut})
+				st.early = append(st.early, early{seq: seq, data: append([]byte(nil), s.payload...), frame: s.frame, time: s.time, cut: cut})
 			} else {
 				t.close(st, h) // no key among the first segments: not MPA
 				return
 			}
 		} else {
-			t.add(st, s.seq, s.payload, s.frame, cut)
+			t.add(st, seq, s.payload, s.frame, cut)
 		}
 	}
 	if st.startKnown && d.checkStream(st, h, s.frame, s.time, emit) {
