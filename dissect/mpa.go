@@ -18,7 +18,11 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 	_ = mpa.DecodeFromBytes(frame, gopacket.NilDecodeFeedback) // the key was checked; a short header leaves zeros
 	frames := st.framesWithin(max(len(frame), 1))
 	if ended != "" && len(frames) > 0 {
-		last = frames[len(frames)-1] // the last frame that carried part of it
+		// The last frame that carried part of it, and that frame's time.
+		last = frames[len(frames)-1]
+		if t, ok := st.timeOf(last); ok {
+			now = t
+		}
 	}
 	m := &Message{
 		File:      d.file,

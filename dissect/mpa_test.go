@@ -244,6 +244,11 @@ func TestMPA(t *testing.T) {
 				if m.Transport != dissect.IWARP {
 					t.Errorf("transport %s", m.Transport)
 				}
+				// The time is that of the frame named, also when the frame
+				// never completed and a later one ended the stream.
+				if !m.Time.Equal(frameTime(m.Frame)) {
+					t.Errorf("message %d: time %v is not that of frame %d (%v)", i, m.Time, m.Frame, frameTime(m.Frame))
+				}
 			}
 			if tc.contains != "" {
 				found := false

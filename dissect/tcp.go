@@ -70,6 +70,14 @@ type tcpSeg struct {
 // ival is a received range [lo, hi) of stream octets.
 type ival struct{ lo, hi int }
 
+// carry is a segment that carried octets of the frame: the range [lo, hi)
+// of the stream, its frame and its capture time.
+type carry struct {
+	lo, hi int
+	frame  int
+	time   time.Time
+}
+
 // early is a segment kept while a direction's start is unknown.
 type early struct {
 	seq   uint32
@@ -84,11 +92,10 @@ type stream struct {
 	key        flowKey
 	v6         bool
 	startKnown bool
-	start      uint32 // sequence number of the first payload octet
-	buf        []byte // octets from start; holes are zero
-	got        []ival // received ranges, sorted and merged
-	carried    []ival // per segment kept: the range it carried (lo, hi) and its frame in frames
-	frames     []int
+	start      uint32  // sequence number of the first payload octet
+	buf        []byte  // octets from start; holes are zero
+	got        []ival  // received ranges, sorted and merged
+	carried    []carry // per segment kept: the range it carried, its frame and capture time
 	early      []early
 	key16      bool // the 16-octet key is present and is an MPA key
 	snapCut    bool // a contributing segment was cut by the snap length
@@ -241,7 +248,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 		if !st.startKnown {
 			if layers.MPAKeyPrefix(s.payload) && t.earlyAfter(st, seq) {
 				st.startKnown, st.start = true, seq
-				t.add(st, seq, s.payload, s.frame, cut)
+				t.add(st, seq, s.payload, s.frame, s.time, cut)
 				t.replayEarly(st)
 			} else if len(st.early) < t.lim.MaxEarlySegs && len(s.payload) <= maxMPAFrame {
 				if !t.reserve(st, len(s.payload)) {
@@ -256,7 +263,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 				return
 			}
 		} else {
-			t.add(st, seq, s.payload, s.frame, cut)
+			t.add(st, seq, s.payload, s.frame, s.time, cut)
 		}
 	}
 	if st.startKnown && d.checkStream(st, h, s.frame, s.time, emit) {
@@ -351,7 +358,7 @@ func (t *tcpState) earlyAfter(st *stream, seq uint32) bool {
 func (t *tcpState) replayEarly(st *stream) {
 	for _, e := range st.early {
 		t.total -= len(e.data)
-		t.add(st, e.seq, e.data, e.frame, e.cut)
+		t.add(st, e.seq, e.data, e.frame, e.time, e.cut)
 	}
 	st.early = nil
 }
@@ -370,7 +377,7 @@ func (t *tcpState) reserve(st *stream, n int) bool {
 
 // add stores a segment's octets that fall inside the part of the stream we
 // want; the first copy of an octet wins over retransmissions.
-func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, cut bool) {
+func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, now time.Time, cut bool) {
 	off := int(int32(seq - st.start))
 	if off < 0 {
 		if -off >= len(data) {
@@ -395,8 +402,7 @@ func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, cut bool)
 	}
 	lo, hi := off, off+len(data)
 	if len(st.carried) < maxCarried {
-		st.carried = append(st.carried, ival{lo, hi})
-		st.frames = append(st.frames, frame)
+		st.carried = append(st.carried, carry{lo, hi, frame, now})
 	}
 	if cut {
 		st.snapCut = true
@@ -428,13 +434,23 @@ func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, cut bool)
 // carried octets of the first n octets of the stream.
 func (st *stream) framesWithin(n int) []int {
 	var out []int
-	for i, c := range st.carried {
-		if c.lo < n && !slices.Contains(out, st.frames[i]) {
-			out = append(out, st.frames[i])
+	for _, c := range st.carried {
+		if c.lo < n && !slices.Contains(out, c.frame) {
+			out = append(out, c.frame)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// timeOf is the capture time of a frame that carried octets of the stream.
+func (st *stream) timeOf(frame int) (time.Time, bool) {
+	for _, c := range st.carried {
+		if c.frame == frame {
+			return c.time, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func mergeIval(got []ival, n ival) []ival {
