@@ -465,3 +465,61 @@ func TestFindingsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestStateDropCounts: every TCP direction given up at a limit is counted
+// once in the summary's StateDrops, and the summary's warning names the same
+// number of those no message shows.
+func TestStateDropCounts(t *testing.T) {
+	cases := []struct {
+		kind      string
+		lim       dissect.TCPLimits
+		drops     int // StateDrops
+		noted     int // the number in the summary's warning (0: no warning)
+		onMessage int // messages with state-limit-reached
+	}{
+		// Directions without an MPA key, at a tiny total buffer and per-stream
+		// limit: given up unseen.
+		{"tcp-streams", dissect.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 99, 99, 0},
+		// Unfinished Requests over the per-stream limit: each reported.
+		{"half-mpa", dissect.TCPLimits{StreamBytes: 30}, 200, 0, 200},
+		{"half-mpa", dissect.TCPLimits{ActiveFlows: 16}, 184, 0, 184},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s %+v", tc.kind, tc.lim), func(t *testing.T) {
+			var buf bytes.Buffer
+			if _, err := craft.Flood(&buf, tc.kind, 200); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "f.pcap")
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var c collect
+			sum, err := dissect.Run(context.Background(), []string{path}, nil, dissect.Config{TCP: tc.lim}, &c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			noted := 0
+			for _, n := range sum.Notes {
+				if _, err := fmt.Sscanf(n.Message[strings.Index(n.Message, ": ")+2:], "%d TCP directions", &noted); err != nil {
+					t.Fatalf("note %q: %v", n.Message, err)
+				}
+			}
+			onMessage := 0
+			for _, m := range c.msgs {
+				for _, f := range m.Findings {
+					if f.Code == "state-limit-reached" {
+						onMessage++
+					}
+				}
+			}
+			if sum.StateDrops != tc.drops || noted != tc.noted || onMessage != tc.onMessage {
+				t.Errorf("StateDrops %d, warning %d, on messages %d; want %d, %d, %d",
+					sum.StateDrops, noted, onMessage, tc.drops, tc.noted, tc.onMessage)
+			}
+			if sum.StateDrops != noted+onMessage {
+				t.Errorf("StateDrops %d is not the %d noted plus the %d on messages", sum.StateDrops, noted, onMessage)
+			}
+		})
+	}
+}

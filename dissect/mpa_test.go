@@ -2,6 +2,7 @@ package dissect_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,11 +54,38 @@ func tcpFrames(t *testing.T, ipv6 bool, segs []seg) [][]byte {
 	return out
 }
 
+// splitAt cuts an initiator's stream b into segments at the offsets given
+// (increasing), without a handshake.
+func splitAt(b []byte, at ...int) []seg {
+	var out []seg
+	lo := 0
+	for _, hi := range append(at, len(b)) {
+		out = append(out, seg{fromA: true, off: lo, payload: b[lo:hi]})
+		lo = hi
+	}
+	return out
+}
+
+func reverse(s []seg) []seg {
+	s = slices.Clone(s)
+	slices.Reverse(s)
+	return s
+}
+
+// seq is lo, lo+1, ... hi.
+func seq(lo, hi int) []int {
+	var out []int
+	for i := lo; i <= hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 func mpaBytes(m craft.MPA) []byte { return m.Bytes() }
 
 // decodeTCP runs frames through a decoder with limits, wire length from the
 // uncut frames.
-func decodeTCP(t *testing.T, lim dissect.TCPLimits, frames [][]byte, wire []int) []*dissect.Message {
+func decodeTCP(t *testing.T, lim dissect.TCPLimits, frames [][]byte, wire []int) ([]*dissect.Message, *dissect.Decoder) {
 	t.Helper()
 	d := dissect.NewDecoder("test", dissect.Config{TCP: lim})
 	var out []*dissect.Message
@@ -70,7 +98,7 @@ func decodeTCP(t *testing.T, lim dissect.TCPLimits, frames [][]byte, wire []int)
 		d.Decode(&dissect.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)}, emit)
 	}
 	d.Flush(emit)
-	return out
+	return out, d
 }
 
 // frameTime is the capture time decodeTCP gives frame i (from 1): one
@@ -93,6 +121,7 @@ func TestMPA(t *testing.T) {
 	rep1 := mpaBytes(craft.MPA{Rev: 1, CRC: true, Data: rpcRes})
 	req2 := mpaBytes(craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 4, PeerToPeer: true, ZeroRead: true, Data: rpcIni})
 	rep2 := mpaBytes(craft.MPA{Rev: 2, IRD: 4, ORD: 8, ZeroWrite: true, Data: rpcRes})
+	reqLong := mpaBytes(craft.MPA{Request: true, Rev: 2, Data: append(rpcIni, make([]byte, 1000)...)})
 	hs := []seg{{fromA: true, off: -1, syn: true}, {fromA: false, off: -1, syn: true}}
 	with := func(s ...seg) []seg { return append(append([]seg(nil), hs...), s...) }
 	type want struct {
@@ -107,6 +136,8 @@ func TestMPA(t *testing.T) {
 		ipv6     bool
 		segs     []seg
 		lim      dissect.TCPLimits
+		dropped  int // directions given up at a limit
+		silent   int // of which no message shows
 		want     []want
 		contains string
 		check    func(t *testing.T, ms []*dissect.Message)
@@ -198,6 +229,31 @@ func TestMPA(t *testing.T) {
 		{name: "SYN retransmitted mid-frame", segs: []seg{{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:20]},
 			{fromA: true, off: -1, syn: true}, {fromA: true, off: 20, payload: req1[20:]}},
 			want: []want{{"MPA_REQ", 4, []int{2, 4}, 0, nil}}},
+		// Without a handshake, segments before the key are kept by octets,
+		// not by a small count.
+		{name: "no handshake, six segments in reverse order", segs: reverse(splitAt(req2, 4, 9, 16, 19, 24)),
+			want: []want{{"MPA_REQ", 6, []int{1, 2, 3, 4, 5, 6}, 4, nil}}},
+		{name: "no handshake, one octet a segment in reverse order", segs: reverse(splitAt(req1, seq(1, len(req1)-1)...)),
+			want: []want{{"MPA_REQ", 28, seq(1, 28), 0, nil}}},
+		// A keyless segment longer than any frame within the RFC's limit is
+		// kept alone: the start of an over-long frame may follow it.
+		{name: "no handshake, over-long frame, tail first", segs: reverse(splitAt(reqLong, 16)),
+			want: []want{{"MPA_REQ", 2, []int{1, 2}, 4, []string{"mpa-pd-too-long"}}}, contains: "PD_Length is 1012"},
+		{name: "no handshake, two keyless segments longer than a frame", segs: []seg{{fromA: true, off: 1000, payload: make([]byte, 600)},
+			{fromA: true, off: 1600, payload: make([]byte, 600)}, {fromA: true, payload: reqLong[:1000]}},
+			want: nil},
+		// Giving up early segments at a limit is counted, never silent.
+		{name: "no handshake, early octets over the per-stream limit", segs: reverse(splitAt(req1, 5, 10)),
+			lim: dissect.TCPLimits{StreamBytes: 20}, dropped: 1, silent: 1, want: nil},
+		{name: "no handshake, early segments over the count limit", segs: reverse(splitAt(req1, 5, 10, 15)),
+			lim: dissect.TCPLimits{MaxEarlySegs: 2}, dropped: 1, silent: 1, want: nil},
+		{name: "no handshake, total buffer full", segs: reverse(splitAt(req1, 5, 10, 15)),
+			lim: dissect.TCPLimits{TotalBytes: 100}, dropped: 1, silent: 1, want: nil},
+		// A frame that fills the total buffer is given up at once, counted
+		// and reported with what arrived (frame 3 and its time).
+		{name: "total buffer full, key shown", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 20, payload: req1[20:]}),
+			lim: dissect.TCPLimits{TotalBytes: 24}, dropped: 1,
+			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"state-limit-reached"}}}, contains: "buffers of all streams are full (24 octets)"},
 		{name: "not MPA", segs: with(seg{fromA: true, payload: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}, seg{payload: []byte("HTTP/1.1 200 OK\r\n")}),
 			want: nil},
 		{name: "not MPA, no handshake", segs: []seg{{fromA: true, off: 500, payload: []byte("xxxxxxxxxxxxxxxxxxxxxxxxxx")},
@@ -205,10 +261,10 @@ func TestMPA(t *testing.T) {
 			{fromA: true, off: 536, payload: []byte("zz")}, {fromA: true, off: 538, payload: []byte("zz")}, {fromA: true, off: 540, payload: req1}},
 			want: nil},
 		{name: "per-stream limit", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Data: append(rpcIni, make([]byte, 200)...)})}),
-			lim:  dissect.TCPLimits{StreamBytes: 100},
+			lim: dissect.TCPLimits{StreamBytes: 100}, dropped: 1,
 			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"state-limit-reached"}}}, contains: "more than the per-stream limit of 100"},
 		{name: "active flow limit", segs: []seg{{fromA: true, payload: req1[:18]}, {payload: rep1[:5]}, {fromA: true, off: 18, payload: req1[18:]}},
-			lim: dissect.TCPLimits{ActiveFlows: 1},
+			lim: dissect.TCPLimits{ActiveFlows: 1}, dropped: 1,
 			// The Reply's first segment evicts the Request's direction, which is
 			// reported; the Reply's 5 octets never show a whole key: nothing.
 			want:     []want{{"MPA_REQ", 1, []int{1}, -1, []string{"state-limit-reached"}}},
@@ -225,7 +281,21 @@ func TestMPA(t *testing.T) {
 				}
 				wire = append(wire, w)
 			}
-			ms := decodeTCP(t, tc.lim, frames, wire)
+			ms, d := decodeTCP(t, tc.lim, frames, wire)
+			// Every direction given up at a limit is counted once; those no
+			// message shows are counted apart as well.
+			if d.Dropped() != tc.dropped || d.SilentDrops() != tc.silent {
+				t.Errorf("dropped %d, silently %d; want %d, %d", d.Dropped(), d.SilentDrops(), tc.dropped, tc.silent)
+			}
+			limited := 0
+			for _, m := range ms {
+				if slices.Contains(codes(m.Findings), "state-limit-reached") {
+					limited++
+				}
+			}
+			if d.Dropped() != limited+d.SilentDrops() {
+				t.Errorf("dropped %d, but %d messages with state-limit-reached and %d silently", d.Dropped(), limited, d.SilentDrops())
+			}
 			if len(ms) != len(tc.want) {
 				for _, m := range ms {
 					t.Logf("%s frame %d %v %v", m.Name, m.Frame, m.Frames, m.Findings)

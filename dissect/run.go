@@ -194,7 +194,7 @@ func (r *run) silentDrops(name string, d *Decoder) {
 	}
 	if n := d.SilentDrops(); n > 0 {
 		r.sum.note(newFinding("state-limit-reached",
-			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes) before they showed an MPA key",
+			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) before they showed an MPA key",
 			name, n))
 	}
 }

@@ -30,7 +30,7 @@ type TCPLimits struct {
 	StreamBytes  int // octets buffered for one direction; default 65555 (any PD_Length fits)
 	TotalBytes   int // octets buffered for all directions together; default 16 MiB
 	ActiveFlows  int // directions being followed at once; default 32768
-	MaxEarlySegs int // segments kept from a direction whose start is unknown; default 4
+	MaxEarlySegs int // segments kept from a direction whose start is unknown; default 1024
 }
 
 func (l TCPLimits) withDefaults() TCPLimits {
@@ -44,7 +44,7 @@ func (l TCPLimits) withDefaults() TCPLimits {
 		l.ActiveFlows = DefaultTCPFlows
 	}
 	if l.MaxEarlySegs <= 0 {
-		l.MaxEarlySegs = 4
+		l.MaxEarlySegs = maxCarried
 	}
 	return l
 }
@@ -215,7 +215,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	if st != nil && s.syn && st.startKnown && st.start != seq {
 		// A SYN with another ISN: a new connection on the same addresses and
 		// ports. What the old one began ends here.
-		d.finish(st, h, st.lastTime, "the connection is replaced by a new one (SYN)", emit)
+		d.finish(st, h, "the connection is replaced by a new one (SYN)", emit)
 		st = nil
 	}
 	if st == nil {
@@ -226,15 +226,16 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 			return
 		case layers.MPAKeyPrefix(s.payload):
 			st = d.open(s, seq, true, emit)
-		case len(s.payload) > maxMPAFrame:
-			// No handshake, no key, and longer than any MPA frame: bulk data
-			// of a connection whose start is not in the capture.
+		case len(s.payload) > maxMPAFrame && len(s.payload) > t.lim.StreamBytes:
+			// No handshake, no key, and longer than any MPA frame and than
+			// what a stream may buffer: bulk data of a connection whose start
+			// is not in the capture.
 			t.decide(h)
 			return
 		default:
 			// No handshake seen and this segment does not start a key: the
 			// capture may begin mid-connection, or this may be a later part of
-			// a frame whose start arrives next. Keep a few segments.
+			// a frame whose start arrives next (keepEarly).
 			st = d.open(s, 0, false, emit)
 		}
 	}
@@ -250,21 +251,17 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 				st.startKnown, st.start = true, seq
 				t.add(st, seq, s.payload, s.frame, s.time, cut)
 				t.replayEarly(st)
-			} else if len(st.early) < t.lim.MaxEarlySegs && len(s.payload) <= maxMPAFrame {
-				if !t.reserve(st, len(s.payload)) {
-					t.dropped++ // the total buffer is full: given up unseen
-					t.silentDrops++
-					t.close(st, h)
-					return
-				}
-				st.early = append(st.early, early{seq: seq, data: append([]byte(nil), s.payload...), frame: s.frame, time: s.time, cut: cut})
-			} else {
-				t.close(st, h) // no key among the first segments: not MPA
+			} else if !d.keepEarly(st, h, s, seq, cut, emit) {
 				return
 			}
 		} else {
 			t.add(st, seq, s.payload, s.frame, s.time, cut)
 		}
+	}
+	if st.capped != "" {
+		// The total buffer could not hold what arrived.
+		d.giveUp(st, h, emit)
+		return
 	}
 	if st.startKnown && d.checkStream(st, h, s.frame, s.time, emit) {
 		return
@@ -275,8 +272,54 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 		if s.rst {
 			why = "the connection is reset (RST)"
 		}
-		d.finish(st, h, s.time, why, emit)
+		d.finish(st, h, why, emit)
 	}
+}
+
+// earlyCost is what a kept early segment costs besides its octets; it is
+// charged to the total buffer so that many tiny segments stay bounded too.
+const earlyCost = 64
+
+// keepEarly keeps a segment of a direction whose start is not known yet: no
+// handshake and no key so far. The octets kept are bounded by what one MPA
+// frame can span, by the per-stream limit and by the total buffer; the
+// segments by MaxEarlySegs. It reports false when the direction was closed:
+// not MPA (its octets span more than an MPA frame within the RFC's limit can
+// hold, and none starts a key), or given up at a limit (counted, never
+// silent).
+func (d *Decoder) keepEarly(st *stream, h uint64, s *tcpSeg, seq uint32, cut bool, emit func(*Message)) bool {
+	t := d.tcp
+	n := len(s.payload)
+	lo, hi := seq, seq+uint32(n)
+	for _, e := range st.early {
+		if e.seq == seq && len(e.data) >= n {
+			return true // a retransmission: nothing new
+		}
+		if int32(e.seq-lo) < 0 {
+			lo = e.seq
+		}
+		if end := e.seq + uint32(len(e.data)); int32(end-hi) > 0 {
+			hi = end
+		}
+	}
+	span := int(hi - lo)
+	switch {
+	case len(st.early) > 0 && span > maxMPAFrame:
+		// A single long segment may be the tail of an over-long frame whose
+		// start comes next; more octets than that, and still no key: not
+		// MPA, or not its first octets.
+		t.close(st, h)
+		return false
+	case span > t.lim.StreamBytes:
+		st.capped = fmt.Sprintf("%d octets arrived before the start of the stream, more than the per-stream limit of %d", span, t.lim.StreamBytes)
+	case len(st.early) >= t.lim.MaxEarlySegs:
+		st.capped = fmt.Sprintf("more than %d segments arrived before the start of the stream", t.lim.MaxEarlySegs)
+	case t.reserve(st, n+earlyCost):
+		st.early = append(st.early, early{seq: seq, data: append([]byte(nil), s.payload...), frame: s.frame, time: s.time, cut: cut})
+		return true
+	}
+	d.giveUp(st, h, emit)
+	return false
 }
 
 // open starts following a direction. At the active-flow limit the least
@@ -318,9 +361,8 @@ func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 		quiet := now.Sub(st.lastTime)
 		switch {
 		case st.key16 && quiet > quietMPA:
-			t.dropped++
 			st.capped = fmt.Sprintf("nothing more arrived for %s: this MPA frame was given up", quietMPA)
-			d.finish(st, t.hash(&st.key), st.lastTime, "it was given up", emit)
+			d.giveUp(st, t.hash(&st.key), emit)
 		case !st.key16 && !st.startKnown && quiet > quietUnknown,
 			!st.key16 && st.startKnown && quiet > quietNoData:
 			t.close(st, t.hash(&st.key))
@@ -338,9 +380,8 @@ func (d *Decoder) evict(emit func(*Message)) {
 	}
 	slices.SortFunc(all, func(a, b *stream) int { return a.lastSeen - b.lastSeen })
 	for _, st := range all[:max(1, len(all)/8)] {
-		t.dropped++
 		st.capped = fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", t.lim.ActiveFlows)
-		d.finish(st, t.hash(&st.key), st.lastTime, "it was given up", emit)
+		d.giveUp(st, t.hash(&st.key), emit)
 	}
 }
 
@@ -357,7 +398,7 @@ func (t *tcpState) earlyAfter(st *stream, seq uint32) bool {
 
 func (t *tcpState) replayEarly(st *stream) {
 	for _, e := range st.early {
-		t.total -= len(e.data)
+		t.total -= len(e.data) + earlyCost
 		t.add(st, e.seq, e.data, e.frame, e.time, e.cut)
 	}
 	st.early = nil
@@ -521,29 +562,42 @@ func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, em
 	}
 	if full > t.lim.StreamBytes && n >= t.lim.StreamBytes {
 		st.capped = fmt.Sprintf("PD_Length %d needs %d octets, more than the per-stream limit of %d", pdl, full, t.lim.StreamBytes)
-		emit(d.mpaMessage(st, st.buf[:n], frame, now, ""))
-		t.close(st, h)
+		d.giveUp(st, h, emit)
 		return true
 	}
 	return false
 }
 
-// finish reports a direction that ended (FIN, RST, end of capture) with a
-// recognised key but an incomplete frame.
-func (d *Decoder) finish(st *stream, h uint64, now time.Time, why string, emit func(*Message)) {
-	if st.startKnown && st.key16 {
-		emit(d.mpaMessage(st, st.buf[:st.contiguous()], st.lastSeen, now, why))
-	} else if st.capped != "" {
-		d.tcp.silentDrops++
+// finish stops following a direction that ended (FIN, RST, a new SYN, the
+// end of the capture, a limit) before its frame was complete. One that
+// showed an MPA key is reported with what arrived; finish reports whether it
+// was.
+func (d *Decoder) finish(st *stream, h uint64, why string, emit func(*Message)) bool {
+	shown := st.startKnown && st.key16
+	if shown {
+		emit(d.mpaMessage(st, st.buf[:st.contiguous()], st.lastSeen, st.lastTime, why))
 	}
 	d.tcp.close(st, h)
+	return shown
+}
+
+// giveUp stops following a direction at a state limit; st.capped says
+// which. Every direction given up is counted once in dropped (the summary's
+// state_limit_drops). One that showed an MPA key is reported with what
+// arrived and a state-limit-reached finding; the others, which no message
+// can show, are counted in silentDrops too (the summary's warning).
+func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
+	d.tcp.dropped++
+	if !d.finish(st, h, "it was given up", emit) {
+		d.tcp.silentDrops++
+	}
 }
 
 // close stops following a direction and remembers it is decided.
 func (t *tcpState) close(st *stream, h uint64) {
 	t.total -= len(st.buf)
 	for _, e := range st.early {
-		t.total -= len(e.data)
+		t.total -= len(e.data) + earlyCost
 	}
 	delete(t.active, st.key)
 	t.decide(h)
@@ -560,7 +614,7 @@ func (d *Decoder) flushTCP(emit func(*Message)) {
 	// Report in the order the streams were last seen, so output is stable.
 	slices.SortFunc(open, func(a, b *stream) int { return a.lastSeen - b.lastSeen })
 	for _, st := range open {
-		d.finish(st, t.hash(&st.key), st.lastTime, "the capture ends", emit)
+		d.finish(st, t.hash(&st.key), "the capture ends", emit)
 	}
 }
 
