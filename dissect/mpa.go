@@ -38,7 +38,8 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 		m.Name = "MPA_REQ"
 	}
 	c := &msgCtx{m: m, absentApplies: true}
-	if len(frame) >= layers.MPAHeaderLen {
+	switch n := len(frame); {
+	case n >= layers.MPAHeaderLen:
 		c.mpa = &mpa
 		m.MPA = mpa.Fields()
 		m.PrivateData = slices.Clone(mpa.PrivateData)
@@ -51,8 +52,25 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 		if c.search.Found {
 			m.RPCRDMA = NewRPCRDMA(&c.search.Message, c.search.Offset)
 		}
-	} else {
+	default:
+		// The frame ends inside its header: show the fields that arrived. The
+		// key (or its first octets), then the flags (octet 16), then Rev
+		// (octet 17); PD_Length never did.
 		c.pdSize = 1 // the header itself is missing: absence cannot be told
+		if n <= 16 {
+			m.MPA = []layers.Field{{Name: "Key", Key: "key", Kind: layers.Text, Bytes: slices.Clone(frame)}}
+			break
+		}
+		var hdr [layers.MPAHeaderLen]byte
+		copy(hdr[:], frame)
+		_ = mpa.DecodeFromBytes(hdr[:], gopacket.NilDecodeFeedback)
+		fields := mpa.Fields()
+		if n == 17 {
+			m.MPA = fields[:6] // through the reserved flag bits
+			break
+		}
+		m.MPA = fields[:7] // through Rev
+		c.mpa, c.mpaNoLength = &mpa, true
 	}
 	if ended != "" {
 		want := layers.MPAHeaderLen + int(mpa.PDLength)
@@ -107,13 +125,13 @@ var mpaRules = []rule{
 		return "", false
 	}},
 	{"mpa-pd-too-long", func(c *msgCtx) (string, bool) {
-		if c.mpa == nil || c.mpa.PDLength <= layers.MPAMaxPDLength {
+		if c.mpa == nil || c.mpaNoLength || c.mpa.PDLength <= layers.MPAMaxPDLength {
 			return "", false
 		}
 		return fmt.Sprintf("PD_Length is %d, over the limit of %d", c.mpa.PDLength, layers.MPAMaxPDLength), true
 	}},
 	{"pd-capacity-too-small", func(c *msgCtx) (string, bool) {
-		if c.mpa == nil || c.mpa.Rev != 2 || int(c.mpa.PDLength) >= layers.MPAIRDORDLen+layers.RPCRDMALen {
+		if c.mpa == nil || c.mpaNoLength || c.mpa.Rev != 2 || int(c.mpa.PDLength) >= layers.MPAIRDORDLen+layers.RPCRDMALen {
 			return "", false
 		}
 		if c.mpa.PDLength < layers.MPAIRDORDLen {

@@ -203,6 +203,36 @@ func TestMPA(t *testing.T) {
 			contains: "leaves 4 octets after the IRD/ORD words"},
 		{name: "stream ends early", segs: with(seg{fromA: true, payload: req1[:25]}, seg{fromA: true, off: 25, fin: true}),
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}}, contains: "the stream ends (FIN) after 25 of the MPA frame's 28 octets"},
+		// A stream that ends inside the key is an MPA frame from 10 octets of
+		// a key on (enough to tell a Request from a Reply).
+		{name: "capture ends inside the key", segs: with(seg{fromA: true, payload: req1[:12]}),
+			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
+			contains: "the capture ends after 12 of the MPA frame's 20 octets",
+			check: func(t *testing.T, ms []*dissect.Message) {
+				if field(ms[0], "key") != "MPA ID Req F" || field(ms[0], "rev") != "<none>" || len(ms[0].MPA) != 1 {
+					t.Errorf("fields %v", ms[0].MPA)
+				}
+			}},
+		{name: "Reply ends inside the key (FIN)", segs: with(seg{payload: rep1[:10]}, seg{off: 10, fin: true}),
+			want: []want{{"MPA_REP", 3, []int{3}, -1, []string{"mpa-truncated"}}}, contains: "the stream ends (FIN) after 10 of the MPA frame's 20 octets"},
+		{name: "too little of a key", segs: with(seg{fromA: true, payload: req1[:9]}), want: nil},
+		// Ending inside the header: the flags and Rev that arrived are shown
+		// and checked; PD_Length and the rules on it are not.
+		{name: "capture ends inside the header", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 2, NoEnhanced: true, CRC: true, Data: rpcIni})[:18]}),
+			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated", "mpa-enhanced-mismatch"}}},
+			check: func(t *testing.T, ms []*dissect.Message) {
+				got := []string{field(ms[0], "key"), field(ms[0], "crc"), field(ms[0], "enhanced"), field(ms[0], "rev"), field(ms[0], "pd_length")}
+				if !reflect.DeepEqual(got, []string{"MPA ID Req Frame", "true", "false", "2", "<none>"}) {
+					t.Errorf("fields %v", got)
+				}
+			}},
+		{name: "capture ends after the flags", segs: with(seg{fromA: true, payload: req1[:17]}),
+			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
+			check: func(t *testing.T, ms []*dissect.Message) {
+				if field(ms[0], "crc") != "true" || field(ms[0], "rev") != "<none>" {
+					t.Errorf("fields %v", ms[0].MPA)
+				}
+			}},
 		{name: "capture ends early", segs: with(seg{fromA: true, payload: req1[:17]}),
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}}, contains: "the capture ends after 17 of the MPA frame's 20 octets"},
 		{name: "snap length cut", segs: with(seg{fromA: true, payload: req1, cut: 22}),
@@ -226,6 +256,9 @@ func TestMPA(t *testing.T) {
 			{fromA: true, off: -1, syn: true, isn: 777000}, {fromA: true, payload: req2, isn: 777000}},
 			want:     []want{{"MPA_REQ", 2, []int{2}, -1, []string{"mpa-truncated"}}, {"MPA_REQ", 4, []int{4}, 4, nil}},
 			contains: "the connection is replaced by a new one (SYN) after 20 of the MPA frame's 28 octets"},
+		{name: "new connection on the same ports, old one inside the key", segs: []seg{{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:10]},
+			{fromA: true, off: -1, syn: true, isn: 777000}, {fromA: true, payload: req1, isn: 777000}},
+			want: []want{{"MPA_REQ", 2, []int{2}, -1, []string{"mpa-truncated"}}, {"MPA_REQ", 4, []int{4}, 0, nil}}},
 		{name: "SYN retransmitted mid-frame", segs: []seg{{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:20]},
 			{fromA: true, off: -1, syn: true}, {fromA: true, off: 20, payload: req1[20:]}},
 			want: []want{{"MPA_REQ", 4, []int{2, 4}, 0, nil}}},

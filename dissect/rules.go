@@ -36,9 +36,10 @@ type msgCtx struct {
 	search        layers.RPCRDMASearch
 
 	// iWARP
-	mpa      *layers.MPAFrame
-	mpaEnded string // the stream ended before the frame was complete: why and how far
-	limit    string // a state limit was hit: which
+	mpa         *layers.MPAFrame
+	mpaNoLength bool   // the frame ended before PD_Length: the rules on it do not apply
+	mpaEnded    string // the stream ended before the frame was complete: why and how far
+	limit       string // a state limit was hit: which
 }
 
 // pdCut reports whether the frame holds less private data than the

@@ -360,11 +360,12 @@ func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 	for _, st := range t.active {
 		quiet := now.Sub(st.lastTime)
 		switch {
-		case st.key16 && quiet > quietMPA:
-			st.capped = fmt.Sprintf("nothing more arrived for %s: this MPA frame was given up", quietMPA)
-			d.giveUp(st, t.hash(&st.key), emit)
-		case !st.key16 && !st.startKnown && quiet > quietUnknown,
-			!st.key16 && st.startKnown && quiet > quietNoData:
+		case st.reportable():
+			if quiet > quietMPA {
+				st.capped = fmt.Sprintf("nothing more arrived for %s: this MPA frame was given up", quietMPA)
+				d.giveUp(st, t.hash(&st.key), emit)
+			}
+		case !st.startKnown && quiet > quietUnknown, st.startKnown && quiet > quietNoData:
 			t.close(st, t.hash(&st.key))
 		}
 	}
@@ -573,12 +574,31 @@ func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, em
 // showed an MPA key is reported with what arrived; finish reports whether it
 // was.
 func (d *Decoder) finish(st *stream, h uint64, why string, emit func(*Message)) bool {
-	shown := st.startKnown && st.key16
+	shown := st.reportable()
 	if shown {
 		emit(d.mpaMessage(st, st.buf[:st.contiguous()], st.lastSeen, st.lastTime, why))
 	}
 	d.tcp.close(st, h)
 	return shown
+}
+
+// minKeyPrefix is how many octets of a key a direction that ends inside it
+// must have shown to be reported: 10 octets ("MPA ID Req" or "MPA ID Rep")
+// tell a Request from a Reply, and are specific enough not to be another
+// protocol's first octets.
+const minKeyPrefix = 10
+
+// reportable reports whether a direction that ends now is shown as an MPA
+// frame: its first octets are a key, or at least minKeyPrefix octets of one.
+func (st *stream) reportable() bool {
+	if !st.startKnown {
+		return false
+	}
+	if st.key16 {
+		return true
+	}
+	n := st.contiguous()
+	return n >= minKeyPrefix && layers.MPAKeyPrefix(st.buf[:n])
 }
 
 // giveUp stops following a direction at a state limit; st.capped says

@@ -88,7 +88,10 @@ func (r *textRenderer) mpaSummary(m *dissect.Message) string {
 	if m.MPA == nil {
 		return ""
 	}
-	s := "MPA rev " + mpaField(m, "rev")
+	s := "MPA"
+	if rev := mpaField(m, "rev"); rev != "?" {
+		s += " rev " + rev // not when the frame ended before its Rev octet
+	}
 	if len(m.Frames) > 1 {
 		var fs []string
 		for _, f := range m.Frames {
