@@ -102,6 +102,8 @@ var Catalogue = []Check{
 		"The private data left after the MPA revision 2 IRD/ORD words is shorter than the 8 octets of the RPC-over-RDMA message."},
 	{"mpa-truncated", Warning, "RFC 5044, section 7.1",
 		"The stream (or the capture) ends before the PD_Length octets of private data arrived."},
+	{"tcp-retransmission-mismatch", Warning, "RFC 9293, section 3.10.7.4",
+		"Two copies of the same TCP octets of an MPA frame (a retransmission or overlapping segments) differ; the first copy is shown, and the receiving TCP may have kept the other."},
 	{"mpa-reject", Info, "RFC 5044, section 7.1",
 		"The MPA Reply rejects the connection (R set); it may still carry private data."},
 	{"rpcrdma-one-sided", Info, "RFC 8797, section 5.1",

@@ -84,6 +84,10 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 		}
 	}
 	c.limit = st.capped
+	if st.differ > 0 && st.differ <= len(frame) {
+		c.retransDiffer = fmt.Sprintf("frame %d carried octet %d of the MPA frame again with different contents; the first copy is shown, the receiver may have kept the other",
+			st.differFrame, st.differ-1)
+	}
 	m.Findings = runRules(messageRules, c)
 	return m
 }
@@ -95,6 +99,9 @@ var mpaRules = []rule{
 	}},
 	{"state-limit-reached", func(c *msgCtx) (string, bool) {
 		return c.limit, c.limit != ""
+	}},
+	{"tcp-retransmission-mismatch", func(c *msgCtx) (string, bool) {
+		return c.retransDiffer, c.retransDiffer != ""
 	}},
 	{"mpa-rev-unknown", func(c *msgCtx) (string, bool) {
 		if c.mpa == nil || c.mpa.Rev == 1 || c.mpa.Rev == 2 {

@@ -184,8 +184,19 @@ func TestMPA(t *testing.T) {
 		// Here the overlap brings a bogus PD_Length (0xeeee) before the original.
 		{name: "conflicting overlap, first copy wins", segs: with(seg{fromA: true, payload: req1[:10]},
 			seg{fromA: true, off: 5, payload: append(append([]byte(nil), req1[5:18]...), 0xee, 0xee)}, seg{fromA: true, off: 18, payload: req1[18:]}),
-			want:     []want{{"MPA_REQ", 5, []int{3, 4, 5}, 0, []string{"mpa-truncated", "mpa-pd-too-long"}}},
+			want:     []want{{"MPA_REQ", 5, []int{3, 4, 5}, 0, []string{"mpa-truncated", "tcp-retransmission-mismatch", "mpa-pd-too-long"}}},
 			contains: "PD_Length is 61166"},
+		// A retransmission that differs from the first copy: the first is
+		// shown, with a warning naming the later copy and the octet.
+		{name: "retransmission differs", segs: with(seg{fromA: true, payload: req1[:20]},
+			seg{fromA: true, payload: append(append([]byte(nil), req1[:17]...), 2, 0, 8)}, seg{fromA: true, off: 20, payload: req1[20:]}),
+			want:     []want{{"MPA_REQ", 5, []int{3, 4, 5}, 0, []string{"tcp-retransmission-mismatch"}}},
+			contains: "frame 4 carried octet 17 of the MPA frame again with different contents; the first copy is shown",
+			check: func(t *testing.T, ms []*dissect.Message) {
+				if field(ms[0], "rev") != "1" {
+					t.Errorf("rev %s, want the first copy's 1", field(ms[0], "rev"))
+				}
+			}},
 		{name: "retransmission identical", segs: with(seg{fromA: true, payload: req1[:12]}, seg{fromA: true, payload: req1[:12]},
 			seg{fromA: true, off: 12, payload: req1[12:]}, seg{fromA: true, off: 12, payload: req1[12:]}),
 			want: []want{{"MPA_REQ", 5, []int{3, 4, 5}, 0, nil}}},

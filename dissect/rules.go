@@ -36,10 +36,11 @@ type msgCtx struct {
 	search        layers.RPCRDMASearch
 
 	// iWARP
-	mpa         *layers.MPAFrame
-	mpaNoLength bool   // the frame ended before PD_Length: the rules on it do not apply
-	mpaEnded    string // the stream ended before the frame was complete: why and how far
-	limit       string // a state limit was hit: which
+	mpa           *layers.MPAFrame
+	mpaNoLength   bool   // the frame ended before PD_Length: the rules on it do not apply
+	mpaEnded      string // the stream ended before the frame was complete: why and how far
+	limit         string // a state limit was hit: which
+	retransDiffer string // a retransmission or overlapping segment disagreed with the first copy
 }
 
 // pdCut reports whether the frame holds less private data than the

@@ -99,9 +99,14 @@ type stream struct {
 	early      []early
 	key16      bool // the 16-octet key is present and is an MPA key
 	snapCut    bool // a contributing segment was cut by the snap length
-	capped     string
-	lastSeen   int // frame index, for eviction
-	lastTime   time.Time
+	// differ is 1 + the offset of the first octet a later copy (a
+	// retransmission or overlap) carried differently from the first; 0 when
+	// none did. differFrame is that later copy's frame.
+	differ      int
+	differFrame int
+	capped      string
+	lastSeen    int // frame index, for eviction
+	lastTime    time.Time
 }
 
 // tcpState is the reassembly state of one input.
@@ -459,6 +464,15 @@ func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, now time.
 		if g.lo > pos {
 			copy(st.buf[pos:g.lo], data[pos-off:g.lo-off])
 			added = true
+		}
+		// The octets already held: the first copy stays; note a difference.
+		if a, b := max(pos, g.lo), min(hi, g.hi); st.differ == 0 && a < b {
+			for i := a; i < b; i++ {
+				if st.buf[i] != data[i-off] {
+					st.differ, st.differFrame = i+1, frame
+					break
+				}
+			}
 		}
 		pos = max(pos, g.hi)
 	}
