@@ -92,6 +92,46 @@ func problems(t *testing.T) string {
 	return writeCapture(t, "problems.pcap", frames)
 }
 
+// mpaProblems writes a capture of iWARP connections whose MPA frames raise
+// the MPA findings: a revision 2 Request too short for RFC 8797 and a
+// rejecting Reply with the enhanced flag at revision 1; a Request whose
+// retransmission differs and whose stream ends (FIN) before the frame does; a
+// Reply that the capture cuts inside its key.
+func mpaProblems(t *testing.T) string {
+	t.Helper()
+	rpc := []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}
+	var frames []craft.Frame
+	at := craft.DefaultStart
+	add := func(tc craft.TCP) {
+		tc.ACK = !tc.SYN
+		data, err := tc.Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(time.Millisecond)
+		frames = append(frames, craft.Frame{Data: data, LinkType: 1, Time: at})
+	}
+	conn := func(i int) (a, b craft.Endpoint) {
+		a, b = craft.Endpoints(i, false)
+		b.Port = 20049
+		add(craft.TCP{Src: a, Dst: b, Seq: 1000, SYN: true})
+		add(craft.TCP{Src: b, Dst: a, Seq: 5000, SYN: true})
+		return a, b
+	}
+	a, b := conn(0)
+	add(craft.TCP{Src: a, Dst: b, Seq: 1001, Payload: (&craft.MPA{Request: true, Rev: 2, IRD: 4, ORD: 4, Data: rpc[:4]}).Bytes()})
+	add(craft.TCP{Src: b, Dst: a, Seq: 5001, Payload: (&craft.MPA{Rev: 1, Reject: true, Enhanced: true, Data: rpc}).Bytes()})
+	a, b = conn(1)
+	req := (&craft.MPA{Request: true, Rev: 1, CRC: true, Data: rpc}).Bytes()
+	add(craft.TCP{Src: a, Dst: b, Seq: 1001, Payload: req[:20]})
+	add(craft.TCP{Src: a, Dst: b, Seq: 1001, Payload: append(append([]byte(nil), req[:17]...), 2, 0, 8)})
+	add(craft.TCP{Src: a, Dst: b, Seq: 1021, Payload: req[20:24], FIN: true})
+	a, b = conn(2)
+	add(craft.TCP{Src: a, Dst: b, Seq: 1001, Payload: (&craft.MPA{Request: true, Rev: 2, Data: rpc}).Bytes()})
+	add(craft.TCP{Src: b, Dst: a, Seq: 5001, Payload: (&craft.MPA{Rev: 2, Data: rpc}).Bytes()[:12]})
+	return writeCapture(t, "mpa-problems.pcap", frames)
+}
+
 // connections writes a capture of several interleaved connection attempts
 // between different hosts: every state and every connection finding.
 func connections(t *testing.T) string {
@@ -238,6 +278,7 @@ func (r renamer) Summary(s *dissect.Summary) error {
 
 func TestGolden(t *testing.T) {
 	prob := problems(t)
+	mpaProb := mpaProblems(t)
 	conns := connections(t)
 	mdOpts := output.Options{Format: output.Markdown, Version: "v0.0.0-test", Command: "rdmacm-pd dissect -T markdown connections.pcapng"}
 	nfs := "../pcaps/rocev2-nfs.pcap"
@@ -258,6 +299,8 @@ func TestGolden(t *testing.T) {
 		{"samples.txt", output.Options{Format: output.Text, MultiFile: true}, all},
 		{"samples.json", output.Options{Format: output.JSON}, all},
 		{"problems.json", output.Options{Format: output.JSON}, []string{prob}},
+		{"mpa-problems-V.txt", output.Options{Format: output.Text, Verbose: true, Hex: true}, []string{mpaProb}},
+		{"mpa-problems.json", output.Options{Format: output.JSON}, []string{mpaProb}},
 		{"iwarp-V.txt", output.Options{Format: output.Text, Verbose: true, Hex: true, MultiFile: true},
 			[]string{"../pcaps/iwarp-rev1.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
 		{"iwarp.json", output.Options{Format: output.JSON}, []string{"../pcaps/iwarp-rev2.pcap", "../pcaps/iwarp-split-ipv6.pcapng"}},
