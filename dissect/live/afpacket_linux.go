@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket/afpacket"
@@ -20,11 +23,47 @@ const Backend = "AF_PACKET"
 // afHandle captures with a TPACKET_V3 ring on an AF_PACKET socket.
 type afHandle struct {
 	name string
+	link uint16
 	tp   *afpacket.TPacket
-	buf  []byte
+}
+
+// ARPHRD_* interface types (/sys/class/net/IFACE/type).
+const (
+	arphrdEther      = 1
+	arphrdInfiniband = 32
+	arphrdRawIP      = 519
+	arphrdLoopback   = 772
+	arphrdNone       = 65534
+)
+
+// linkOf gives the LINKTYPE_* of the frames AF_PACKET delivers for an
+// interface, or an error for the interfaces this backend cannot filter.
+func linkOf(name string) (uint16, error) {
+	b, err := os.ReadFile("/sys/class/net/" + name + "/type")
+	if err != nil {
+		return LinkEthernet, nil // no sysfs: assume Ethernet, as most are
+	}
+	t, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return LinkEthernet, nil
+	}
+	switch t {
+	case arphrdEther, arphrdLoopback:
+		return LinkEthernet, nil
+	case arphrdNone, arphrdRawIP: // tun, WireGuard...: IP packets, no link header
+		return LinkRaw, nil
+	case arphrdInfiniband:
+		return 0, fmt.Errorf("%s is an IPoIB interface, which AF_PACKET shows without the InfiniBand headers: capture on the HCA (mlx5_0...) with the libpcap build (go build -tags pcap) or ibdump", name)
+	}
+	return 0, fmt.Errorf("%s has link type ARPHRD %d, which this build cannot capture (Ethernet and raw IP interfaces only); try the libpcap build (go build -tags pcap) or tcpdump", name, t)
 }
 
 // Open starts capturing on an interface.
+//
+// The socket is made for no protocol at all, so that it receives nothing
+// until the filter is attached; only then is it bound to every protocol on
+// the interface. Nothing the filter would drop (nor the outgoing copies on
+// loopback) reaches the ring, not even while the capture starts.
 func Open(name string, opts Options) (Handle, error) {
 	if opts.Expr != "" {
 		return nil, errors.New("-f needs the libpcap build (go build -tags pcap); this pure-Go build filters with --port and --host")
@@ -33,14 +72,25 @@ func Open(name string, opts Options) (Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := opts.Snaplen
-	if snap <= 0 {
-		snap = accept
+	link, err := linkOf(name)
+	if err != nil {
+		return nil, err
+	}
+	f := opts.Filter
+	f.Loopback = ifi.Flags&net.FlagLoopback != 0
+	prog, err := f.ProgramFor(link)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return nil, fmt.Errorf("filter: %v", err)
 	}
 	// Blocks of 2 MiB hold the largest frame (snap length 262144) many
 	// times over; 16 of them make a 32 MiB ring.
 	tp, err := afpacket.NewTPacket(
 		afpacket.OptInterface(name),
+		afpacket.OptProtocol(0),
 		afpacket.OptFrameSize(1<<18),
 		afpacket.OptBlockSize(1<<21),
 		afpacket.OptNumBlocks(16),
@@ -49,27 +99,27 @@ func Open(name string, opts Options) (Handle, error) {
 		afpacket.OptTPacketVersion(afpacket.TPacketVersion3),
 	)
 	if err != nil {
-		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, os.ErrPermission) {
+		if isPermission(err) {
 			return nil, permissionError(name, err)
 		}
 		return nil, fmt.Errorf("capturing on %s: %v", name, err)
 	}
-	h := &afHandle{name: name, tp: tp}
-	f := opts.Filter
-	f.Loopback = ifi.Flags&net.FlagLoopback != 0
-	prog, err := f.Program()
+	h := &afHandle{name: name, link: link, tp: tp}
+	if err := tp.SetBPF(raw); err != nil {
+		h.Close()
+		return nil, attachError(name, len(raw), err)
+	}
+	fd, err := tpacketFD(tp)
 	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}); err != nil {
 		h.Close()
-		return nil, fmt.Errorf("filter: %v", err)
-	}
-	if err := tp.SetBPF(raw); err != nil {
-		h.Close()
-		return nil, fmt.Errorf("attaching the filter on %s: %v", name, err)
+		if isPermission(err) {
+			return nil, permissionError(name, err)
+		}
+		return nil, fmt.Errorf("capturing on %s: %v", name, err)
 	}
 	if opts.Promisc && ifi.Flags&net.FlagLoopback == 0 {
 		if err := tp.SetPromiscuous(true); err != nil {
@@ -80,8 +130,23 @@ func Open(name string, opts Options) (Handle, error) {
 	return h, nil
 }
 
+func isPermission(err error) bool {
+	return errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, os.ErrPermission)
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// tpacketFD is the TPacket's socket, which gopacket keeps to itself.
+func tpacketFD(tp *afpacket.TPacket) (int, error) {
+	v := reflect.ValueOf(tp).Elem().FieldByName("fd")
+	if !v.IsValid() || !v.CanInt() || v.Int() < 0 {
+		return 0, errors.New("capturing: this gopacket/afpacket version hides its socket differently (rdmacm-pd needs an update)")
+	}
+	return int(v.Int()), nil
+}
+
 func (h *afHandle) Name() string     { return h.name }
-func (h *afHandle) LinkType() uint16 { return 1 } // AF_PACKET raw sockets deliver Ethernet frames
+func (h *afHandle) LinkType() uint16 { return h.link }
 
 func (h *afHandle) Read() ([]byte, int, time.Time, error) {
 	data, ci, err := h.tp.ZeroCopyReadPacketData()
@@ -89,7 +154,7 @@ func (h *afHandle) Read() ([]byte, int, time.Time, error) {
 		if errors.Is(err, afpacket.ErrTimeout) {
 			return nil, 0, time.Time{}, ErrTimeout
 		}
-		return nil, 0, time.Time{}, err
+		return nil, 0, time.Time{}, readError(h.name, err)
 	}
 	return data, ci.Length, ci.Timestamp, nil
 }

@@ -23,112 +23,237 @@ type Filter struct {
 	Loopback bool
 }
 
-// The frames let through, for an Ethernet link:
+// The frames let through:
 //
 //   - EtherType 0x8915 (RoCEv1);
 //   - IPv4 or IPv6 UDP to a RoCEv2 port (not IPv4 non-first fragments);
 //   - IPv4 or IPv6 TCP segments carrying payload, or SYN, FIN or RST (the
 //     MPA frames, and where each direction starts and ends);
 //
-// untagged, with one 802.1Q/802.1ad tag, or with two (QinQ), and narrowed
-// by TCPPorts and Hosts. Everything else is dropped in the kernel.
+// on Ethernet untagged, with one 802.1Q/802.1ad tag, or with two (QinQ),
+// and narrowed by TCPPorts and Hosts. Everything else is dropped in the
+// kernel.
+//
+// The program finds the layer 3 header first (its offset in X, saved in
+// M[0]; the EtherType in A), then runs one body for every link type and tag
+// depth. The addresses of a packet are loaded once and compared with every
+// host, so that each host costs a few instructions: the kernel turns each
+// classic load into about ten eBPF instructions, and charges the program
+// (8 octets an eBPF instruction) against net.core.optmem_max, 20480 on older
+// kernels.
 
 const (
 	accept    = 262144 // octets kept of an accepted frame: the snap length
-	maxFilter = 32     // ports or hosts a filter may name
+	maxFilter = 32     // ports, and hosts of each IP version, a filter may name
+)
+
+// Link types the filter knows (LINKTYPE_* values).
+const (
+	LinkNull     = 0
+	LinkEthernet = 1
+	LinkRaw      = 101
+	LinkLoop     = 108
+	LinkSLL      = 113
+	LinkIPv4     = 228
+	LinkIPv6     = 229
+	LinkSLL2     = 276
+)
+
+// Scratch memory cells.
+const (
+	memBase  = 0 // offset of the layer 3 header
+	memType  = 1 // EtherType
+	memTmp   = 2
+	memAddr0 = 4 // M[4..7]: the 16-octet address being compared
 )
 
 // Program compiles the filter to classic BPF for an Ethernet link.
-func (f *Filter) Program() ([]bpf.Instruction, error) {
-	if len(f.RoCEPorts) > maxFilter || len(f.TCPPorts) > maxFilter || len(f.Hosts) > maxFilter {
-		return nil, fmt.Errorf("at most %d ports and %d hosts can be filtered on", maxFilter, maxFilter)
+func (f *Filter) Program() ([]bpf.Instruction, error) { return f.ProgramFor(LinkEthernet) }
+
+// Check says whether the filter names no more ports and hosts than it can
+// hold.
+func (f *Filter) Check() error {
+	v4, v6 := f.hosts()
+	if len(f.RoCEPorts) > maxFilter || len(f.TCPPorts) > maxFilter || len(v4) > maxFilter || len(v6) > maxFilter {
+		return fmt.Errorf("at most %d --port, %d --roce-port, and %d IPv4 and %d IPv6 --host addresses can be filtered on",
+			maxFilter, maxFilter, maxFilter, maxFilter)
 	}
+	return nil
+}
+
+// ProgramFor compiles the filter to classic BPF for frames of a link type.
+func (f *Filter) ProgramFor(link uint16) ([]bpf.Instruction, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	v4, v6 := f.hosts()
 	a := &asm{}
 	if f.Loopback {
+		// Its own return: the kernel checks the scratch cells linearly,
+		// and a later "drop" reached from before the cells are written
+		// would make every cell after it unreadable.
 		a.emit(bpf.LoadExtension{Num: bpf.ExtType})
-		a.jeq(packetOutgoing, "drop", "")
+		a.jeq(packetOutgoing, "", "incoming")
+		a.emit(bpf.RetConstant{Val: 0})
+		a.label("incoming")
 	}
-	a.emit(bpf.LoadAbsolute{Off: 12, Size: 2})
-	a.jeqFar(0x8100, "vlan")
-	a.jeqFar(0x88a8, "vlan")
-	f.ethertype(a, 14)
-	a.label("vlan")
-	a.emit(bpf.LoadAbsolute{Off: 16, Size: 2})
-	a.jeqFar(0x8100, "vlan2") // 802.1ad outer tag, 802.1Q inner tag (QinQ)
-	f.ethertype(a, 18)
-	a.label("vlan2")
-	a.emit(bpf.LoadAbsolute{Off: 20, Size: 2})
-	f.ethertype(a, 22)
+	switch link {
+	case LinkEthernet:
+		a.emit(bpf.LoadAbsolute{Off: 12, Size: 2})
+		a.jeq(0x8100, "vlan", "")
+		a.jeq(0x88a8, "vlan", "")
+		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 14})
+		a.ja("l3")
+		a.label("vlan")
+		a.emit(bpf.LoadAbsolute{Off: 16, Size: 2})
+		a.jeq(0x8100, "vlan2", "") // 802.1ad outer tag, 802.1Q inner tag (QinQ)
+		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 18})
+		a.ja("l3")
+		a.label("vlan2")
+		a.emit(bpf.LoadAbsolute{Off: 20, Size: 2})
+		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 22})
+	case LinkSLL:
+		a.emit(bpf.LoadAbsolute{Off: 14, Size: 2})
+		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 16})
+	case LinkSLL2:
+		a.emit(bpf.LoadAbsolute{Off: 0, Size: 2})
+		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 20})
+	case LinkRaw, LinkIPv4, LinkIPv6, LinkNull, LinkLoop:
+		// The IP header right away (after a 4-octet address family for
+		// the BSD loopback types): its version says which.
+		base := uint32(0)
+		if link == LinkNull || link == LinkLoop {
+			base = 4
+		}
+		a.emit(bpf.LoadAbsolute{Off: base, Size: 1})
+		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf0})
+		a.jeq(0x40, "raw4", "")
+		a.jeq(0x60, "raw6", "")
+		a.exits()
+		a.label("raw4")
+		a.emit(bpf.LoadConstant{Dst: bpf.RegA, Val: 0x0800})
+		a.ja("raw")
+		a.label("raw6")
+		a.emit(bpf.LoadConstant{Dst: bpf.RegA, Val: 0x86dd})
+		a.label("raw")
+		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: base})
+	default:
+		return nil, fmt.Errorf("no candidate filter for link type %d", link)
+	}
+	a.label("l3")
+	f.body(a, v4, v6)
 	return a.resolve()
+}
+
+// hosts splits the hosts by IP version, without repeats.
+func (f *Filter) hosts() (v4, v6 []netip.Addr) {
+	seen := map[netip.Addr]bool{}
+	for _, h := range f.Hosts {
+		h = h.Unmap()
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if h.Is4() {
+			v4 = append(v4, h)
+		} else {
+			v6 = append(v6, h)
+		}
+	}
+	return v4, v6
 }
 
 // packetOutgoing is PACKET_OUTGOING, the skb->pkt_type of a frame the host
 // sends.
 const packetOutgoing = 4
 
-// ethertype dispatches on the EtherType in A; the layer 3 header is at base.
-func (f *Filter) ethertype(a *asm, base uint32) {
-	s := fmt.Sprint(base)
-	a.jeqFar(0x8915, "roce1_"+s)
-	a.jeqFar(0x0800, "ip4_"+s)
-	a.jeqFar(0x86dd, "ip6_"+s)
+// body dispatches on the EtherType in A; X is the offset of the layer 3
+// header.
+func (f *Filter) body(a *asm, v4, v6 []netip.Addr) {
+	hosts := len(v4)+len(v6) > 0
+	a.emit(bpf.StoreScratch{Src: bpf.RegX, N: memBase})
+	if hosts {
+		a.emit(bpf.StoreScratch{Src: bpf.RegA, N: memType})
+	}
+	a.jeqFar(0x0800, "ip4")
+	a.jeqFar(0x86dd, "a16")
+	a.jeqFar(0x8915, "roce1")
 	a.exits()
 
-	// RoCEv1: the GRH's GIDs are IPv6 addresses, or IPv4-mapped.
-	a.label("roce1_" + s)
-	f.hostCheck(a, "roce1_"+s, base+8, base+24, true)
-	a.emit(bpf.RetConstant{Val: accept})
+	// RoCEv1 and IPv6: the GRH's GIDs and the IPv6 addresses are at the
+	// same offsets; GIDs carry IPv4 addresses in their mapped form.
+	a.label("roce1")
+	if !hosts {
+		a.emit(bpf.RetConstant{Val: accept})
+	}
+	a.label("a16")
+	if hosts {
+		f.hostCheck16(a, v4, v6)
+		a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memType})
+		a.jeq(0x8915, "accept", "")
+	}
+	// IPv6 (with the UDP or TCP header right after it)
+	a.emit(bpf.LoadIndirect{Off: 6, Size: 1})
+	a.jeq(17, "udp6", "")
+	a.jeq(6, "tcp6", "")
+	a.exits()
+	a.label("udp6")
+	a.emit(bpf.LoadIndirect{Off: 42, Size: 2})
+	f.rocePorts(a)
+	a.label("tcp6")
+	f.tcp(a, "tcp6", false)
 
 	// IPv4
-	a.label("ip4_" + s)
-	f.hostCheck(a, "ip4_"+s, base+12, base+16, false)
-	a.emit(bpf.LoadAbsolute{Off: base + 6, Size: 2})
+	a.label("ip4")
+	if hosts {
+		f.hostCheck4(a, v4)
+	}
+	a.emit(bpf.LoadIndirect{Off: 6, Size: 2})
 	a.jset(0x1fff, "drop", "") // a non-first fragment has no UDP or TCP header
-	a.emit(bpf.LoadMemShift{Off: base})
-	a.emit(bpf.LoadAbsolute{Off: base + 9, Size: 1})
-	a.jeq(17, "udp4_"+s, "")
-	a.jeq(6, "tcp4_"+s, "")
+	a.emit(bpf.LoadIndirect{Off: 9, Size: 1})
+	a.jeq(17, "udp4", "")
+	a.jeq(6, "tcp4", "")
 	a.exits()
-	a.label("udp4_" + s)
-	a.emit(bpf.LoadIndirect{Off: base + 2, Size: 2})
+	a.label("udp4")
+	transport4(a)
+	a.emit(bpf.LoadIndirect{Off: 2, Size: 2})
 	f.rocePorts(a)
-	a.label("tcp4_" + s)
-	f.tcp(a, "tcp4_"+s, base, true)
+	a.label("tcp4")
+	transport4(a)
+	f.tcp(a, "tcp4", true)
+}
 
-	// IPv6 (with the UDP or TCP header right after it)
-	a.label("ip6_" + s)
-	f.hostCheck(a, "ip6_"+s, base+8, base+24, true)
-	a.emit(bpf.LoadAbsolute{Off: base + 6, Size: 1})
-	a.jeq(17, "udp6_"+s, "")
-	a.jeq(6, "tcp6_"+s, "")
-	a.exits()
-	a.label("udp6_" + s)
-	a.emit(bpf.LoadAbsolute{Off: base + 42, Size: 2})
-	f.rocePorts(a)
-	a.label("tcp6_" + s)
-	f.tcp(a, "tcp6_"+s, base, false)
+// transport4 sets X to the offset of the header after IPv4's: X + 4*IHL.
+func transport4(a *asm) {
+	a.emit(bpf.LoadIndirect{Off: 0, Size: 1})
+	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0x0f})
+	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftLeft, Val: 2})
+	a.emit(bpf.ALUOpX{Op: bpf.ALUOpAdd})
+	a.emit(bpf.TAX{})
 }
 
 // rocePorts accepts when A is a RoCEv2 port.
 func (f *Filter) rocePorts(a *asm) {
+	seen := map[uint16]bool{4791: true}
 	a.jeq(4791, "accept", "")
 	for _, p := range f.RoCEPorts {
-		a.jeq(uint32(p), "accept", "")
+		if !seen[p] {
+			seen[p] = true
+			a.jeq(uint32(p), "accept", "")
+		}
 	}
 	a.exits()
 }
 
-// tcp accepts a segment with payload, SYN, FIN or RST. For IPv4, X holds the
-// IP header length; the TCP header follows it. For IPv6 it follows the fixed
-// 40-octet header.
-func (f *Filter) tcp(a *asm, l string, base uint32, v4 bool) {
-	load := func(off uint32, size int) {
-		if v4 {
-			a.emit(bpf.LoadIndirect{Off: base + off, Size: size})
-		} else {
-			a.emit(bpf.LoadAbsolute{Off: base + 40 + off, Size: size})
-		}
+// tcp accepts a segment with payload, SYN, FIN or RST. For IPv4, X is the
+// offset of the TCP header; for IPv6, of the IPv6 header, the TCP header
+// following its fixed 40 octets.
+func (f *Filter) tcp(a *asm, l string, v4 bool) {
+	off := uint32(40)
+	if v4 {
+		off = 0
 	}
+	load := func(o uint32, size int) { a.emit(bpf.LoadIndirect{Off: off + o, Size: size}) }
 	if len(f.TCPPorts) > 0 {
 		load(0, 2)
 		for _, p := range f.TCPPorts {
@@ -143,54 +268,98 @@ func (f *Filter) tcp(a *asm, l string, base uint32, v4 bool) {
 	}
 	load(13, 1)
 	a.jset(0x07, "accept", "") // FIN, SYN or RST
-	// payload = IP length - headers
-	load(12, 1)
-	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: 4})
-	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftLeft, Val: 2})
 	if v4 {
-		a.emit(bpf.ALUOpX{Op: bpf.ALUOpAdd}) // + IP header length
-		a.emit(bpf.TAX{})
-		a.emit(bpf.LoadAbsolute{Off: base + 2, Size: 2}) // total length
+		// payload = IP total length - IP header - TCP header: accept when
+		// base + total length > X + TCP header.
+		load(12, 1)
+		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: 4})
+		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftLeft, Val: 2})
+		a.emit(bpf.ALUOpX{Op: bpf.ALUOpAdd})
+		a.emit(bpf.StoreScratch{Src: bpf.RegA, N: memTmp})
+		a.emit(bpf.LoadScratch{Dst: bpf.RegX, N: memBase})
+		a.emit(bpf.LoadIndirect{Off: 2, Size: 2}) // total length
+		a.emit(bpf.ALUOpX{Op: bpf.ALUOpAdd})
+		a.emit(bpf.LoadScratch{Dst: bpf.RegX, N: memTmp})
 	} else {
+		// payload length > TCP header
+		a.emit(bpf.LoadIndirect{Off: 4, Size: 2})
+		a.emit(bpf.StoreScratch{Src: bpf.RegA, N: memTmp})
+		load(12, 1)
+		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: 4})
+		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftLeft, Val: 2})
 		a.emit(bpf.TAX{})
-		a.emit(bpf.LoadAbsolute{Off: base + 4, Size: 2}) // payload length
+		a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memTmp})
 	}
 	a.emit(bpf.JumpIfX{Cond: bpf.JumpGreaterThan, SkipTrue: 1}) // to "accept" (exits puts it second)
 	a.exits()
 }
 
-// hostCheck drops the packet unless its source (at src) or destination (at
-// dst) address is one of the hosts. With v6, the addresses are 16 octets
-// (IPv6 or GIDs, IPv4 hosts in their mapped form); else 4.
-func (f *Filter) hostCheck(a *asm, l string, src, dst uint32, v6 bool) {
-	if len(f.Hosts) == 0 {
-		return
-	}
-	for i, h := range f.Hosts {
-		for j, at := range []uint32{src, dst} {
-			next := fmt.Sprintf("%s_h%d_%d", l, i, j)
-			if !v6 {
-				if !h.Is4() {
-					continue
-				}
-				b := h.As4()
-				a.emit(bpf.LoadAbsolute{Off: at, Size: 4})
-				a.jeq(be32(b[:]), "", next)
-				a.ja(l + "_host")
-				a.label(next)
-				continue
-			}
-			b := h.As16() // IPv4 hosts as ::ffff:a.b.c.d, as RoCE GIDs carry them
-			for w := uint32(0); w < 4; w++ {
-				a.emit(bpf.LoadAbsolute{Off: at + 4*w, Size: 4})
-				a.jeq(be32(b[4*w:]), "", next)
-			}
-			a.ja(l + "_host")
-			a.label(next)
+// hostCheck4 drops an IPv4 packet (header at X) unless its source or
+// destination address is one of the hosts.
+func (f *Filter) hostCheck4(a *asm, v4 []netip.Addr) {
+	for _, at := range []uint32{12, 16} {
+		if len(v4) == 0 {
+			break
+		}
+		a.emit(bpf.LoadIndirect{Off: at, Size: 4})
+		for _, h := range v4 {
+			b := h.As4()
+			a.jeq(be32(b[:]), "ip4_host", "")
 		}
 	}
 	a.exits()
-	a.label(l + "_host")
+	a.label("ip4_host")
+}
+
+// hostCheck16 drops a packet with 16-octet addresses at X+8 (source) and
+// X+24 (destination), IPv6 addresses or GIDs, unless one is a host: an IPv6
+// host, or an IPv4 host in its mapped form (::ffff:a.b.c.d), as RoCE GIDs
+// carry them. Each address is loaded once into M[4..7].
+func (f *Filter) hostCheck16(a *asm, v4, v6 []netip.Addr) {
+	for i, at := range []uint32{8, 24} {
+		p := fmt.Sprintf("a16_%d", i)
+		for w := uint32(0); w < 4; w++ {
+			a.emit(bpf.LoadIndirect{Off: at + 4*w, Size: 4})
+			a.emit(bpf.StoreScratch{Src: bpf.RegA, N: memAddr0 + int(w)})
+		}
+		if len(v4) > 0 {
+			a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memAddr0})
+			a.jeq(0, "", p+"_v6")
+			a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memAddr0 + 1})
+			a.jeq(0, "", p+"_v6")
+			a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memAddr0 + 2})
+			a.jeq(0xffff, "", p+"_v6")
+			a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memAddr0 + 3})
+			for _, h := range v4 {
+				b := h.As4()
+				a.jeq(be32(b[:]), p+"_mapped", "")
+			}
+			a.ja(p + "_next") // no IPv6 host is IPv4-mapped
+			a.label(p + "_mapped")
+			a.ja("a16_host")
+		}
+		a.label(p + "_v6")
+		if len(v6) > 0 {
+			// A holds the first word while the hosts' first words differ.
+			a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memAddr0})
+			for j, h := range v6 {
+				b := h.As16()
+				h := fmt.Sprintf("%s_h%d", p, j)
+				a.jeq(be32(b[0:]), "", h)
+				for w := 1; w < 4; w++ {
+					a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memAddr0 + w})
+					a.jeq(be32(b[4*w:]), "", h+"_reload")
+				}
+				a.ja("a16_host")
+				a.label(h + "_reload")
+				a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memAddr0})
+				a.label(h)
+			}
+		}
+		a.label(p + "_next")
+	}
+	a.exits()
+	a.label("a16_host")
 }
 
 func be32(b []byte) uint32 {

@@ -64,12 +64,20 @@ type Interface struct {
 func checkInterface(name string) (*net.Interface, error) {
 	ifi, err := net.InterfaceByName(name)
 	if err != nil {
-		return nil, fmt.Errorf("no interface named %q (rdmacm-pd dissect -D lists them)", name)
+		return nil, noInterface(name)
 	}
 	if ifi.Flags&net.FlagUp == 0 {
-		return nil, fmt.Errorf("interface %s is down (ip link set %s up)", name, name)
+		return nil, downInterface(name)
 	}
 	return ifi, nil
+}
+
+func noInterface(name string) error {
+	return fmt.Errorf("no interface named %q (rdmacm-pd dissect -D lists them)", name)
+}
+
+func downInterface(name string) error {
+	return fmt.Errorf("interface %s is down (ip link set %s up)", name, name)
 }
 
 // netInterfaces lists the interfaces the system knows.
@@ -94,5 +102,24 @@ func netInterfaces() ([]Interface, error) {
 // permissionError turns EPERM/EACCES into the one-line explanation users
 // need.
 func permissionError(iface string, err error) error {
-	return fmt.Errorf("capturing on %s needs the CAP_NET_RAW capability (root has it; or sudo setcap cap_net_raw,cap_net_admin=eip rdmacm-pd): %v", iface, err)
+	return fmt.Errorf("capturing on %s needs the CAP_NET_RAW capability (root has it; or sudo setcap cap_net_raw=eip rdmacm-pd): %v", iface, err)
+}
+
+// attachError explains a filter the kernel refused: too long (more than
+// 4096 instructions, EINVAL) or too large for net.core.optmem_max (ENOMEM).
+func attachError(iface string, n int, err error) error {
+	return fmt.Errorf("attaching the filter on %s: %v (a program of %d instructions; give fewer --host or --port, or raise sysctl net.core.optmem_max)", iface, err, n)
+}
+
+// readError says when a capture failed because its interface went down or
+// went away.
+func readError(iface string, err error) error {
+	ifi, ierr := net.InterfaceByName(iface)
+	switch {
+	case ierr != nil:
+		return fmt.Errorf("interface %s went away", iface)
+	case ifi.Flags&net.FlagUp == 0:
+		return fmt.Errorf("interface %s went down", iface)
+	}
+	return err
 }

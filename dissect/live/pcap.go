@@ -5,6 +5,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"syscall"
 	"time"
@@ -20,19 +21,70 @@ const Backend = "libpcap"
 // RDMA sniffer devices (mlx5_0...) that see hardware RoCE traffic, with link
 // type 247.
 type pcapHandle struct {
-	name string
-	h    *pcap.Handle
+	name   string
+	link   uint16
+	h      *pcap.Handle
+	netdev bool // a network interface (not an RDMA sniffer device)
+}
+
+// linkType turns libpcap's DLT_* value into the LINKTYPE_* value capture
+// files carry, where they differ.
+func linkType(dlt int) uint16 {
+	switch dlt {
+	case 11: // DLT_ATM_RFC1483
+		return 100
+	case 12, 14: // DLT_RAW (14 on OpenBSD)
+		return LinkRaw
+	case 15: // DLT_SLIP_BSDOS
+		return 102
+	case 16: // DLT_PPP_BSDOS
+		return 103
+	case 17: // DLT_PFLOG on OpenBSD
+		return 117
+	case 18: // DLT_PFSYNC on OpenBSD
+		return 246
+	case 19: // DLT_ATM_CLIP
+		return 106
+	}
+	return uint16(dlt)
+}
+
+// checkDevice gives the same errors as the AF_PACKET build for a network
+// interface that does not exist or is down; a device that is no network
+// interface (an RDMA sniffer device such as mlx5_0) must be one libpcap
+// lists.
+func checkDevice(name string) (netdev, loopback bool, err error) {
+	if _, err := net.InterfaceByName(name); err == nil {
+		ifi, err := checkInterface(name)
+		if err != nil {
+			return true, false, err
+		}
+		return true, ifi.Flags&net.FlagLoopback != 0, nil
+	}
+	devs, err := pcap.FindAllDevs()
+	if err == nil {
+		for _, d := range devs {
+			if d.Name == name {
+				return false, false, nil
+			}
+		}
+	}
+	return false, false, noInterface(name)
 }
 
 // Open starts capturing on a device.
 func Open(name string, opts Options) (Handle, error) {
+	netdev, loopback, err := checkDevice(name)
+	if err != nil {
+		return nil, err
+	}
 	snap := opts.Snaplen
 	if snap <= 0 {
 		snap = accept
 	}
 	in, err := pcap.NewInactiveHandle(name)
 	if err != nil {
-		return nil, fmt.Errorf("capturing on %s: %v", name, err)
+		return nil, activateError(name, err)
 	}
 	defer in.CleanUp()
 	_ = in.SetSnapLen(snap)
@@ -41,65 +93,81 @@ func Open(name string, opts Options) (Handle, error) {
 	_ = in.SetImmediateMode(true)
 	h, err := in.Activate()
 	if err != nil {
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, "ermission") || strings.Contains(msg, "not permitted"):
-			// libpcap words this differently from release to release
-			// ("Permission Denied", "socket: Operation not permitted");
-			// both backends report the same line.
-			return nil, permissionError(name, syscall.EPERM)
-		case strings.Contains(msg, "No such device") || strings.Contains(msg, "doesn't exist"):
-			return nil, fmt.Errorf("no capture device named %q (rdmacm-pd dissect -D lists them)", name)
-		}
-		return nil, fmt.Errorf("capturing on %s: %v", name, err)
+		return nil, activateError(name, err)
 	}
-	ph := &pcapHandle{name: name, h: h}
-	switch {
-	case opts.Expr != "":
+	ph := &pcapHandle{name: name, link: linkType(int(h.LinkType())), h: h, netdev: netdev}
+	if opts.Expr != "" {
 		if err := h.SetBPFFilter(opts.Expr); err != nil {
 			h.Close()
 			return nil, fmt.Errorf("-f %q: %v", opts.Expr, err)
 		}
-	case h.LinkType() == 1: // Ethernet: the built-in candidate filter
-		// libpcap does not pass the packet-type extension through, so the
-		// outgoing copies on loopback are dropped by direction instead.
-		f := opts.Filter
-		f.Loopback = false
-		prog, err := f.Program()
-		if err != nil {
+		return ph, nil
+	}
+	// The built-in candidate filter, for the link types it knows
+	// (Ethernet, Linux cooked, raw IP, BSD loopback); other links (the RDMA
+	// sniffer's InfiniBand, 247) are not filtered. libpcap does not pass
+	// the packet-type extension through, so the outgoing copies on loopback
+	// are dropped by direction instead.
+	f := opts.Filter
+	f.Loopback = false
+	prog, err := f.ProgramFor(ph.link)
+	if err != nil {
+		if f.Check() != nil {
 			h.Close()
 			return nil, err
 		}
-		if name == "lo" || strings.HasPrefix(name, "lo:") {
-			_ = h.SetDirection(pcap.DirectionIn)
-		}
-		raw, err := bpf.Assemble(prog)
-		if err != nil {
-			h.Close()
-			return nil, err
-		}
-		ins := make([]pcap.BPFInstruction, len(raw))
-		for i, r := range raw {
-			ins[i] = pcap.BPFInstruction{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-		}
-		if err := h.SetBPFInstructionFilter(ins); err != nil {
-			h.Close()
-			return nil, fmt.Errorf("attaching the filter on %s: %v", name, err)
-		}
+		return ph, nil // a link type the filter does not know
+	}
+	if loopback {
+		_ = h.SetDirection(pcap.DirectionIn)
+	}
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	ins := make([]pcap.BPFInstruction, len(raw))
+	for i, r := range raw {
+		ins[i] = pcap.BPFInstruction{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	if err := h.SetBPFInstructionFilter(ins); err != nil {
+		h.Close()
+		return nil, attachError(name, len(raw), err)
 	}
 	return ph, nil
 }
 
+// activateError maps libpcap's messages, which vary from release to
+// release, to the lines the AF_PACKET build gives.
+func activateError(name string, err error) error {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case strings.Contains(msg, "permission") || strings.Contains(msg, "not permitted"):
+		return permissionError(name, syscall.EPERM)
+	case strings.Contains(msg, "no such device") || strings.Contains(msg, "doesn't exist"):
+		return noInterface(name)
+	case strings.Contains(msg, "not up"):
+		return downInterface(name)
+	}
+	return fmt.Errorf("capturing on %s: %v", name, err)
+}
+
 func (p *pcapHandle) Name() string     { return p.name }
-func (p *pcapHandle) LinkType() uint16 { return uint16(p.h.LinkType()) }
+func (p *pcapHandle) LinkType() uint16 { return p.link }
 
 func (p *pcapHandle) Read() ([]byte, int, time.Time, error) {
 	data, ci, err := p.h.ZeroCopyReadPacketData()
 	if err != nil {
 		if errors.Is(err, pcap.NextErrorTimeoutExpired) {
+			// libpcap goes on waiting on an interface that went down.
+			if p.netdev {
+				if ifi, ierr := net.InterfaceByName(p.name); ierr != nil || ifi.Flags&net.FlagUp == 0 {
+					return nil, 0, time.Time{}, readError(p.name, err)
+				}
+			}
 			return nil, 0, time.Time{}, ErrTimeout
 		}
-		return nil, 0, time.Time{}, err
+		return nil, 0, time.Time{}, readError(p.name, err)
 	}
 	return data, ci.Length, ci.Timestamp, nil
 }

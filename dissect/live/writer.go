@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"time"
@@ -12,18 +13,22 @@ import (
 
 // Writer writes captured frames to a capture file as they come: pcapng with
 // one interface per capture handle, or pcap when every handle has the same
-// link type.
+// link type. The frames are buffered; Flush writes them out, leaving a
+// valid file up to the last frame (the live capture flushes it at least
+// every second, so that a capture that is killed leaves its frames).
 type Writer struct {
 	ng   *pcapgo.NgWriter
 	pcap *pcapgo.Writer
+	buf  *bufio.Writer
 }
 
 // NewWriter starts a capture file on w for frames from handles (in order:
 // the frame's handle index is its interface).
-func NewWriter(w io.Writer, pcapng bool, names []string, linkTypes []uint16, snaplen int) (*Writer, error) {
+func NewWriter(out io.Writer, pcapng bool, names []string, linkTypes []uint16, snaplen int) (*Writer, error) {
 	if snaplen <= 0 {
 		snaplen = accept
 	}
+	w := bufio.NewWriterSize(out, 1<<20)
 	if !pcapng {
 		for _, lt := range linkTypes[1:] {
 			if lt != linkTypes[0] {
@@ -34,7 +39,7 @@ func NewWriter(w io.Writer, pcapng bool, names []string, linkTypes []uint16, sna
 		if err := pw.WriteFileHeader(uint32(snaplen), golayers.LinkType(linkTypes[0])); err != nil {
 			return nil, err
 		}
-		return &Writer{pcap: pw}, nil
+		return &Writer{pcap: pw, buf: w}, nil
 	}
 	var nw *pcapgo.NgWriter
 	for i, name := range names {
@@ -51,7 +56,7 @@ func NewWriter(w io.Writer, pcapng bool, names []string, linkTypes []uint16, sna
 			return nil, err
 		}
 	}
-	return &Writer{ng: nw}, nil
+	return &Writer{ng: nw, buf: w}, nil
 }
 
 // Write writes one frame captured on handle iface.
@@ -66,7 +71,9 @@ func (w *Writer) Write(iface int, data []byte, wireLen int, ts time.Time) error 
 // Flush writes out what is buffered.
 func (w *Writer) Flush() error {
 	if w.ng != nil {
-		return w.ng.Flush()
+		if err := w.ng.Flush(); err != nil {
+			return err
+		}
 	}
-	return nil
+	return w.buf.Flush()
 }
