@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +29,16 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 		}
 		filter.Hosts = append(filter.Hosts, a.Unmap())
 	}
+	seen := map[string]bool{}
+	for _, name := range opts.Interfaces {
+		if seen[name] {
+			return usageError("-i %s is given twice", name)
+		}
+		seen[name] = true
+	}
+	if opts.Write == "-" {
+		return usageError("-w -: standard output carries the report; give -w a file name")
+	}
 	lo := live.Options{Promisc: !opts.NoPromisc, Filter: filter, Expr: opts.Expr}
 	var sources []dissect.LiveSource
 	var names []string
@@ -52,7 +61,6 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 	lopts := dissect.LiveOptions{Count: opts.Count, Duration: opts.Duration,
 		IsTimeout: func(err error) bool { return errors.Is(err, live.ErrTimeout) }}
 	var file *os.File
-	var bw *bufio.Writer
 	var w *live.Writer
 	if opts.Write != "" {
 		var err error
@@ -60,13 +68,12 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 			closeAll()
 			return failure(err)
 		}
-		bw = bufio.NewWriterSize(file, 1<<20)
-		if w, err = live.NewWriter(bw, !strings.HasSuffix(strings.ToLower(opts.Write), ".pcap"), names, links, 0); err != nil {
+		if w, err = live.NewWriter(file, !strings.HasSuffix(strings.ToLower(opts.Write), ".pcap"), names, links, 0); err != nil {
 			file.Close()
 			closeAll()
 			return failure(fmt.Errorf("%s: %w", opts.Write, err))
 		}
-		lopts.Write = w.Write
+		lopts.Write, lopts.Flush = w.Write, w.Flush
 	}
 	stopWith := "Ctrl-C"
 	switch {
@@ -81,9 +88,6 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 	_, runErr := dissect.RunLive(ctx, sources, cfg, lopts, sink)
 	if w != nil {
 		err := w.Flush()
-		if err == nil {
-			err = bw.Flush()
-		}
 		if cerr := file.Close(); err == nil {
 			err = cerr
 		}

@@ -28,7 +28,14 @@ type LiveOptions struct {
 	// Write, when set, receives every captured frame (the -w file), in the
 	// order they are dissected; iface is the source's index.
 	Write func(iface int, data []byte, wireLen int, ts time.Time) error
+	// Flush, when set, writes out what Write buffered; it is called when
+	// the capture has been idle for a poll interval, and at least every
+	// FlushInterval while frames come.
+	Flush func() error
 }
+
+// FlushInterval bounds how long a captured frame stays in the -w buffer.
+const FlushInterval = time.Second
 
 // liveFrame is a frame handed from a reader goroutine to the dissector.
 type liveFrame struct {
@@ -82,6 +89,20 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 	var fr Frame
 	var capErr error
 	n := 0
+	// The -w file is flushed when no frame came for a poll interval, and
+	// at least every FlushInterval.
+	dirty := false
+	var lastFlush time.Time
+	flush := func() bool {
+		dirty, lastFlush = false, time.Now()
+		if err := lo.Flush(); err != nil {
+			capErr = fmt.Errorf("writing the capture file: %w", err)
+			return false
+		}
+		return true
+	}
+	idle := time.NewTicker(liveIdle)
+	defer idle.Stop()
 	// take dissects one captured frame; false stops the run.
 	take := func(f liveFrame) bool {
 		if f.err != nil {
@@ -101,7 +122,11 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 				capErr = fmt.Errorf("writing the capture file: %w", err)
 				return false
 			}
+			if !dirty {
+				dirty, lastFlush = true, time.Now()
+			}
 		}
+		d.file = sources[f.src].Name()
 		fr = Frame{Data: f.data, WireLen: f.wireLen, Time: f.ts, LinkType: sources[f.src].LinkType(), Index: n}
 		d.Decode(&fr, r.message)
 		select {
@@ -120,6 +145,16 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 		case f := <-frames:
 			halted = !take(f)
 			running = !halted
+			if running && dirty && lo.Flush != nil && time.Since(lastFlush) >= FlushInterval {
+				halted = !flush()
+				running = !halted
+			}
+		case <-idle.C:
+			// Idle: nothing came since the last tick.
+			if dirty && lo.Flush != nil && len(frames) == 0 {
+				halted = !flush()
+				running = !halted
+			}
 		}
 	}
 	close(stop)
@@ -138,6 +173,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 		}
 	}
 
+	d.file = name // what is still pending when the capture stops
 	d.Flush(r.message)
 	r.sum.StateDrops += d.Dropped()
 	r.silentDrops(name, d)
@@ -151,6 +187,9 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 	}
 	return r.sum, capErr
 }
+
+// liveIdle is how often the capture checks whether it is idle.
+const liveIdle = 100 * time.Millisecond
 
 // readLive reads one source until stop, handing copies of its frames on.
 func readLive(i int, s LiveSource, isTimeout func(error) bool, out chan<- liveFrame, free chan []byte, stop <-chan struct{}) {
