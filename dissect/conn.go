@@ -58,6 +58,8 @@ type Connection struct {
 	closed  bool   // a DREQ or DREP was seen
 	emitted bool
 	hist    *histUndo // what remember replaced
+
+	partialReply int // an MPA Reply that ended before its flags
 }
 
 // InlineThresholds are the largest RDMA Sends each way (RFC 8797, section
@@ -295,10 +297,18 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 		if c == nil || c.ReplyFrame != 0 {
 			return nil
 		}
+		reject, known := false, false
 		for _, f := range m.MPA {
-			if f.Key == "reject" && f.Value != 0 {
-				return t.settle(c, m, Rejected, "MPA Reply with R set")
+			if f.Key == "reject" {
+				reject, known = f.Value != 0, true
 			}
+		}
+		switch {
+		case !known:
+			c.partialReply = m.Frame // the stream ended before the Reply's flags: it settles nothing
+			return nil
+		case reject:
+			return t.settle(c, m, Rejected, "MPA Reply with R set")
 		}
 		// MPA has no third message: the Reply establishes the connection.
 		c.rtu = true
@@ -517,7 +527,12 @@ func (t *Tracker) Finish() []*Connection {
 		if c.emitted {
 			continue
 		}
-		if c.State == NoReply {
+		switch {
+		case c.State == NoReply && c.partialReply != 0:
+			c.Findings = append(c.Findings, newFinding("reply-missing",
+				"the MPA Reply of frame %d ended before its flags: whether it accepted the request of frame %d is not known",
+				c.partialReply, c.RequestFrame))
+		case c.State == NoReply:
 			c.Findings = append(c.Findings, newFinding("reply-missing",
 				"no reply to the request of frame %d by the end of the capture", c.RequestFrame))
 		}

@@ -130,7 +130,7 @@ func (r *textRenderer) tree(m *dissect.Message) {
 	if m.PrivateDataSize > 0 || len(m.PrivateData) > 0 {
 		fmt.Fprintf(r.w, "%s%s: %d octets", indent, r.p.bold.Sprint("Private Data"), len(m.PrivateData))
 		if len(m.PrivateData) < m.PrivateDataSize {
-			fmt.Fprintf(r.w, " of %d (cut by the capture)", m.PrivateDataSize)
+			fmt.Fprintf(r.w, " of %d (the rest is not in the capture)", m.PrivateDataSize)
 		}
 		fmt.Fprintln(r.w)
 	}
