@@ -235,10 +235,10 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if err := r.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
+	if errors.Is(runErr, context.Canceled) {
+		runErr = nil // interrupted: what was read has been written, and --fail-on applies to it
+	}
 	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) {
-			return nil // interrupted: what was read has been written
-		}
 		return failure(runErr)
 	}
 	if failOn != 0 && counter.max >= failOn {

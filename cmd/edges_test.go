@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"bufio"
 	"encoding/binary"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -137,5 +141,42 @@ func TestNoTimestamp(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"frame":2,"time":null,`) ||
 		!strings.Contains(out, `"first":"2026-01-01T00:00:00.000000000Z","last":"2026-01-01T00:00:00.002000000Z"`) {
 		t.Errorf("json: exit %d (%s)\n%s", code, errOut, out)
+	}
+}
+
+// TestInterruptedFailOn: Ctrl-C on an offline run writes what was read, and
+// --fail-on still judges it.
+func TestInterruptedFailOn(t *testing.T) {
+	capture, err := os.ReadFile("../pcaps/rocev2-one-sided.pcap") // an info finding
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		failOn string
+		code   int
+	}{{"info", 1}, {"warning", 0}} {
+		cmd := exec.Command(rdmacmBinary(t), "dissect", "--fail-on", tc.failOn, "-")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stdin.Write(capture) // the pipe stays open: the run waits for more
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() && !strings.Contains(sc.Text(), "rpcrdma-absent") {
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		stdin.Close()
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		if got := cmd.ProcessState.ExitCode(); got != tc.code {
+			t.Errorf("--fail-on %s: exit %d, want %d", tc.failOn, got, tc.code)
+		}
 	}
 }

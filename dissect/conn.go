@@ -51,13 +51,11 @@ type Connection struct {
 	Findings []Finding
 
 	seq     int // order of the request
-	input   int // position of its input in the run
 	reqID   uint32
 	tid     uint64 // the REQ's Transaction ID
-	rtu     bool   // the RTU (MPA: the Reply) completed the handshake
 	closed  bool   // a DREQ or DREP was seen
 	emitted bool
-	hist    *histUndo // what remember replaced
+	st      *attemptState // shared with the history of the service
 
 	partialReply int // an MPA Reply that ended before its flags
 }
@@ -102,31 +100,43 @@ func (c *Connection) ServiceString() string {
 	return "?"
 }
 
-// Attempts are looked up by the input they came from (its position in the
-// run, so that one file named twice is two inputs) and their endpoints.
+// Attempts are looked up by their endpoints (the tracker is emptied between
+// inputs, which never pair).
 type reqKey struct {
-	input    int
 	ini, res string
 	id       uint32
 }
 
-type tcpConnKey struct {
-	input    int
-	ini, res string
-}
+type tcpConnKey struct{ ini, res string }
 
 type serviceKey struct {
-	input    int
-	ini, res string
-	svc      uint64
+	transport Transport
+	ini, res  string
+	svc       uint64
 }
 
+// attemptState is what the history of a service needs to know of an attempt
+// after the fact: a REJ of the REP can still reject it.
+type attemptState struct {
+	final    bool // RTU (MPA Reply) or REJ seen: nothing changes it any more
+	rejected bool
+}
+
+// negotiated is what an established connection agreed, kept to compare the
+// next connection of the same initiator, responder and service with it.
 type negotiated struct {
 	inline InlineThresholds
 	inv    bool
 	frame  int
 	seq    int // when it was recorded, to evict the oldest
+	st     *attemptState
+	// prev is the entry it replaced while that one could still be
+	// rejected (no RTU yet), so that a late REJ falls back to it.
+	prev *negotiated
 }
+
+// maxHistoryChain bounds the entries kept behind one service's latest.
+const maxHistoryChain = 4
 
 type histEntry struct {
 	k   serviceKey
@@ -135,23 +145,27 @@ type histEntry struct {
 
 // Tracker pairs messages into connection attempts. In live mode it hands
 // each attempt on as soon as its state is known; otherwise all come out at
-// the end, in the order of their requests.
+// the end of their input, in the order of their requests.
 type Tracker struct {
 	live    bool
-	max     int // attempts tracked at once
+	max     int // attempts held at once
 	seq     int
-	input   int
-	open    []*Connection // not yet handed on, in request order
+	open    []*Connection // not yet handed on, in request order (live: handed-on ones until compacted)
+	held    int           // attempts in open not yet handed on
 	done    []*Connection // live: handed on, still recognised (CM retries, REJ of a REP)
 	byReq   map[reqKey]*Connection
 	byTCP   map[tcpConnKey]*Connection
-	history map[serviceKey]negotiated
+	orphans map[reqKey]*Message     // REP or REJ seen before their REQ
+	oTCP    map[tcpConnKey]*Message // MPA Reply seen before its Request
+	oOrder  []reqKey                // orphans, oldest first (an MPA one has id 0 and a flag below)
+	oIsTCP  []bool
+	history map[serviceKey]*negotiated
 	hOrder  []histEntry // history in the order it was recorded
 	dropped int
 	forgot  int // history entries evicted at the limit
 }
 
-// DefaultMaxConnections bounds the attempts tracked at once: about 1 KB
+// DefaultMaxConnections bounds the attempts held at once: about 1 KB
 // each, 64 MiB at most.
 const DefaultMaxConnections = 65536
 
@@ -160,23 +174,37 @@ const DefaultMaxConnections = 65536
 // of a REP, joins its attempt rather than opening a new one.
 const maxDone = 4096
 
+// maxOrphans bounds the replies kept in case their request comes later
+// (captures merged from several interfaces). Most such replies answer a
+// request from before the capture started, so forgetting the oldest loses
+// nothing that was ever going to pair.
+const maxOrphans = 1024
+
 // NewTracker makes a tracker holding at most max attempts at once (0: the
 // default).
 func NewTracker(live bool, max int) *Tracker {
 	if max <= 0 {
 		max = DefaultMaxConnections
 	}
-	return &Tracker{live: live, max: max, byReq: map[reqKey]*Connection{},
-		byTCP: map[tcpConnKey]*Connection{}, history: map[serviceKey]negotiated{}}
+	t := &Tracker{live: live, max: max}
+	t.reset()
+	return t
+}
+
+func (t *Tracker) reset() {
+	t.byReq = map[reqKey]*Connection{}
+	t.byTCP = map[tcpConnKey]*Connection{}
+	t.orphans = map[reqKey]*Message{}
+	t.oTCP = map[tcpConnKey]*Message{}
+	t.oOrder, t.oIsTCP = nil, nil
+	t.history = map[serviceKey]*negotiated{}
+	t.hOrder = nil
+	t.done = nil
 }
 
 // NextInput starts a new input: attempts never pair across inputs, so
 // call Finish first to hand on those of the input before.
-func (t *Tracker) NextInput() {
-	t.input++
-	clear(t.history)
-	t.hOrder = nil
-}
+func (t *Tracker) NextInput() { t.reset() }
 
 // Dropped counts attempts handed on early because of the tracking limit.
 func (t *Tracker) Dropped() int { return t.dropped }
@@ -199,16 +227,16 @@ func (t *Tracker) Message(m *Message) []*Connection {
 // the initiator's messages carry the REQ's Local Communication ID as their
 // own, the responder's carry it as the Remote Communication ID.
 func (t *Tracker) byLocal(m *Message) (c *Connection, fromInitiator bool) {
-	if c = t.byReq[reqKey{t.input, m.Src, m.Dst, m.LocalCommID}]; c != nil {
+	if c = t.byReq[reqKey{m.Src, m.Dst, m.LocalCommID}]; c != nil {
 		return c, true
 	}
-	return t.byReq[reqKey{t.input, m.Dst, m.Src, m.RemoteCommID}], false
+	return t.byReq[reqKey{m.Dst, m.Src, m.RemoteCommID}], false
 }
 
 func (t *Tracker) cm(m *Message) []*Connection {
 	switch m.AttributeID {
 	case layers.AttrREQ:
-		k := reqKey{t.input, m.Src, m.Dst, m.LocalCommID}
+		k := reqKey{m.Src, m.Dst, m.LocalCommID}
 		if c := t.byReq[k]; c != nil {
 			// A CM retry of the same attempt: the REQ again before any
 			// reply, or with the same Transaction ID after one (the reply
@@ -222,24 +250,41 @@ func (t *Tracker) cm(m *Message) []*Connection {
 		}
 		c := &Connection{File: m.File, Transport: m.Transport, Initiator: m.Src, Responder: m.Dst,
 			ServiceID: m.ServiceID, HasServiceID: m.HasServiceID, RequestFrame: m.Frame, State: NoReply,
-			InitiatorRPCRDMA: m.RPCRDMA, reqID: m.LocalCommID, tid: m.TransactionID, input: t.input}
+			InitiatorRPCRDMA: m.RPCRDMA, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
 		t.byReq[k] = c
-		return t.add(c)
-	case layers.AttrREP:
-		c := t.byReq[reqKey{t.input, m.Dst, m.Src, m.RemoteCommID}]
-		if c == nil || c.ReplyFrame != 0 {
-			return nil // a reply to a REQ outside the capture, or a repeated reply
+		ready := t.add(c)
+		if r := t.orphans[k]; r != nil {
+			delete(t.orphans, k) // its reply came first
+			ready = append(ready, t.cm(r)...)
 		}
-		return t.settle(c, m, Established, "")
+		return ready
+	case layers.AttrREP:
+		k := reqKey{m.Dst, m.Src, m.RemoteCommID}
+		c := t.byReq[k]
+		if c == nil {
+			t.orphan(k, false, m)
+			return nil
+		}
+		if c.ReplyFrame != 0 {
+			return nil // a repeated reply
+		}
+		return t.settle(c, m, Established, "", true)
 	case layers.AttrREJ:
 		c, fromInitiator := t.byLocal(m)
 		switch {
-		case c == nil || c.closed || c.rtu || c.State == Rejected:
-			return nil // outside the capture, too late, or repeated
+		case c == nil:
+			if m.RemoteCommID != 0 {
+				t.orphan(reqKey{m.Dst, m.Src, m.RemoteCommID}, false, m)
+			}
+			return nil
+		case c.closed || c.st.final:
+			return nil // too late, or repeated
 		case fromInitiator && c.ReplyFrame == 0:
-			return nil // the initiator cannot reject its own REQ
+			// The initiator gave up before any reply (Linux sends a REJ
+			// with reason Timeout when it abandons a REQ).
+			return t.settle(c, m, Rejected, "the initiator gave up before any reply: "+rejReason(m), false)
 		case c.ReplyFrame == 0:
-			return t.settle(c, m, Rejected, rejReason(m))
+			return t.settle(c, m, Rejected, rejReason(m), true)
 		}
 		// A REJ of the REP, instead of an RTU: from the initiator (it did
 		// not accept the REP) or from the responder (the RTU never came).
@@ -249,8 +294,8 @@ func (t *Tracker) cm(m *Message) []*Connection {
 		}
 		return t.rejectLate(c, fmt.Sprintf("%s rejected the REP in frame %d: %s", who, m.Frame, rejReason(m)))
 	case layers.AttrRTU:
-		if c, fromInitiator := t.byLocal(m); c != nil && fromInitiator && c.State == Established && !c.rtu {
-			c.rtu = true
+		if c, fromInitiator := t.byLocal(m); c != nil && fromInitiator && c.State == Established && !c.st.final {
+			c.st.final = true
 			return t.emit(c)
 		}
 	case layers.AttrDREQ, layers.AttrDREP:
@@ -260,6 +305,25 @@ func (t *Tracker) cm(m *Message) []*Connection {
 	}
 	// MRA, LAP, APR, SIDR: nothing in them changes what was negotiated.
 	return nil
+}
+
+// orphan keeps a reply whose request was not seen (yet), the oldest
+// forgotten first.
+func (t *Tracker) orphan(k reqKey, tcp bool, m *Message) {
+	if tcp {
+		t.oTCP[tcpConnKey{k.ini, k.res}] = m
+	} else {
+		t.orphans[k] = m
+	}
+	t.oOrder, t.oIsTCP = append(t.oOrder, k), append(t.oIsTCP, tcp)
+	for len(t.oOrder) > maxOrphans {
+		if t.oIsTCP[0] {
+			delete(t.oTCP, tcpConnKey{t.oOrder[0].ini, t.oOrder[0].res})
+		} else {
+			delete(t.orphans, t.oOrder[0])
+		}
+		t.oOrder, t.oIsTCP = t.oOrder[1:], t.oIsTCP[1:]
+	}
 }
 
 func rejReason(m *Message) string {
@@ -281,20 +345,30 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 		// One TCP connection carries one MPA Request (the reassembler hands
 		// on each stream's once), so a Request on a 4-tuple already seen is
 		// a new TCP connection that reuses it.
-		k := tcpConnKey{t.input, m.Src, m.Dst}
+		k := tcpConnKey{m.Src, m.Dst}
 		if old := t.byTCP[k]; old != nil {
 			t.unindex(old)
 		}
 		c := &Connection{File: m.File, Transport: IWARP, Initiator: m.Src, Responder: m.Dst, RequestFrame: m.Frame,
-			State: NoReply, InitiatorRPCRDMA: m.RPCRDMA, input: t.input}
+			State: NoReply, InitiatorRPCRDMA: m.RPCRDMA, st: &attemptState{}}
 		if port, ok := portOf(m.Dst); ok {
 			c.Port, c.HasPort = port, true
 		}
 		t.byTCP[k] = c
-		return t.add(c)
+		ready := t.add(c)
+		if r := t.oTCP[k]; r != nil {
+			delete(t.oTCP, k) // its Reply came first
+			ready = append(ready, t.mpa(r)...)
+		}
+		return ready
 	case "MPA_REP":
-		c := t.byTCP[tcpConnKey{t.input, m.Dst, m.Src}]
-		if c == nil || c.ReplyFrame != 0 {
+		k := tcpConnKey{m.Dst, m.Src}
+		c := t.byTCP[k]
+		if c == nil {
+			t.orphan(reqKey{ini: k.ini, res: k.res}, true, m)
+			return nil
+		}
+		if c.ReplyFrame != 0 {
 			return nil
 		}
 		reject, known := false, false
@@ -308,11 +382,11 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 			c.partialReply = m.Frame // the stream ended before the Reply's flags: it settles nothing
 			return nil
 		case reject:
-			return t.settle(c, m, Rejected, "MPA Reply with R set")
+			return t.settle(c, m, Rejected, "MPA Reply with R set", true)
 		}
 		// MPA has no third message: the Reply establishes the connection.
-		c.rtu = true
-		return t.settle(c, m, Established, "")
+		c.st.final = true
+		return t.settle(c, m, Established, "", true)
 	}
 	return nil
 }
@@ -337,20 +411,29 @@ func hostOf(s string) string {
 	return s
 }
 
+// add queues a new attempt; beyond the limit it hands on the oldest one
+// still held, as far as it is known.
 func (t *Tracker) add(c *Connection) []*Connection {
 	t.seq++
 	c.seq = t.seq
 	t.open = append(t.open, c)
-	if len(t.open) <= t.max {
+	t.held++
+	if t.held <= t.max {
 		return nil
 	}
-	// Over the limit: hand on the oldest attempt now, as far as it is known.
+	t.dropEmitted()
 	old := t.open[0]
 	t.open = t.open[1:]
+	t.held--
 	t.dropped++
 	t.unindex(old)
-	old.Findings = append(old.Findings, newFinding("state-limit-reached",
-		"more than %d connection attempts were tracked at once; this one was reported before its end", t.max))
+	if old.st.final {
+		old.Findings = append(old.Findings, newFinding("state-limit-reached",
+			"more than %d connection attempts were held at once: this one is reported early, out of request order, and later messages (CM retries) can no longer join it", t.max))
+	} else {
+		old.Findings = append(old.Findings, newFinding("state-limit-reached",
+			"more than %d connection attempts were held at once: this one is reported before its end, as far as it is known", t.max))
+	}
 	old.emitted = true
 	return []*Connection{old}
 }
@@ -358,30 +441,36 @@ func (t *Tracker) add(c *Connection) []*Connection {
 // unindex stops later messages from finding c (a newer attempt may already
 // have taken its place).
 func (t *Tracker) unindex(c *Connection) {
-	k := reqKey{c.input, c.Initiator, c.Responder, c.reqID}
 	if c.Transport == IWARP {
-		tk := tcpConnKey{c.input, c.Initiator, c.Responder}
-		if t.byTCP[tk] == c {
-			delete(t.byTCP, tk)
+		k := tcpConnKey{c.Initiator, c.Responder}
+		if t.byTCP[k] == c {
+			delete(t.byTCP, k)
 		}
-	} else if t.byReq[k] == c {
+		return
+	}
+	k := reqKey{c.Initiator, c.Responder, c.reqID}
+	if t.byReq[k] == c {
 		delete(t.byReq, k)
 	}
 }
 
 // settle records the reply and works out the negotiation and findings.
-func (t *Tracker) settle(c *Connection, m *Message, st State, reason string) []*Connection {
+func (t *Tracker) settle(c *Connection, m *Message, st State, reason string, fromResponder bool) []*Connection {
 	c.State = st
 	c.ReplyFrame = m.Frame
 	c.RejectReason = reason
-	c.ResponderRPCRDMA = m.RPCRDMA
+	if fromResponder {
+		c.ResponderRPCRDMA = m.RPCRDMA
+	}
 	in, inv := Negotiate(c.InitiatorRPCRDMA, c.ResponderRPCRDMA)
 	c.Inline, c.RemoteInvalidation = &in, inv && st == Established
 	c.Findings = append(c.Findings, t.checks(c)...)
-	if st == Established {
-		t.remember(c)
+	if st == Rejected {
+		c.st.final, c.st.rejected = true, true
+		return t.emit(c)
 	}
-	if st == Rejected || c.rtu {
+	t.remember(c)
+	if c.st.final {
 		return t.emit(c)
 	}
 	// A REP: the RTU (or a REJ of the REP) settles it for good.
@@ -391,9 +480,7 @@ func (t *Tracker) settle(c *Connection, m *Message, st State, reason string) []*
 // rejectLate turns an attempt whose REP was seen into a rejected one.
 func (t *Tracker) rejectLate(c *Connection, reason string) []*Connection {
 	c.State, c.RejectReason, c.RemoteInvalidation = Rejected, reason, false
-	if c.hist != nil {
-		t.forgetHistory(c)
-	}
+	c.st.final, c.st.rejected = true, true // its history entry no longer counts
 	kept := c.Findings[:0]
 	for _, f := range c.Findings {
 		if f.Code == "state-limit-reached" {
@@ -412,6 +499,7 @@ func (t *Tracker) emit(c *Connection) []*Connection {
 		return nil
 	}
 	c.emitted = true
+	t.held--
 	t.dropEmitted()
 	t.done = append(t.done, c)
 	if len(t.done) > maxDone {
@@ -421,50 +509,73 @@ func (t *Tracker) emit(c *Connection) []*Connection {
 	return []*Connection{c}
 }
 
-// dropEmitted removes handed-on attempts from the front of the queue.
+// dropEmitted removes handed-on attempts from the front of the queue, and
+// compacts it when they pile up behind an old attempt still held.
 func (t *Tracker) dropEmitted() {
 	i := 0
 	for i < len(t.open) && t.open[i].emitted {
 		i++
 	}
 	t.open = t.open[i:]
+	if len(t.open) > 2*t.held+64 {
+		kept := t.open[:0]
+		for _, c := range t.open {
+			if !c.emitted {
+				kept = append(kept, c)
+			}
+		}
+		clear(t.open[len(kept):])
+		t.open = kept
+	}
 }
 
 // remember records what an established attempt negotiated, to compare the
 // next connection of the same initiator, responder and service with it.
 func (t *Tracker) remember(c *Connection) {
 	k := c.serviceKey()
-	prev, had := t.history[k]
-	for !had && len(t.history) >= t.max && len(t.hOrder) > 0 {
+	prev := t.history[k]
+	for prev == nil && len(t.history) >= t.max && len(t.hOrder) > 0 {
 		old := t.hOrder[0]
 		t.hOrder = t.hOrder[1:]
-		if cur, ok := t.history[old.k]; ok && cur.seq == old.seq {
+		if cur := t.history[old.k]; cur != nil && cur.seq == old.seq {
 			delete(t.history, old.k)
 			t.forgot++
 		}
 	}
-	c.hist = &histUndo{prev: prev, had: had}
 	t.seq++
-	t.history[k] = negotiated{inline: *c.Inline, inv: c.RemoteInvalidation, frame: c.RequestFrame, seq: t.seq}
-	t.hOrder = append(t.hOrder, histEntry{k, t.seq})
-}
-
-// forgetHistory undoes remember for an attempt that turned out rejected.
-func (t *Tracker) forgetHistory(c *Connection) {
-	k := c.serviceKey()
-	if cur, ok := t.history[k]; ok && cur.frame == c.RequestFrame {
-		if c.hist.had {
-			t.history[k] = c.hist.prev
-		} else {
-			delete(t.history, k)
+	e := &negotiated{inline: *c.Inline, inv: c.RemoteInvalidation, frame: c.RequestFrame, seq: t.seq, st: c.st}
+	// Keep the entry it replaces while that one may still be rejected.
+	if prev != nil && !prev.st.final {
+		e.prev = prev
+		n := 1
+		for p := prev; p != nil; p = p.prev {
+			if n++; n > maxHistoryChain {
+				p.prev = nil
+			}
 		}
 	}
-	c.hist = nil
+	t.history[k] = e
+	t.hOrder = append(t.hOrder, histEntry{k, t.seq})
+	if len(t.hOrder) > 2*len(t.history)+64 {
+		kept := t.hOrder[:0]
+		for _, h := range t.hOrder {
+			if cur := t.history[h.k]; cur != nil && cur.seq == h.seq {
+				kept = append(kept, h)
+			}
+		}
+		t.hOrder = kept
+	}
 }
 
-type histUndo struct {
-	prev negotiated
-	had  bool
+// previous is the latest earlier connection to the service of c that was
+// not rejected after all.
+func (t *Tracker) previous(c *Connection) *negotiated {
+	for e := t.history[c.serviceKey()]; e != nil; e = e.prev {
+		if !e.st.rejected && e.st != c.st {
+			return e
+		}
+	}
+	return nil
 }
 
 func (c *Connection) serviceKey() serviceKey {
@@ -472,7 +583,7 @@ func (c *Connection) serviceKey() serviceKey {
 	if c.HasPort {
 		svc = uint64(c.Port)
 	}
-	return serviceKey{c.input, hostOf(c.Initiator), hostOf(c.Responder), svc}
+	return serviceKey{c.Transport, hostOf(c.Initiator), hostOf(c.Responder), svc}
 }
 
 // checks are the connection rules. Whether one side sent RFC 8797 data
@@ -502,7 +613,7 @@ func (t *Tracker) checks(c *Connection) []Finding {
 			"%s set R, %s did not: replies use plain Send, never Send With Invalidate", who, other))
 	}
 	in, inv := *c.Inline, c.RemoteInvalidation
-	if prev, ok := t.history[c.serviceKey()]; ok && (prev.inline != in || prev.inv != inv) {
+	if prev := t.previous(c); prev != nil && (prev.inline != in || prev.inv != inv) {
 		var what []string
 		if prev.inline.InitiatorToResponder != in.InitiatorToResponder {
 			what = append(what, fmt.Sprintf("initiator→responder %d → %d", prev.inline.InitiatorToResponder, in.InitiatorToResponder))
@@ -539,7 +650,7 @@ func (t *Tracker) Finish() []*Connection {
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].seq < out[j].seq })
-	t.open = nil
+	t.open, t.held = nil, 0
 	return out
 }
 

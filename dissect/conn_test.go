@@ -316,6 +316,12 @@ func TestConnectionLifecycle(t *testing.T) {
 		{"the responder rejects its REP when no RTU came (timeout)",
 			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rejM(false, 1, 1), 3)},
 			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
+		{"the REP before its REQ (captures merged from several interfaces): still paired",
+			[]cmStep{tid(repM(small), 2), tid(reqM(small), 1), tid(rtu, 3)},
+			[]connWant{{dissect.Established, ini, res, 2, 1, 0, 4096, 4096, false, nil}}},
+		{"the initiator gives up before any reply (REJ reason Timeout)",
+			[]cmStep{tid(reqM(small), 1), {aToB: true, tid: 2, msg: &layers.CMRej{LocalCommID: 1, Reason: 1}}},
+			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 1024, 1024, false, []string{"connection-rejected"}}}},
 		{"a REJ after the RTU changes nothing",
 			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rtu, 3), tid(rejM(false, 1, 1), 4)},
 			[]connWant{{dissect.Established, ini, res, 1, 2, 0, 4096, 4096, false, nil}}},
@@ -335,6 +341,88 @@ func TestConnectionLifecycle(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLateRejectHistory: a connection whose REP was rejected after all
+// does not count as the earlier connection of properties-changed-on-reconnect,
+// whatever the order of the late REJs.
+func TestLateRejectHistory(t *testing.T) {
+	a, b := craft.Endpoints(0, false)
+	reqM := func(id uint32, send byte) cmStep {
+		m := &layers.CMReq{LocalCommID: id, ServiceID: craft.NFSServiceID}
+		m.PrivateData = append(craft.IPCMHeader(a, b, a.Port), rpc(1, 0, send, send)...)
+		return cmStep{aToB: true, tid: uint64(id), msg: m}
+	}
+	repM := func(id uint32, send byte) cmStep {
+		m := &layers.CMRep{LocalCommID: id + 100, RemoteCommID: id}
+		m.PrivateData = rpc(1, 0, send, send)
+		return cmStep{tid: uint64(id), msg: m}
+	}
+	rejREP := func(id uint32) cmStep {
+		return cmStep{aToB: true, tid: uint64(id), msg: &layers.CMRej{LocalCommID: id, RemoteCommID: id + 100, MessageRejected: 1, Reason: 28}}
+	}
+	rtu := func(id uint32) cmStep {
+		return cmStep{aToB: true, tid: uint64(id), msg: &layers.CMRtu{LocalCommID: id, RemoteCommID: id + 100}}
+	}
+	// 1: 4096, RTU. 2: 8192, REP rejected. 3: 16384, REP rejected. 4: 4096.
+	// Against 1 (the last one accepted), 4 changed nothing.
+	file := cmScript(t, reqM(1, 3), repM(1, 3), rtu(1), reqM(2, 7), repM(2, 7), reqM(3, 15), repM(3, 15),
+		rejREP(2), rejREP(3), reqM(4, 3), repM(4, 3), rtu(4))
+	for _, live := range []bool{false, true} {
+		c := runScenario(t, dissect.Config{Live: live}, file)
+		var got []string
+		for _, x := range c.conns {
+			got = append(got, fmt.Sprintf("%d %s %v", x.RequestFrame, x.State, codes(x.Findings)))
+		}
+		sort.Strings(got)
+		want := []string{"1 established []", "10 established []", "4 rejected [connection-rejected]", "6 rejected [connection-rejected]"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("live=%v: %q, want %q", live, got, want)
+		}
+	}
+}
+
+// TestLiveLimitOnce: in live mode the limit counts the attempts still
+// held, never hands one on twice, and never flags one already written.
+func TestLiveLimitOnce(t *testing.T) {
+	a, b := craft.Endpoints(0, false)
+	reqM := func(id uint32) cmStep {
+		m := &layers.CMReq{LocalCommID: id, ServiceID: craft.NFSServiceID}
+		m.PrivateData = craft.IPCMHeader(a, b, a.Port)
+		return cmStep{aToB: true, tid: uint64(id), msg: m}
+	}
+	steps := []cmStep{reqM(1), reqM(2), {tid: 2, msg: &layers.CMRep{LocalCommID: 12, RemoteCommID: 2}},
+		{aToB: true, tid: 2, msg: &layers.CMRtu{LocalCommID: 2, RemoteCommID: 12}}, reqM(3), reqM(4), reqM(5)}
+	// Then many complete connections while 1 stays unanswered.
+	for id := uint32(10); id < 200; id++ {
+		steps = append(steps, reqM(id), cmStep{tid: uint64(id), msg: &layers.CMRep{LocalCommID: id + 1000, RemoteCommID: id}},
+			cmStep{aToB: true, tid: uint64(id), msg: &layers.CMRtu{LocalCommID: id, RemoteCommID: id + 1000}})
+	}
+	c := runScenario(t, dissect.Config{Live: true, MaxConnections: 3}, cmScript(t, steps...))
+	seen := map[int]int{}
+	limited := 0
+	for _, x := range c.conns {
+		seen[x.RequestFrame]++
+		for _, f := range x.Findings {
+			if f.Code == "state-limit-reached" {
+				limited++
+				if x.State != dissect.NoReply {
+					t.Errorf("frame %d (%s) flagged", x.RequestFrame, x.State)
+				}
+			}
+		}
+	}
+	for fr, n := range seen {
+		if n != 1 {
+			t.Errorf("frame %d handed on %d times", fr, n)
+		}
+	}
+	// Unanswered REQs 1, 3, 4 and 5 against a limit of 3: REQ 5 gives up 1,
+	// the next REQ (10) gives up 3; the complete connections after it never
+	// push out 4 or 5.
+	if len(seen) != 5+190 || limited != 2 || c.sum.StateDrops != 2 || c.sum.Connections[dissect.Established] != 191 {
+		t.Errorf("%d attempts, %d limited, %d drops, %v", len(seen), limited, c.sum.StateDrops, c.sum.Connections)
 	}
 }
 

@@ -228,7 +228,7 @@ func hostileNames(t *testing.T) []string {
 	}
 	dir := t.TempDir()
 	var names []string
-	for _, n := range []string{"a|b`c.pcap", "x```y <b>z.pcap"} {
+	for _, n := range []string{"a|b`c.pcap", "x```y <b>z.pcap", "nl\n\nname|*y*.pcap"} {
 		p := filepath.Join(dir, n)
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -313,7 +313,7 @@ func TestGolden(t *testing.T) {
 		{"samples.md", output.Options{Format: output.Markdown, MultiFile: true, Version: "v0.0.0-test",
 			Command: "rdmacm-pd dissect -T markdown pcaps/*"}, all},
 		{"hostile-names.md", output.Options{Format: output.Markdown, MultiFile: true, Version: "v0.0.0-test",
-			Command: "rdmacm-pd dissect -T markdown 'a|b`c.pcap' 'x```y <b>z.pcap'"}, hostileNames(t)},
+			Command: "rdmacm-pd dissect -T markdown 'a|b`c.pcap' 'x```y <b>z.pcap' $'nl\\n\\nname|*y*.pcap'"}, hostileNames(t)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

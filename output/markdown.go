@@ -26,7 +26,8 @@ type markdownRenderer struct {
 	buf      bytes.Buffer
 	details  []string
 	findings [][]string
-	conns    []*dissect.Connection
+	conns    []*dissect.Connection // the first MaxMarkdownDetails
+	nConns   int
 	messages int
 	nFind    int // findings in all, listed or not
 	files    map[string]bool
@@ -55,7 +56,7 @@ func (m *markdownRenderer) Message(msg *dissect.Message) error {
 	var b strings.Builder
 	label := fmt.Sprintf("frame %d", msg.Frame)
 	if m.opts.MultiFile {
-		label = msg.File + " " + label
+		label = strings.NewReplacer("\n", " ", "\r", " ").Replace(msg.File) + " " + label
 	}
 	fmt.Fprintf(&b, "<details>\n<summary>%s: %s %s → %s, %s</summary>\n\n```text\n%s```\n\n</details>\n",
 		htmlEscape(label), htmlEscape(msg.Name), htmlEscape(msg.Src), htmlEscape(msg.Dst),
@@ -75,13 +76,19 @@ func (m *markdownRenderer) finding(f dissect.Finding, where string) {
 // frame names a frame for a table cell; with several inputs, with its file.
 func (m *markdownRenderer) frame(file string, n int) string {
 	if m.opts.MultiFile {
-		return fmt.Sprintf("%s: %d", cell(file), n)
+		return fmt.Sprintf("%s: %d", code(file), n)
 	}
 	return fmt.Sprint(n)
 }
 
 func (m *markdownRenderer) Connection(c *dissect.Connection) error {
-	m.conns = append(m.conns, c)
+	m.nConns++
+	for _, f := range c.Findings {
+		m.finding(f, m.frame(c.File, c.RequestFrame)+fmt.Sprintf(" (connection %d)", m.nConns))
+	}
+	if len(m.conns) < MaxMarkdownDetails {
+		m.conns = append(m.conns, c)
+	}
 	return nil
 }
 
@@ -117,7 +124,7 @@ func (m *markdownRenderer) Summary(s *dissect.Summary) error {
 	}
 	mdTable(w, []string{"frames", "messages", "connections", "established", "rejected", "no reply", "findings", "unreadable inputs", "given up at a limit"},
 		"--:|--:|--:|--:|--:|--:|--:|--:|--:", [][]string{{fmt.Sprint(s.Frames), fmt.Sprint(s.Messages),
-			fmt.Sprint(len(m.conns)), fmt.Sprint(s.Connections[dissect.Established]), fmt.Sprint(s.Connections[dissect.Rejected]),
+			fmt.Sprint(m.nConns), fmt.Sprint(s.Connections[dissect.Established]), fmt.Sprint(s.Connections[dissect.Rejected]),
 			fmt.Sprint(s.Connections[dissect.NoReply]), fmt.Sprint(n), fmt.Sprint(s.DecodeErrors), fmt.Sprint(s.StateDrops)}})
 	if n > 0 {
 		var fr [][]string
@@ -140,9 +147,6 @@ func (m *markdownRenderer) Summary(s *dissect.Summary) error {
 				row = append([]string{row[0], code(c.File)}, row[1:]...)
 			}
 			cr = append(cr, row)
-			for _, f := range c.Findings {
-				m.finding(f, m.frame(c.File, c.RequestFrame)+fmt.Sprintf(" (connection %d)", i+1))
-			}
 		}
 		head := []string{"#", "initiator", "responder", "transport", "service", "state", "initiator → responder",
 			"responder → initiator", "remote invalidation", "findings"}
@@ -152,6 +156,9 @@ func (m *markdownRenderer) Summary(s *dissect.Summary) error {
 			align = "--:|---|" + align[4:]
 		}
 		mdTable(w, head, align, cr)
+		if m.nConns > len(m.conns) {
+			fmt.Fprintf(w, "%d of %d connections are listed; `-T json` has all.\n\n", len(m.conns), m.nConns)
+		}
 	}
 
 	// Findings about the run always make the table: they say what is
@@ -222,7 +229,8 @@ func code(s string) string {
 	if s == "-" {
 		return s
 	}
-	return "`" + strings.ReplaceAll(strings.ReplaceAll(s, "`", "'"), "|", `\|`) + "`"
+	s = strings.NewReplacer("`", "'", "|", `\|`, "\n", " ", "\r", " ").Replace(s)
+	return "`" + s + "`"
 }
 
 func codes(fs []dissect.Finding) string {

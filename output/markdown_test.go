@@ -184,24 +184,37 @@ func text(n *html.Node) string {
 	return b.String()
 }
 
-// TestMarkdownFindingsCap: past MaxMarkdownDetails rows the findings table
-// says how many it left out, even when there are fewer messages than that.
-func TestMarkdownFindingsCap(t *testing.T) {
-	var frames []craft.Frame
-	for i := 0; i < 600; i++ { // 600 REQs without RFC 8797 data, never answered: 1200 findings
-		x := craft.Exchange{Transport: craft.RoCEv2, Index: i, Initiator: craft.Peer{Absent: true},
-			Start: craft.DefaultStart.Add(time.Duration(i) * time.Millisecond)}
-		fs, err := x.Frames()
-		if err != nil {
-			t.Fatal(err)
+// TestTablesCapped: past MaxMarkdownDetails rows the findings table says
+// how many it left out, even when there are fewer messages than that; past
+// it (MaxTableRows in text) the connection tables do too.
+func TestTablesCapped(t *testing.T) {
+	reqs := func(n int) string {
+		var frames []craft.Frame
+		for i := 0; i < n; i++ { // REQs without RFC 8797 data, never answered: 2 findings each
+			x := craft.Exchange{Transport: craft.RoCEv2, Index: i, Initiator: craft.Peer{Absent: true},
+				Start: craft.DefaultStart.Add(time.Duration(i) * time.Millisecond)}
+			fs, err := x.Frames()
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames = append(frames, fs[0])
 		}
-		frames = append(frames, fs[0])
+		return writeCapture(t, "reqs.pcap", frames)
 	}
-	got := string(render(t, output.Options{Format: output.Markdown}, writeCapture(t, "reqs.pcap", frames)))
+	few, many := reqs(600), reqs(1100)
+	got := string(render(t, output.Options{Format: output.Markdown}, few))
 	if rows := strings.Count(got, "\n| `rpcrdma-absent` | info |") + strings.Count(got, "\n| `reply-missing` | info |"); rows != output.MaxMarkdownDetails {
 		t.Errorf("%d finding rows, want %d", rows, output.MaxMarkdownDetails)
 	}
-	if !strings.Contains(got, "\n1000 of 1200 findings are listed; `-T json` has all.\n") {
-		t.Errorf("no note on the findings left out")
+	if !strings.Contains(got, "\n1000 of 1200 findings are listed; `-T json` has all.\n") || strings.Contains(got, "connections are listed") {
+		t.Errorf("wrong notes on what was left out")
+	}
+	got = string(render(t, output.Options{Format: output.Markdown}, many))
+	if !strings.Contains(got, "\n1000 of 1100 connections are listed; `-T json` has all.\n") || !strings.Contains(got, "| 1100 | 1100 | 0 | 0 | 1100 |") {
+		t.Errorf("no note on the connections left out, or wrong counts")
+	}
+	got = string(render(t, output.Options{Format: output.Text}, many))
+	if !strings.Contains(got, "\n  100 more connections are not listed; -T json has all\n") || !strings.Contains(got, "1100 connections (0 established, 0 rejected, 1100 no reply)") {
+		t.Errorf("text: no note on the connections left out, or wrong totals")
 	}
 }

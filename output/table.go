@@ -9,8 +9,15 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 )
 
+// MaxTableRows bounds the rows of the text connection table (memory stays
+// bounded on a flood of requests); -T json has every connection.
+const MaxTableRows = 1000
+
 func (r *textRenderer) Connection(c *dissect.Connection) error {
-	r.conns = append(r.conns, c)
+	r.nConns++
+	if len(r.conns) < MaxTableRows {
+		r.conns = append(r.conns, c)
+	}
 	if !r.opts.Live {
 		return nil
 	}
@@ -68,6 +75,9 @@ func (r *textRenderer) Summary(s *dissect.Summary) error {
 			}
 			return cell
 		})
+		if r.nConns > len(r.conns) {
+			fmt.Fprintf(w, "  %d more connections are not listed; -T json has all\n", r.nConns-len(r.conns))
+		}
 	}
 	// Nothing was read at all: the error lines say everything.
 	if s.Frames > 0 || s.DecodeErrors == 0 {

@@ -17,8 +17,9 @@ type textRenderer struct {
 	opts     Options
 	p        *palette
 	lastFile string
-	wrote    bool // a message line was written: the summary is set off from it by a blank line
-	conns    []*dissect.Connection
+	wrote    bool                  // a message line was written: the summary is set off from it by a blank line
+	conns    []*dissect.Connection // the first MaxTableRows
+	nConns   int
 }
 
 const indent = "       "
