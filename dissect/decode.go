@@ -65,6 +65,7 @@ type Decoder struct {
 	loop  golayers.Loopback
 	ip4   golayers.IPv4
 	ip6   golayers.IPv6
+	ip6x  [2]ipv6Ext // Routing and Destination Options headers (Hop-by-Hop is gopacket's IPv6)
 	udp   golayers.UDP
 	erf   layers.ERF
 	lrh   layers.LRH
@@ -116,7 +117,8 @@ func (d *Decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser
 	if p, ok := d.parsers[first]; ok {
 		return p
 	}
-	all := []gopacket.DecodingLayer{&d.eth, &d.dot1q, &d.sll, &d.sll2, &d.loop, &d.ip4, &d.ip6, &d.udp,
+	d.ip6x[0].typ, d.ip6x[1].typ = golayers.LayerTypeIPv6Routing, golayers.LayerTypeIPv6Destination
+	all := []gopacket.DecodingLayer{&d.eth, &d.dot1q, &d.sll, &d.sll2, &d.loop, &d.ip4, &d.ip6, &d.ip6x[0], &d.ip6x[1], &d.udp,
 		&d.erf, &d.lrh, &d.grh, &d.bth, &d.deth, &d.mad, &d.ipcm, &d.rpc}
 	for _, cm := range d.cms {
 		all = append(all, cm)
@@ -126,6 +128,35 @@ func (d *Decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser
 	d.parsers[first] = p
 	return p
 }
+
+// ipv6Ext steps over an IPv6 extension header of the generic form (Next
+// Header, Hdr Ext Len in 8-octet units beyond the first 8) without
+// decoding its options, as the fast filter does, so that RoCEv2 behind a
+// Routing or Destination Options header still decodes. It does not
+// allocate.
+type ipv6Ext struct {
+	typ     gopacket.LayerType
+	next    golayers.IPProtocol
+	payload []byte
+}
+
+func (e *ipv6Ext) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < 8 {
+		df.SetTruncated()
+		return fmt.Errorf("IPv6 extension header: %d octets, 8 needed", len(data))
+	}
+	n := (int(data[1]) + 1) * 8
+	if len(data) < n {
+		df.SetTruncated()
+		return fmt.Errorf("IPv6 extension header: %d octets, %d needed", len(data), n)
+	}
+	e.next, e.payload = golayers.IPProtocol(data[0]), data[n:]
+	return nil
+}
+
+func (e *ipv6Ext) CanDecode() gopacket.LayerClass    { return e.typ }
+func (e *ipv6Ext) NextLayerType() gopacket.LayerType { return e.next.LayerType() }
+func (e *ipv6Ext) LayerPayload() []byte              { return e.payload }
 
 // firstLayer is where decoding of a link type starts.
 func firstLayer(lt uint16, data []byte) gopacket.LayerType {
@@ -409,6 +440,7 @@ type lengthField struct {
 	name  string // "UDP Length", "IPv4 Total Length", ...
 	value int
 	unit  string // "" (octets) or " words"
+	end   int    // where it puts the end of the IB packet in the frame
 }
 
 func (l lengthField) String() string { return fmt.Sprintf("%s %d%s", l.name, l.value, l.unit) }
@@ -419,33 +451,42 @@ func (l lengthField) String() string { return fmt.Sprintf("%s %d%s", l.name, l.v
 // (jumbogram) says nothing and is passed over, as gopacket does.
 func (d *Decoder) packetEnd(b []byte, fi *frameInfo) (int, lengthField) {
 	end, lf := fi.ibEnd, lengthField{}
-	take := func(e int, f lengthField) {
-		if lf.name == "" || e < end {
-			end, lf = e, f
-		}
-	}
-	switch {
-	case fi.transport == RoCEv2:
-		take(fi.l4+int(binary.BigEndian.Uint16(b[fi.l4+4:])), lengthField{name: "UDP Length",
-			value: int(binary.BigEndian.Uint16(b[fi.l4+4:]))})
-		if fi.ipv6 {
-			if n := int(binary.BigEndian.Uint16(b[fi.l3+4:])); n != 0 {
-				take(fi.l3+40+n, lengthField{name: "IPv6 Payload Length", value: n})
-			}
-		} else if n := int(binary.BigEndian.Uint16(b[fi.l3+2:])); n != 0 {
-			take(fi.l3+n, lengthField{name: "IPv4 Total Length", value: n})
-		}
-	default:
-		if fi.lrh >= 0 {
-			n := int(binary.BigEndian.Uint16(b[fi.lrh+4:]) & 0x07ff)
-			take(fi.lrh+n*4, lengthField{name: "LRH PktLen", value: n, unit: " (4-octet words)"})
-		}
-		if fi.grh >= 0 {
-			n := int(binary.BigEndian.Uint16(b[fi.grh+4:]))
-			take(fi.grh+layers.GRHLen+n, lengthField{name: "GRH PayLen", value: n})
+	fs, n := lengthFields(b, fi)
+	for _, f := range fs[:n] {
+		if lf.name == "" || f.end < end {
+			end, lf = f.end, f
 		}
 	}
 	return end, lf
+}
+
+// lengthFields are the length fields of a candidate's headers, each with
+// where it puts the end of the IB packet; a zero IPv4 Total Length or IPv6
+// Payload Length is left out.
+func lengthFields(b []byte, fi *frameInfo) (fs [2]lengthField, n int) {
+	add := func(f lengthField) { fs[n] = f; n++ }
+	switch {
+	case fi.transport == RoCEv2:
+		v := int(binary.BigEndian.Uint16(b[fi.l4+4:]))
+		add(lengthField{name: "UDP Length", value: v, end: fi.l4 + v})
+		if fi.ipv6 {
+			if v := int(binary.BigEndian.Uint16(b[fi.l3+4:])); v != 0 {
+				add(lengthField{name: "IPv6 Payload Length", value: v, end: fi.l3 + 40 + v})
+			}
+		} else if v := int(binary.BigEndian.Uint16(b[fi.l3+2:])); v != 0 {
+			add(lengthField{name: "IPv4 Total Length", value: v, end: fi.l3 + v})
+		}
+	default:
+		if fi.lrh >= 0 {
+			v := int(binary.BigEndian.Uint16(b[fi.lrh+4:]) & 0x07ff)
+			add(lengthField{name: "LRH PktLen", value: v, unit: " (4-octet words)", end: fi.lrh + v*4})
+		}
+		if fi.grh >= 0 {
+			v := int(binary.BigEndian.Uint16(b[fi.grh+4:]))
+			add(lengthField{name: "GRH PayLen", value: v, end: fi.grh + layers.GRHLen + v})
+		}
+	}
+	return fs, n
 }
 
 // erfPacket returns, for a frame of link type ERF whose header decoded, where
@@ -531,5 +572,17 @@ func (d *Decoder) checkLengths(f *Frame, fi *frameInfo, c *msgCtx) {
 	case madHave < layers.MADLen:
 		c.lengths = append(c.lengths, fmt.Sprintf("%s leaves room for %d of the MAD's %d octets: the message is cut short by its own headers",
 			lf, max(madHave, 0), layers.MADLen))
+	}
+	// The smallest field decides where the packet ends; any other that
+	// reaches further, beyond a frame the capture did not cut, is wrong too.
+	if d.captureCut(f, fi) || end < fi.bth+layers.BTHLen+layers.ICRCLen {
+		return
+	}
+	fs, n := lengthFields(b, fi)
+	for _, o := range fs[:n] {
+		if o.end > len(b) && o.end > end {
+			c.lengths = append(c.lengths, fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which the capture did not cut (%s ends it %d octets earlier)",
+				o, o.end-len(b), lf, o.end-end))
+		}
 	}
 }

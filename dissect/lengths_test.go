@@ -21,6 +21,7 @@ func TestLengthFields(t *testing.T) {
 	std, _ := cmFrame(t, craft.CM{Msg: rep(rpc(1, 0, 3, 3))})
 	ib, _ := cmFrame(t, craft.CM{Transport: craft.InfiniBand, Msg: rep(rpc(1, 0, 3, 3))})
 	v1, _ := cmFrame(t, craft.CM{Transport: craft.RoCEv1, Msg: rep(rpc(1, 0, 3, 3))})
+	ibGRH, _ := cmFrame(t, craft.CM{Transport: craft.InfiniBand, GRH: true, Msg: rep(rpc(1, 0, 3, 3))})
 	set16 := func(b []byte, off int, v uint16) []byte {
 		c := slices.Clone(b)
 		binary.BigEndian.PutUint16(c[off:], v)
@@ -50,8 +51,18 @@ func TestLengthFields(t *testing.T) {
 		{name: "IPv4 Total Length cuts the MAD", link: 1, data: set16(std, 16, 100), want: []finding{
 			{"length-mismatch", "IPv4 Total Length 100 leaves room for 48 of the MAD's 256 octets: the message is cut short by its own headers"},
 			{"icrc-mismatch", "ICRC is 0x00000000, the packet gives 0x9c05aba5"}}},
-		{name: "UDP Length beyond a complete frame", link: 1, data: set16(set16(std, 38, 300), 16, 320), want: []finding{{"length-mismatch",
+		{name: "UDP Length and IPv4 Total Length beyond a complete frame", link: 1, data: set16(set16(std, 38, 300), 16, 320), want: []finding{{"length-mismatch",
 			"UDP Length 300 puts the end of the packet 12 octets beyond the end of the frame, which the capture did not cut"}}},
+		// One field beyond the frame while another agrees with it.
+		{name: "UDP Length beyond a complete frame", link: 1, data: set16(std, 38, 400), want: []finding{{"length-mismatch",
+			"UDP Length 400 puts the end of the packet 112 octets beyond the end of the frame, which the capture did not cut (IPv4 Total Length 308 ends it 112 octets earlier)"},
+			{"icrc-mismatch", "ICRC is 0xb3a615b7, the packet gives 0xd98bffd5"}}},
+		{name: "IPv4 Total Length beyond a complete frame", link: 1, data: set16(std, 16, 400), want: []finding{{"length-mismatch",
+			"IPv4 Total Length 400 puts the end of the packet 92 octets beyond the end of the frame, which the capture did not cut (UDP Length 288 ends it 92 octets earlier)"},
+			{"icrc-mismatch", "ICRC is 0xb3a615b7, the packet gives 0x1de9e160"}}},
+		{name: "GRH PayLen beyond a complete frame", link: layers.LinkTypeIB, data: set16(ibGRH, 8+4, 380), want: []finding{{"length-mismatch",
+			"GRH PayLen 380 puts the end of the packet 98 octets beyond the end of the frame, which the capture did not cut (LRH PktLen 82 (4-octet words) ends it 100 octets earlier)"},
+			{"icrc-mismatch", "ICRC is 0x90843c35, the packet gives 0xdc60d9ac"}, {"vcrc-mismatch", "VCRC is 0xb81f, the packet gives 0xcbc9"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wire := tc.wire
@@ -171,5 +182,25 @@ func TestERFHeaderLengths(t *testing.T) {
 	msgs := decodeFrames(t, layers.LinkTypeERF, b[:len(b)-4])
 	if len(msgs) != 1 || !reflect.DeepEqual(codes(msgs[0].Findings), []string{"capture-truncated"}) {
 		t.Errorf("ERF cut at capture: %+v", msgs)
+	}
+}
+
+// TestIPv6ExtensionHeaders: RoCEv2 behind IPv6 Hop-by-Hop, Routing or
+// Destination Options headers decodes as without them.
+func TestIPv6ExtensionHeaders(t *testing.T) {
+	a, b := craft.Endpoints(0, true)
+	plain, _ := cmFrame(t, craft.CM{Src: a, Dst: b, Msg: rep(rpc(1, 0, 3, 3))})
+	for _, nh := range []byte{0, 43, 60} {
+		// An 8-octet header after the 40-octet IPv6 header at 14: Next
+		// Header UDP, Hdr Ext Len 0, then PadN (Routing: type 0, segments
+		// left 0).
+		ext := []byte{17, 0, 1, 4, 0, 0, 0, 0}
+		f := slices.Concat(plain[:54], ext, plain[54:])
+		f[20] = nh
+		binary.BigEndian.PutUint16(f[18:], binary.BigEndian.Uint16(f[18:])+8)
+		msgs := decodeFrames(t, 1, f)
+		if len(msgs) != 1 || msgs[0].Name != "REP" || msgs[0].RPCRDMA == nil || msgs[0].RPCRDMA.SendSize != 4096 {
+			t.Errorf("next header %d: %d messages %+v", nh, len(msgs), msgs)
+		}
 	}
 }
