@@ -63,12 +63,17 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 	var file *os.File
 	var w *live.Writer
 	if opts.Write != "" {
-		var err error
-		if file, err = os.Create(opts.Write); err != nil {
-			closeAll()
-			return failure(err)
+		pcapng := !strings.HasSuffix(strings.ToLower(opts.Write), ".pcap")
+		// Refuse before the file is created, which would empty it.
+		err := live.CanWrite(pcapng, links)
+		if err == nil {
+			file, err = os.Create(opts.Write)
 		}
-		if w, err = live.NewWriter(file, !strings.HasSuffix(strings.ToLower(opts.Write), ".pcap"), names, links, 0); err != nil {
+		if err != nil {
+			closeAll()
+			return failure(fmt.Errorf("%s: %w", opts.Write, err))
+		}
+		if w, err = live.NewWriter(file, pcapng, names, links, 0); err != nil {
 			file.Close()
 			closeAll()
 			return failure(fmt.Errorf("%s: %w", opts.Write, err))

@@ -453,6 +453,25 @@ func TestLiveErrors(t *testing.T) {
 			t.Logf("no veth interface for the down case: %v", err)
 		}
 	}
+	// Two link types cannot share a pcap file; refusing must not empty the
+	// file that is there.
+	if os.Geteuid() == 0 {
+		name := fmt.Sprintf("rdtun%d", os.Getpid()%10000)
+		if err := exec.Command("ip", "tuntap", "add", "mode", "tun", "name", name).Run(); err == nil {
+			defer exec.Command("ip", "link", "del", name).Run()
+			exec.Command("ip", "link", "set", name, "up").Run()
+			keep := filepath.Join(t.TempDir(), "keep.pcap")
+			old := []byte("an earlier capture")
+			os.WriteFile(keep, old, 0o644)
+			code, stderr := run([]string{"dissect", "-i", "lo", "-i", name, "-w", keep, "--duration", "1s"})
+			want := fmt.Sprintf("rdmacm-pd: %s: a pcap file holds one link type; these interfaces have [1 101]: write .pcapng\n", keep)
+			if got, _ := os.ReadFile(keep); code != 2 || stderr != want || !bytes.Equal(got, old) {
+				t.Errorf("-w .pcap on two link types: exit %d, %q, file now %q", code, stderr, got)
+			}
+		} else {
+			t.Logf("no tun interface for the -w case: %v", err)
+		}
+	}
 }
 
 // TestLivePcapFilter: the libpcap build takes a tcpdump expression with -f.

@@ -32,6 +32,9 @@ const (
 	arphrdEther      = 1
 	arphrdInfiniband = 32
 	arphrdRawIP      = 519
+	arphrdTunnel     = 768 // ipip
+	arphrdTunnel6    = 769 // ip6tnl
+	arphrdSit        = 776
 	arphrdLoopback   = 772
 	arphrdNone       = 65534
 )
@@ -50,7 +53,7 @@ func linkOf(name string) (uint16, error) {
 	switch t {
 	case arphrdEther, arphrdLoopback:
 		return LinkEthernet, nil
-	case arphrdNone, arphrdRawIP: // tun, WireGuard...: IP packets, no link header
+	case arphrdNone, arphrdRawIP, arphrdTunnel, arphrdTunnel6, arphrdSit: // tun, WireGuard, IP tunnels: IP packets, no link header
 		return LinkRaw, nil
 	case arphrdInfiniband:
 		return 0, fmt.Errorf("%s is an IPoIB interface, which AF_PACKET shows without the InfiniBand headers: capture on the HCA (mlx5_0...) with the libpcap build (go build -tags pcap) or ibdump", name)

@@ -167,6 +167,11 @@ func (p *pcapHandle) Read() ([]byte, int, time.Time, error) {
 			}
 			return nil, 0, time.Time{}, ErrTimeout
 		}
+		if !p.netdev {
+			// An RDMA sniffer device (mlx5_0) is no network interface:
+			// libpcap's own words are all there is.
+			return nil, 0, time.Time{}, fmt.Errorf("reading %s: %v", p.name, err)
+		}
 		return nil, 0, time.Time{}, readError(p.name, err)
 	}
 	return data, ci.Length, ci.Timestamp, nil

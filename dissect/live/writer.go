@@ -22,19 +22,31 @@ type Writer struct {
 	buf  *bufio.Writer
 }
 
+// CanWrite says whether one capture file can hold frames of these link
+// types: pcapng can, pcap only when they are all the same.
+func CanWrite(pcapng bool, linkTypes []uint16) error {
+	if pcapng {
+		return nil
+	}
+	for _, lt := range linkTypes[1:] {
+		if lt != linkTypes[0] {
+			return fmt.Errorf("a pcap file holds one link type; these interfaces have %v: write .pcapng", linkTypes)
+		}
+	}
+	return nil
+}
+
 // NewWriter starts a capture file on w for frames from handles (in order:
 // the frame's handle index is its interface).
 func NewWriter(out io.Writer, pcapng bool, names []string, linkTypes []uint16, snaplen int) (*Writer, error) {
 	if snaplen <= 0 {
 		snaplen = accept
 	}
+	if err := CanWrite(pcapng, linkTypes); err != nil {
+		return nil, err
+	}
 	w := bufio.NewWriterSize(out, 1<<20)
 	if !pcapng {
-		for _, lt := range linkTypes[1:] {
-			if lt != linkTypes[0] {
-				return nil, fmt.Errorf("a pcap file holds one link type; these interfaces have %v: write .pcapng", linkTypes)
-			}
-		}
 		pw := pcapgo.NewWriterNanos(w)
 		if err := pw.WriteFileHeader(uint32(snaplen), golayers.LinkType(linkTypes[0])); err != nil {
 			return nil, err
