@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -253,7 +254,9 @@ func rocePorts(in []uint) ([]uint16, error) {
 		if p == 0 || p > 65535 {
 			return nil, usageError("--roce-port: %d is not a UDP port", p)
 		}
-		out = append(out, uint16(p))
+		if !slices.Contains(out, uint16(p)) {
+			out = append(out, uint16(p))
+		}
 	}
 	return out, nil
 }

@@ -180,3 +180,12 @@ func TestInterruptedFailOn(t *testing.T) {
 		}
 	}
 }
+
+// TestRoCEPortsOnce: a port given twice counts once (towards the filter's
+// limit of 32 too).
+func TestRoCEPortsOnce(t *testing.T) {
+	got, err := rocePorts([]uint{4792, 4792, 4793, 4792})
+	if err != nil || len(got) != 2 || got[0] != 4792 || got[1] != 4793 {
+		t.Errorf("rocePorts: %v, %v", got, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
@@ -20,7 +21,9 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 		if p == 0 || p > 65535 {
 			return usageError("--port: %d is not a TCP port", p)
 		}
-		filter.TCPPorts = append(filter.TCPPorts, uint16(p))
+		if !slices.Contains(filter.TCPPorts, uint16(p)) {
+			filter.TCPPorts = append(filter.TCPPorts, uint16(p))
+		}
 	}
 	for _, h := range opts.Hosts {
 		a, err := netip.ParseAddr(h)
