@@ -113,6 +113,10 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 	rep := (&MPA{Rev: x.Rev, CRC: true, Reject: x.Reject, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: res}).Bytes()
 
 	ca, cb := uint32(1000+x.Index*100000+x.Attempt*7777), uint32(5000000+x.Index*100000+x.Attempt*7777)
+	// Initial sequence numbers advance with time (a 4 µs clock, RFC 6528), so
+	// a later connection on the same ports starts elsewhere.
+	clock := uint32(start.Sub(DefaultStart) / (4 * time.Microsecond))
+	ca, cb = ca+clock, cb+clock
 	segs := []TCP{
 		{Src: a, Dst: b, Seq: ca, SYN: true},
 		{Src: b, Dst: a, Seq: cb, Ack: ca + 1, SYN: true, ACK: true},
