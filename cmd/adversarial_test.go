@@ -38,13 +38,13 @@ func TestAdversarialMemory(t *testing.T) {
 	}{
 		{"tcp-streams", 1000000, func(t *testing.T, sum map[string]any) {
 			// Half the streams have no handshake and a short first segment:
-			// they are followed until the flow limit gives them up, counted,
-			// and reported on the summary.
-			if drops := sum["state_limit_drops"].(float64); drops < 100000 {
+			// they are followed until the flow limit gives them up. None ever
+			// shows an MPA key, so nothing of an MPA frame is lost: no count,
+			// no warning (a busy capture raises no false alarm).
+			if drops := sum["state_limit_drops"].(float64); drops != 0 {
 				t.Errorf("state_limit_drops %v", drops)
 			}
-			w := sum["warnings"].([]any)
-			if len(w) != 1 || w[0].(map[string]any)["code"] != "state-limit-reached" {
+			if w := sum["warnings"].([]any); len(w) != 0 {
 				t.Errorf("summary warnings %v", w)
 			}
 			if sum["messages"].(float64) != 0 {

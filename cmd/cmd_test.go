@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 )
@@ -37,14 +38,24 @@ func TestDissectExitCodes(t *testing.T) {
 	os.WriteFile(notCapture, []byte("hello, this is not a capture\n"), 0o644)
 	empty := filepath.Join(dir, "empty.pcap")
 	os.WriteFile(empty, nil, 0o644)
-	// TCP directions beyond --max-tcp-flows that never show an MPA key: a
-	// state-limit-reached warning about the run, not about one message.
+	// TCP directions beyond --max-tcp-flows that began with too little of an
+	// MPA key for a message ("MPA I"): a state-limit-reached warning about
+	// the run, not about one message.
 	flood := filepath.Join(dir, "flood.pcap")
-	var fb bytes.Buffer
-	if _, err := craft.Flood(&fb, craft.FloodTCPStreams, 50); err != nil {
+	var ff []craft.Frame
+	for i := range 50 {
+		a, b := craft.Endpoints(i, false)
+		for _, seg := range []craft.TCP{{Src: a, Dst: b, Seq: 99, SYN: true}, {Src: a, Dst: b, Seq: 100, ACK: true, Payload: []byte("MPA I")}} {
+			f, err := seg.Frame()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ff = append(ff, craft.Frame{Data: f, Time: craft.DefaultStart.Add(time.Duration(len(ff)) * time.Millisecond), LinkType: 1})
+		}
+	}
+	if err := craft.WriteFile(flood, ff); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(flood, fb.Bytes(), 0o644)
 
 	cases := []struct {
 		name     string

@@ -249,8 +249,9 @@ func (d *Decoder) undecodableReason() string {
 // Dropped counts TCP directions given up because of a state limit.
 func (d *Decoder) Dropped() int { return d.tcp.dropped }
 
-// SilentDrops counts the TCP directions given up at a state limit before
-// they showed an MPA key: no message carries a finding for them.
+// SilentDrops counts the TCP directions given up at a state limit when they
+// had shown too little of an MPA key for a message: no message carries a
+// finding for them.
 func (d *Decoder) SilentDrops() int { return d.tcp.silentDrops }
 
 // decodeLayers runs gopacket's decoding-layer parser over a CM candidate.

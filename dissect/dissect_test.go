@@ -478,8 +478,8 @@ func TestStateDropCounts(t *testing.T) {
 		onMessage int // messages with state-limit-reached
 	}{
 		// Directions without an MPA key, at a tiny total buffer and per-stream
-		// limit: given up unseen.
-		{"tcp-streams", dissect.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 99, 99, 0},
+		// limit: nothing of an MPA frame is lost, nothing is counted.
+		{"tcp-streams", dissect.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0},
 		// Unfinished Requests over the per-stream limit: each reported.
 		{"half-mpa", dissect.TCPLimits{StreamBytes: 30}, 200, 0, 200},
 		{"half-mpa", dissect.TCPLimits{ActiveFlows: 16}, 184, 0, 184},

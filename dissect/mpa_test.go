@@ -19,6 +19,7 @@ type seg struct {
 	off     int
 	syn     bool
 	fin     bool
+	rst     bool
 	payload []byte
 	cut     int    // keep only this many octets of the frame's payload (snap length)
 	isn     uint32 // the direction's initial sequence number, when not the default
@@ -38,7 +39,7 @@ func tcpFrames(t *testing.T, ipv6 bool, segs []seg) [][]byte {
 		if s.isn != 0 {
 			isn = s.isn
 		}
-		tc := craft.TCP{Src: a, Dst: b, Seq: isn + uint32(1+s.off), SYN: s.syn, FIN: s.fin, ACK: !s.syn, Payload: s.payload}
+		tc := craft.TCP{Src: a, Dst: b, Seq: isn + uint32(1+s.off), SYN: s.syn, FIN: s.fin, RST: s.rst, ACK: !s.syn, Payload: s.payload}
 		if !s.fromA {
 			tc.Src, tc.Dst = b, a
 		}
@@ -279,10 +280,12 @@ func TestMPA(t *testing.T) {
 			want: []want{{"MPA_REQ", 6, []int{1, 2, 3, 4, 5, 6}, 4, nil}}},
 		{name: "no handshake, one octet a segment in reverse order", segs: reverse(splitAt(req1, seq(1, len(req1)-1)...)),
 			want: []want{{"MPA_REQ", 28, seq(1, 28), 0, nil}}},
-		// A keyless segment longer than any frame within the RFC's limit is
-		// kept alone: the start of an over-long frame may follow it.
+		// Before the key only what an MPA frame within the RFC's limit spans
+		// is kept (532 octets): an over-long frame whose tail comes first is
+		// shown cut short.
 		{name: "no handshake, over-long frame, tail first", segs: reverse(splitAt(reqLong, 16)),
-			want: []want{{"MPA_REQ", 2, []int{1, 2}, 4, []string{"mpa-pd-too-long"}}}, contains: "PD_Length is 1012"},
+			want:     []want{{"MPA_REQ", 2, []int{1, 2}, 4, []string{"mpa-truncated", "mpa-pd-too-long"}}},
+			contains: "the capture ends after 548 of the MPA frame's 1032 octets"},
 		{name: "no handshake, two keyless segments longer than a frame", segs: []seg{{fromA: true, off: 1000, payload: make([]byte, 600)},
 			{fromA: true, off: 1600, payload: make([]byte, 600)}, {fromA: true, payload: reqLong[:1000]}},
 			want: nil},
@@ -291,13 +294,60 @@ func TestMPA(t *testing.T) {
 			lim: dissect.TCPLimits{StreamBytes: 20}, dropped: 1, silent: 1, want: nil},
 		{name: "no handshake, early segments over the count limit", segs: reverse(splitAt(req1, 5, 10, 15)),
 			lim: dissect.TCPLimits{MaxEarlySegs: 2}, dropped: 1, silent: 1, want: nil},
+		// The segments before the key given up at the total buffer are counted
+		// when the key arrives; its frame shows what arrived, flagged.
 		{name: "no handshake, total buffer full", segs: reverse(splitAt(req1, 5, 10, 15)),
-			lim: dissect.TCPLimits{TotalBytes: 100}, dropped: 1, silent: 1, want: nil},
+			lim: dissect.TCPLimits{TotalBytes: 100}, dropped: 1,
+			want:     []want{{"MPA_REQ", 4, []int{3, 4}, -1, []string{"state-limit-reached"}}},
+			contains: "arrived before its MPA key were given up at a state limit"},
 		// A frame that fills the total buffer is given up at once, counted
 		// and reported with what arrived (frame 3 and its time).
 		{name: "total buffer full, key shown", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 20, payload: req1[20:]}),
 			lim: dissect.TCPLimits{TotalBytes: 24}, dropped: 1,
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"state-limit-reached"}}}, contains: "buffers of all streams are full (24 octets)"},
+		// A SYN (or SYN-ACK) repeating the start of a finished direction is a
+		// retransmission: it does not reopen it.
+		{name: "SYN retransmitted after the frame", segs: with(seg{fromA: true, payload: req1}, seg{fromA: true, off: -1, syn: true},
+			seg{fromA: true, payload: req1}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}}},
+		{name: "Fast Open SYN with the Request retransmitted", segs: []seg{{fromA: true, off: -1, syn: true, payload: req1},
+			{fromA: true, off: -1, syn: true, payload: req1}},
+			want: []want{{"MPA_REQ", 1, []int{1}, 0, nil}}},
+		{name: "SYN-ACK retransmitted after the Reply", segs: with(seg{fromA: true, payload: req1}, seg{payload: rep1},
+			seg{off: -1, syn: true}, seg{payload: rep1}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}, {"MPA_REP", 4, []int{4}, 0, nil}}},
+		// A FIN ends the direction once the octets before it are in.
+		{name: "FIN before the octets before it", segs: with(seg{fromA: true, off: 20, payload: req1[20:], fin: true},
+			seg{fromA: true, payload: req1[:20]}),
+			want: []want{{"MPA_REQ", 4, []int{3, 4}, 0, nil}}},
+		{name: "no handshake, tail and FIN before the head", segs: []seg{{fromA: true, off: 20, payload: req1[20:], fin: true},
+			{fromA: true, payload: req1[:20]}},
+			want: []want{{"MPA_REQ", 2, []int{1, 2}, 0, nil}}},
+		{name: "FIN with octets missing before it", segs: with(seg{fromA: true, payload: req1[:12]}, seg{fromA: true, off: 20, payload: req1[20:], fin: true}),
+			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
+			contains: "the stream ends (FIN) with octets missing before it; the capture ends after 12 of the MPA frame's 20 octets"},
+		// An RST ends it only with a sequence number within what the frame
+		// needs or what was seen.
+		{name: "RST out of the window ignored", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 999999, rst: true},
+			seg{fromA: true, off: 20, payload: req1[20:]}),
+			want: []want{{"MPA_REQ", 5, []int{3, 5}, 0, nil}}},
+		{name: "RST in the window", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 20, rst: true},
+			seg{fromA: true, off: 20, payload: req1[20:]}),
+			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
+			contains: "the connection is reset (RST) after 20 of the MPA frame's 28 octets"},
+		// A difference beyond the frame, seen before PD_Length was known, does
+		// not hide a later one within it.
+		{name: "retransmission differs within the frame after one beyond it", segs: with(
+			seg{fromA: true, off: 20, payload: append(slices.Clone(req1[20:]), "0123456789"...)},
+			seg{fromA: true, off: 20, payload: append(slices.Clone(req1[20:]), "012345678X"...)},
+			seg{fromA: true, off: 20, payload: append(append(slices.Clone(req1[20:25]), 0xee), req1[26:]...)},
+			seg{fromA: true, payload: req1[:20]}),
+			want:     []want{{"MPA_REQ", 6, []int{3, 4, 5, 6}, 0, []string{"tcp-retransmission-mismatch"}}},
+			contains: "frame 5 carried octet 25 of the MPA frame again"},
+		// Octets kept before a SYN belong to an earlier connection.
+		{name: "segment before the SYN not replayed", segs: []seg{{fromA: true, off: 20, payload: []byte("garbage!")},
+			{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:20]}, {fromA: true, off: 20, payload: req1[20:]}},
+			want: []want{{"MPA_REQ", 4, []int{3, 4}, 0, nil}}},
 		{name: "not MPA", segs: with(seg{fromA: true, payload: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}, seg{payload: []byte("HTTP/1.1 200 OK\r\n")}),
 			want: nil},
 		{name: "not MPA, no handshake", segs: []seg{{fromA: true, off: 500, payload: []byte("xxxxxxxxxxxxxxxxxxxxxxxxxx")},

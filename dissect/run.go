@@ -181,7 +181,7 @@ func (r *run) connections() {
 }
 
 // silentDrops notes the TCP directions an input's decoder gave up at a
-// state limit before they showed an MPA key.
+// state limit when they had shown too little of an MPA key for a message.
 func (r *run) silentDrops(name string, d *Decoder) {
 	if n, first, why := d.Undecodable(); n > 0 {
 		what := "frame looks like a CM MAD but its headers do"
@@ -194,7 +194,7 @@ func (r *run) silentDrops(name string, d *Decoder) {
 	}
 	if n := d.SilentDrops(); n > 0 {
 		r.sum.note(newFinding("state-limit-reached",
-			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) before they showed an MPA key",
+			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) with too little of an MPA key to show",
 			name, n))
 	}
 }

@@ -78,59 +78,84 @@ type carry struct {
 	time   time.Time
 }
 
-// early is a segment kept while a direction's start is unknown.
-type early struct {
-	seq   uint32
-	data  []byte
-	frame int
-	time  time.Time
-	cut   bool
-}
-
-// stream follows the first octets of one direction.
+// stream follows the first octets of one direction. Until its start is
+// known (a SYN, or a segment that begins with a key) the octets kept are
+// placed from the lowest sequence number seen so far (start, provisional):
+// they can only matter as the later part of a frame that begins before
+// them, so at most maxMPAFrame octets are kept, whatever the segments
+// overlap. When the start becomes known they are moved into place.
 type stream struct {
 	key        flowKey
 	v6         bool
 	startKnown bool
-	start      uint32  // sequence number of the first payload octet
+	start      uint32  // sequence number of the first payload octet (provisional until startKnown)
 	buf        []byte  // octets from start; holes are zero
 	got        []ival  // received ranges, sorted and merged
 	carried    []carry // per segment kept: the range it carried, its frame and capture time
-	early      []early
+	nEarly     int     // segments that added octets before the start was known (each costs earlyCost)
+	anyData    bool    // a segment with payload was seen; end is set
+	end        uint32  // sequence number after the highest octet seen in any segment
+	fin        bool    // a FIN was seen: the stream ends at finSeq
+	finSeq     uint32
 	key16      bool // the 16-octet key is present and is an MPA key
 	snapCut    bool // a contributing segment was cut by the snap length
-	// differ is 1 + the offset of the first octet a later copy (a
-	// retransmission or overlap) carried differently from the first; 0 when
-	// none did. differFrame is that later copy's frame.
+	// lost: state of this direction was given up at a limit before it
+	// showed a key (verdictLost); it is counted, and its frame flagged, once
+	// the key shows.
+	lost bool
+	// differ is 1 + the lowest offset a later copy (a retransmission or
+	// overlap) carried differently from the first; 0 when none did.
+	// differFrame is that later copy's frame.
 	differ      int
 	differFrame int
 	capped      string
-	lastSeen    int // frame index, for eviction
+	lastSeen    int // frame index of the last segment
 	lastTime    time.Time
+	// progressSeen and progress: the frame and capture time at which the
+	// stream last stored new octets (or opened); eviction and ageing go by
+	// them, so segments that add nothing do not keep a stream alive.
+	progressSeen int
+	progress     time.Time
 }
 
 // tcpState is the reassembly state of one input.
 type tcpState struct {
-	lim      TCPLimits
-	seed     maphash.Seed
-	active   map[flowKey]*stream
-	total    int      // octets buffered in all streams
-	verdicts []uint64 // lossy cache of flow hashes already decided (done or not MPA)
-	dropped  int      // directions given up because of a limit
-	opens    int      // directions opened since the last sweep
-	// silentDrops counts directions given up before they showed an MPA key:
-	// no message can carry their finding, so only the count tells.
+	lim    TCPLimits
+	seed   maphash.Seed
+	active map[flowKey]*stream
+	total  int // octets buffered in all streams
+	// verdicts is a lossy cache of the directions no longer followed, by flow
+	// hash: decided (done or not MPA, with the start when it was known), or
+	// lost (given up at a limit before showing a key).
+	verdicts  []uint64
+	dropped   int       // directions given up because of a limit
+	opens     int       // directions opened since the last sweep
+	lastSweep time.Time // capture time of the last sweep
+	// silentDrops counts directions given up at a limit whose first octets
+	// were part of an MPA key, too little of one for a message to show.
 	silentDrops int
 }
 
 const verdictSlots = 1 << 18
+
+// A verdict slot holds the identity bits of the flow hash, the verdict in
+// the top two bits and, for verdictStart, the start in the low 32 bits.
+const (
+	verdictIDBits = 0x3fffffff_00000000
+	verdictDone   = 1 // decided, start unknown
+	verdictStart  = 2 // decided, the direction's data started at the stored sequence number
+	verdictLost   = 3 // given up at a limit before any key showed; not decided
+)
 
 // maxCarried bounds the segments remembered per direction (for the frames
 // list), whatever a flood of retransmissions does.
 const maxCarried = 1024
 
 // maxMPAFrame is the longest MPA frame within the RFC's limits (PD_Length
-// 512); a segment without a key that is longer cannot belong to one.
+// 512). Before a direction's header is in, no more octets than this are
+// kept: octets beyond a hole at the start or before the key. A frame with a
+// longer PD_Length whose later octets arrive before its first 20 is
+// reported cut short.
 const maxMPAFrame = layers.MPAHeaderLen + layers.MPAMaxPDLength
 
 func newTCPState(lim TCPLimits) *tcpState {
@@ -138,27 +163,32 @@ func newTCPState(lim TCPLimits) *tcpState {
 }
 
 func (t *tcpState) hash(k *flowKey) uint64 {
-	h := maphash.Comparable(t.seed, *k)
-	if h == 0 {
-		h = 1
+	return maphash.Comparable(t.seed, *k)
+}
+
+// verdict is what the cache holds for a flow hash: 0 when nothing.
+func (t *tcpState) verdict(h uint64) (v int, start uint32) {
+	if t.verdicts == nil {
+		return 0, 0
 	}
-	return h
+	x := t.verdicts[h&(verdictSlots-1)]
+	if (x^h)&verdictIDBits != 0 {
+		return 0, 0
+	}
+	return int(x >> 62), uint32(x)
 }
 
-// The verdict cache is allocated with the first TCP segment: captures
-// without TCP do not pay for it.
-func (t *tcpState) decided(h uint64) bool {
-	return t.verdicts != nil && t.verdicts[h&(verdictSlots-1)] == h
-}
-
-func (t *tcpState) decide(h uint64) {
+// setVerdict records a verdict. The cache is allocated with the first one:
+// captures without TCP do not pay for it.
+func (t *tcpState) setVerdict(h uint64, v int, start uint32) {
 	if t.verdicts == nil {
 		t.verdicts = make([]uint64, verdictSlots)
 	}
-	t.verdicts[h&(verdictSlots-1)] = h
+	t.verdicts[h&(verdictSlots-1)] = h&verdictIDBits | uint64(v)<<62 | uint64(start)
 }
+
 func (t *tcpState) undecide(h uint64) {
-	if t.decided(h) {
+	if v, _ := t.verdict(h); v != 0 {
 		t.verdicts[h&(verdictSlots-1)] = 0
 	}
 }
@@ -203,12 +233,15 @@ func parseTCP(b []byte, fi *frameInfo, s *tcpSeg) bool {
 // segment takes one TCP segment; emit receives MPA messages it completes.
 func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	t := d.tcp
-	h := t.hash(&s.key)
-	// The common case, TCP bulk: a direction already decided (its MPA frame
-	// done, or not MPA). Only a new SYN reopens it.
-	if !s.syn && t.decided(h) {
-		return
+	// Quiet directions are swept by capture time too, so that the age rules
+	// apply while the capture goes on, not only when many directions open.
+	if dt := s.time.Sub(t.lastSweep); dt >= sweepPeriod || dt < -sweepPeriod {
+		t.lastSweep = s.time
+		if len(t.active) > 0 {
+			d.sweep(s.time, emit)
+		}
 	}
+	h := t.hash(&s.key)
 	// The SYN occupies its own sequence number, before the first data octet
 	// (RFC 9293, section 3.4): data carried in a SYN (TCP Fast Open) starts
 	// at ISN+1.
@@ -216,51 +249,66 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	if s.syn {
 		seq++
 	}
+	// The common case, TCP bulk: a direction already decided (its MPA frame
+	// done, or not MPA). Only a SYN of a new connection reopens it: one with
+	// the start already known is a retransmission.
+	if v, start := t.verdict(h); v == verdictDone || v == verdictStart {
+		if !s.syn || v == verdictStart && start == seq {
+			return
+		}
+	}
 	st := t.active[s.key]
-	if st != nil && s.syn && st.startKnown && st.start != seq {
-		// A SYN with another ISN: a new connection on the same addresses and
-		// ports. What the old one began ends here.
-		d.finish(st, h, "the connection is replaced by a new one (SYN)", emit)
-		st = nil
+	if st != nil && s.syn {
+		switch {
+		case st.startKnown && st.start != seq:
+			// A SYN with another ISN: a new connection on the same addresses
+			// and ports. What the old one began ends here.
+			d.finish(st, h, "the connection is replaced by a new one (SYN)", emit)
+			st = nil
+		case !st.startKnown:
+			// Octets kept before the SYN belong to an earlier connection.
+			t.discard(st)
+		}
 	}
 	if st == nil {
 		switch {
 		case s.syn:
-			st = d.open(s, seq, true, emit)
+			st = d.open(s, h, seq, true, emit)
 		case len(s.payload) == 0:
 			return
 		case layers.MPAKeyPrefix(s.payload):
-			st = d.open(s, seq, true, emit)
+			st = d.open(s, h, seq, true, emit)
 		case len(s.payload) > maxMPAFrame && len(s.payload) > t.lim.StreamBytes:
 			// No handshake, no key, and longer than any MPA frame and than
 			// what a stream may buffer: bulk data of a connection whose start
 			// is not in the capture.
-			t.decide(h)
+			t.setVerdict(h, verdictDone, 0)
 			return
 		default:
 			// No handshake seen and this segment does not start a key: the
 			// capture may begin mid-connection, or this may be a later part of
 			// a frame whose start arrives next (keepEarly).
-			st = d.open(s, 0, false, emit)
+			st = d.open(s, h, seq, false, emit)
 		}
 	}
 	st.lastSeen, st.lastTime = s.frame, s.time
 	if s.syn && !st.startKnown {
 		st.startKnown, st.start = true, seq
-		t.replayEarly(st)
+		st.progressSeen, st.progress = s.frame, s.time
 	}
 	if len(s.payload) > 0 {
 		cut := len(s.payload) < s.wirePayload
 		if !st.startKnown {
-			if layers.MPAKeyPrefix(s.payload) && t.earlyAfter(st, seq) {
-				st.startKnown, st.start = true, seq
-				t.add(st, seq, s.payload, s.frame, s.time, cut)
-				t.replayEarly(st)
+			if layers.MPAKeyPrefix(s.payload) && (st.nEarly == 0 || int32(st.start-seq) >= 0) {
+				d.rebase(st, seq, s, cut, emit)
 			} else if !d.keepEarly(st, h, s, seq, cut, emit) {
 				return
 			}
 		} else {
-			t.add(st, seq, s.payload, s.frame, s.time, cut)
+			d.add(st, seq, s.payload, s.frame, s.time, cut, emit)
+		}
+		if end := seq + uint32(len(s.payload)); !st.anyData || int32(end-st.end) > 0 {
+			st.anyData, st.end = true, end
 		}
 	}
 	if st.capped != "" {
@@ -271,66 +319,149 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	if st.startKnown && d.checkStream(st, h, s.frame, s.time, emit) {
 		return
 	}
-	if s.fin || s.rst {
-		// The direction ends here: what has not arrived will not.
-		why := "the stream ends (FIN)"
-		if s.rst {
-			why = "the connection is reset (RST)"
-		}
-		d.finish(st, h, why, emit)
+	if s.rst && st.rstInWindow(seq, t.lim.StreamBytes) {
+		d.finish(st, h, "the connection is reset (RST)", emit)
+		return
+	}
+	if s.fin && !st.fin {
+		st.fin, st.finSeq = true, seq+uint32(len(s.payload))
+	}
+	// The direction ends at its FIN once every octet before it is in: what
+	// has not arrived will not.
+	if st.fin && st.startKnown && int(int32(st.finSeq-st.start)) <= st.contiguous() {
+		d.finish(st, h, "the stream ends (FIN)", emit)
 	}
 }
 
-// earlyCost is what a kept early segment costs besides its octets; it is
-// charged to the total buffer so that many tiny segments stay bounded too.
+// rstInWindow reports whether an RST at seq ends the direction: its
+// sequence number lies within the octets the frame needs or those seen so
+// far (from the start; without the start known, within an MPA frame's
+// length of the octets kept). Others (stale or forged) are ignored.
+func (st *stream) rstInWindow(seq uint32, limit int) bool {
+	if !st.startKnown {
+		if !st.anyData {
+			return true
+		}
+		return int32(seq-st.start) >= -maxMPAFrame && int32(seq-st.end) <= maxMPAFrame
+	}
+	off := int(int32(seq - st.start))
+	hi := st.want(limit)
+	if st.anyData {
+		hi = max(hi, int(int32(st.end-st.start)))
+	}
+	return off >= 0 && off <= hi
+}
+
+// earlyCost is what a segment kept before the start is known costs besides
+// its octets; it is charged to the total buffer so that many tiny segments
+// stay bounded too.
 const earlyCost = 64
 
 // keepEarly keeps a segment of a direction whose start is not known yet: no
 // handshake and no key so far. The octets kept are bounded by what one MPA
-// frame can span, by the per-stream limit and by the total buffer; the
-// segments by MaxEarlySegs. It reports false when the direction was closed:
-// not MPA (its octets span more than an MPA frame within the RFC's limit can
-// hold, and none starts a key), or given up at a limit (counted, never
-// silent).
+// frame within the RFC's limit can span, by the per-stream limit and by the
+// total buffer; the segments by MaxEarlySegs. It reports false when the
+// direction was closed: not MPA (the segments span more than an MPA frame
+// within the RFC's limit can hold, and none starts a key), or given up at a
+// limit.
 func (d *Decoder) keepEarly(st *stream, h uint64, s *tcpSeg, seq uint32, cut bool, emit func(*Message)) bool {
 	t := d.tcp
-	n := len(s.payload)
-	lo, hi := seq, seq+uint32(n)
-	for _, e := range st.early {
-		if e.seq == seq && len(e.data) >= n {
-			return true // a retransmission: nothing new
+	lo, hi := seq, seq+uint32(len(s.payload))
+	if st.anyData {
+		if int32(st.start-lo) < 0 {
+			lo = st.start
 		}
-		if int32(e.seq-lo) < 0 {
-			lo = e.seq
-		}
-		if end := e.seq + uint32(len(e.data)); int32(end-hi) > 0 {
-			hi = end
+		if int32(st.end-hi) > 0 {
+			hi = st.end
 		}
 	}
 	span := int(hi - lo)
 	switch {
-	case len(st.early) > 0 && span > maxMPAFrame:
-		// A single long segment may be the tail of an over-long frame whose
-		// start comes next; more octets than that, and still no key: not
+	case st.anyData && span > maxMPAFrame:
+		// A single long segment may be the tail of a frame whose start comes
+		// next; more octets than an MPA frame spans, and still no key: not
 		// MPA, or not its first octets.
 		t.close(st, h)
 		return false
 	case span > t.lim.StreamBytes:
 		st.capped = fmt.Sprintf("%d octets arrived before the start of the stream, more than the per-stream limit of %d", span, t.lim.StreamBytes)
-	case len(st.early) >= t.lim.MaxEarlySegs:
+	case st.nEarly >= t.lim.MaxEarlySegs:
 		st.capped = fmt.Sprintf("more than %d segments arrived before the start of the stream", t.lim.MaxEarlySegs)
-	case t.reserve(st, n+earlyCost):
-		st.early = append(st.early, early{seq: seq, data: append([]byte(nil), s.payload...), frame: s.frame, time: s.time, cut: cut})
-		return true
+	default:
+		if !st.anyData {
+			st.start = seq
+		} else if int32(seq-st.start) < 0 {
+			d.rebase(st, seq, nil, false, emit)
+		}
+		if st.capped == "" && d.add(st, seq, s.payload, s.frame, s.time, cut, emit) && d.reserve(st, earlyCost, emit) {
+			st.nEarly++
+		}
+		if st.capped == "" {
+			return true
+		}
 	}
 	d.giveUp(st, h, emit)
 	return false
 }
 
+// rebase moves the octets kept to a start at seq, at or before the
+// current one: an early segment with a lower sequence number, or, with key
+// set, the segment that begins with the key, which becomes the known start
+// and is added first.
+func (d *Decoder) rebase(st *stream, seq uint32, key *tcpSeg, cut bool, emit func(*Message)) {
+	t := d.tcp
+	shift := int(int32(st.start - seq))
+	buf, got := st.buf, st.got
+	t.total -= len(buf)
+	st.buf, st.got, st.start = nil, nil, seq
+	for i := range st.carried {
+		st.carried[i].lo += shift
+		st.carried[i].hi += shift
+	}
+	if st.differ > 0 {
+		st.differ += shift
+	}
+	if key != nil {
+		st.startKnown = true
+		t.total -= st.nEarly * earlyCost
+		st.nEarly = 0
+		d.add(st, seq, key.payload, key.frame, key.time, cut, emit)
+	}
+	limit := t.lim.StreamBytes
+	for _, g := range got {
+		// Store up to what is wanted, again if that grew (the header came in).
+		for lo, hi := g.lo+shift, g.hi+shift; lo < hi && st.capped == ""; {
+			w := min(hi, st.want(limit))
+			if lo >= w {
+				break
+			}
+			d.store(st, lo, buf[lo-shift:w-shift], st.frameAt(lo, w), emit)
+			lo = w
+		}
+	}
+}
+
+// frameAt is the first frame kept that carried octets of [lo, hi).
+func (st *stream) frameAt(lo, hi int) int {
+	for _, c := range st.carried {
+		if c.lo < hi && lo < c.hi {
+			return c.frame
+		}
+	}
+	return st.lastSeen
+}
+
+// discard forgets the octets a direction kept before its start was known.
+func (t *tcpState) discard(st *stream) {
+	t.total -= len(st.buf) + st.nEarly*earlyCost
+	st.buf, st.got, st.carried, st.nEarly = nil, nil, nil, 0
+	st.anyData, st.fin, st.snapCut, st.differ = false, false, false, 0
+}
+
 // open starts following a direction. At the active-flow limit the least
-// recently seen eighth of the directions is given up first (in one sort, so
-// a flood of connections costs O(log n) per connection).
-func (d *Decoder) open(s *tcpSeg, start uint32, known bool, emit func(*Message)) *stream {
+// recently progressed eighth of the directions is given up first (in one
+// sort, so a flood of connections costs O(log n) per connection).
+func (d *Decoder) open(s *tcpSeg, h uint64, start uint32, known bool, emit func(*Message)) *stream {
 	t := d.tcp
 	// Sweep after as many new directions as are followed (at least
 	// sweepEvery): a sweep costs one look at each, so each new direction
@@ -342,18 +473,25 @@ func (d *Decoder) open(s *tcpSeg, start uint32, known bool, emit func(*Message))
 	if len(t.active) >= t.lim.ActiveFlows {
 		d.evict(emit)
 	}
-	st := &stream{key: s.key, v6: s.v6, startKnown: known, start: start}
+	st := &stream{key: s.key, v6: s.v6, startKnown: known, start: start, progressSeen: s.frame, progress: s.time}
+	// A SYN starts the direction afresh: what was lost before it was of an
+	// earlier connection.
+	if v, _ := t.verdict(h); v == verdictLost && !s.syn {
+		st.lost = true
+	}
 	t.active[s.key] = st
-	t.undecide(t.hash(&s.key))
+	t.undecide(h)
 	return st
 }
 
 // Directions that go quiet are not kept for ever. An MPA Request or Reply
 // follows the TCP handshake at once, and its segments follow each other
-// closely: a direction still undecided after these spans of capture time is
-// decided by age.
+// closely: a direction that stored nothing new for these spans of capture
+// time is decided by age. Sweeps run after sweepEvery new directions (or as
+// many as are followed) and whenever capture time advanced sweepPeriod.
 const (
 	sweepEvery   = 1024
+	sweepPeriod  = 10 * time.Second
 	quietUnknown = 2 * time.Second  // no handshake and no key seen yet: not MPA
 	quietNoData  = 10 * time.Second // a SYN, then nothing: not MPA
 	quietMPA     = 60 * time.Second // an MPA frame begun and not finished: reported, given up
@@ -363,7 +501,7 @@ const (
 func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 	t := d.tcp
 	for _, st := range t.active {
-		quiet := now.Sub(st.lastTime)
+		quiet := now.Sub(st.progress)
 		switch {
 		case st.reportable():
 			if quiet > quietMPA {
@@ -371,47 +509,33 @@ func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 				d.giveUp(st, t.hash(&st.key), emit)
 			}
 		case !st.startKnown && quiet > quietUnknown, st.startKnown && quiet > quietNoData:
-			t.close(st, t.hash(&st.key))
+			d.finish(st, t.hash(&st.key), "", emit)
 		}
 	}
 }
 
-// evict gives up the least recently seen directions. One that already showed
-// an MPA key is reported with what arrived; every one is counted.
+// evict gives up the least recently progressed directions. One that already
+// showed an MPA key is reported with what arrived; every one is counted.
 func (d *Decoder) evict(emit func(*Message)) {
 	t := d.tcp
 	all := make([]*stream, 0, len(t.active))
 	for _, st := range t.active {
 		all = append(all, st)
 	}
-	slices.SortFunc(all, func(a, b *stream) int { return a.lastSeen - b.lastSeen })
+	slices.SortFunc(all, func(a, b *stream) int { return a.progressSeen - b.progressSeen })
 	for _, st := range all[:max(1, len(all)/8)] {
 		st.capped = fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", t.lim.ActiveFlows)
 		d.giveUp(st, t.hash(&st.key), emit)
 	}
 }
 
-// earlyAfter reports whether every kept early segment lies at or after seq,
-// so that seq can be the start of the stream.
-func (t *tcpState) earlyAfter(st *stream, seq uint32) bool {
-	for _, e := range st.early {
-		if int32(e.seq-seq) < 0 {
-			return false
-		}
+// reserve accounts n more buffered octets, within the limits. With the total
+// buffer full, other directions are given up first (makeRoom).
+func (d *Decoder) reserve(st *stream, n int, emit func(*Message)) bool {
+	t := d.tcp
+	if t.total+n > t.lim.TotalBytes {
+		d.makeRoom(st, n, emit)
 	}
-	return true
-}
-
-func (t *tcpState) replayEarly(st *stream) {
-	for _, e := range st.early {
-		t.total -= len(e.data) + earlyCost
-		t.add(st, e.seq, e.data, e.frame, e.time, e.cut)
-	}
-	st.early = nil
-}
-
-// reserve accounts n more buffered octets, within the limits.
-func (t *tcpState) reserve(st *stream, n int) bool {
 	if t.total+n > t.lim.TotalBytes {
 		if st.capped == "" {
 			st.capped = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets)", t.lim.TotalBytes)
@@ -422,40 +546,92 @@ func (t *tcpState) reserve(st *stream, n int) bool {
 	return true
 }
 
+// makeRoom gives up other directions until n octets and an eighth of the
+// total buffer are free: first those that showed no MPA key, then those
+// that did, each in the order they last progressed. One sort serves for an
+// eighth of the buffer, so a flood pays O(log n) per direction.
+func (d *Decoder) makeRoom(keep *stream, n int, emit func(*Message)) {
+	t := d.tcp
+	all := make([]*stream, 0, len(t.active))
+	for _, st := range t.active {
+		if st != keep && (len(st.buf) > 0 || st.nEarly > 0) {
+			all = append(all, st)
+		}
+	}
+	slices.SortFunc(all, func(a, b *stream) int {
+		if ra, rb := a.reportable(), b.reportable(); ra != rb {
+			if ra {
+				return 1
+			}
+			return -1
+		}
+		return a.progressSeen - b.progressSeen
+	})
+	goal := max(0, t.lim.TotalBytes-t.lim.TotalBytes/8-n)
+	for _, st := range all {
+		if t.total <= goal {
+			break
+		}
+		st.capped = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", t.lim.TotalBytes)
+		d.giveUp(st, t.hash(&st.key), emit)
+	}
+}
+
 // add stores a segment's octets that fall inside the part of the stream we
-// want; the first copy of an octet wins over retransmissions.
-func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, now time.Time, cut bool) {
+// want; the first copy of an octet wins over retransmissions. It reports
+// whether the segment added octets.
+func (d *Decoder) add(st *stream, seq uint32, data []byte, frame int, now time.Time, cut bool, emit func(*Message)) bool {
+	limit := d.tcp.lim.StreamBytes
 	off := int(int32(seq - st.start))
 	if off < 0 {
 		if -off >= len(data) {
-			return
+			return false
 		}
 		data, off = data[-off:], 0
 	}
-	want := st.want(t.lim.StreamBytes)
-	if off >= want {
-		return
+	// What is wanted grows once the header is in: store up to what is
+	// wanted, then again if the octets stored brought PD_Length.
+	end, pos, added := off+len(data), off, false
+	for pos < end && st.capped == "" {
+		w := st.want(limit)
+		if pos >= w {
+			break
+		}
+		hi := min(end, w)
+		if d.store(st, pos, data[pos-off:hi-off], frame, emit) {
+			added = true
+		}
+		pos = hi
 	}
-	if off+len(data) > want {
-		data = data[:want-off]
-		cut = false // what was cut lies beyond the frame
+	if pos <= off {
+		return false
 	}
-	if off+len(data) > len(st.buf) {
-		grow := off + len(data) - len(st.buf)
-		if !t.reserve(st, grow) {
-			return
+	if len(st.carried) < maxCarried {
+		st.carried = append(st.carried, carry{off, pos, frame, now})
+	}
+	if cut && pos == end {
+		st.snapCut = true // else what was cut lies beyond the frame
+	}
+	if added {
+		st.progressSeen, st.progress = frame, now
+	}
+	return added
+}
+
+// store puts data at offset off of the stream, filling only the gaps
+// between the ranges already received. An octet already held that data
+// carries differently is noted (the lowest such offset). It reports whether
+// octets were added.
+func (d *Decoder) store(st *stream, off int, data []byte, frame int, emit func(*Message)) bool {
+	lo, hi := off, off+len(data)
+	if hi > len(st.buf) {
+		grow := hi - len(st.buf)
+		if !d.reserve(st, grow, emit) {
+			return false
 		}
 		st.buf = append(st.buf, make([]byte, grow)...)
 	}
-	lo, hi := off, off+len(data)
-	if len(st.carried) < maxCarried {
-		st.carried = append(st.carried, carry{lo, hi, frame, now})
-	}
-	if cut {
-		st.snapCut = true
-	}
 	added := false
-	// Fill only the gaps between ranges already received.
 	pos := lo
 	for _, g := range st.got {
 		if g.hi <= pos || g.lo >= hi {
@@ -465,13 +641,16 @@ func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, now time.
 			copy(st.buf[pos:g.lo], data[pos-off:g.lo-off])
 			added = true
 		}
-		// The octets already held: the first copy stays; note a difference.
-		if a, b := max(pos, g.lo), min(hi, g.hi); st.differ == 0 && a < b {
-			for i := a; i < b; i++ {
-				if st.buf[i] != data[i-off] {
-					st.differ, st.differFrame = i+1, frame
-					break
-				}
+		// The octets already held: the first copy stays; note a difference
+		// below any noted so far.
+		a, b := max(pos, g.lo), min(hi, g.hi)
+		if st.differ > 0 {
+			b = min(b, st.differ-1)
+		}
+		for i := a; i < b; i++ {
+			if st.buf[i] != data[i-off] {
+				st.differ, st.differFrame = i+1, frame
+				break
 			}
 		}
 		pos = max(pos, g.hi)
@@ -480,10 +659,10 @@ func (t *tcpState) add(st *stream, seq uint32, data []byte, frame int, now time.
 		copy(st.buf[pos:hi], data[pos-off:])
 		added = true
 	}
-	if !added {
-		return
+	if added {
+		st.got = mergeIval(st.got, ival{lo, hi})
 	}
-	st.got = mergeIval(st.got, ival{lo, hi})
+	return added
 }
 
 // framesWithin lists, in order and once each, the frames whose segments
@@ -541,10 +720,11 @@ func (st *stream) contiguous() int {
 }
 
 // want is how many octets of the stream to keep: the whole frame once its
-// header (with PD_Length) is in, up to the limit before that.
+// header (with PD_Length) is in, up to the limit; before that (or before the
+// start is known) what an MPA frame within the RFC's limit spans.
 func (st *stream) want(limit int) int {
-	if st.contiguous() < layers.MPAHeaderLen {
-		return limit
+	if !st.startKnown || st.contiguous() < layers.MPAHeaderLen {
+		return min(limit, maxMPAFrame)
 	}
 	pdl := int(binary.BigEndian.Uint16(st.buf[18:20]))
 	return min(layers.MPAHeaderLen+pdl, limit)
@@ -571,6 +751,7 @@ func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, em
 	pdl := int(binary.BigEndian.Uint16(st.buf[18:20]))
 	full := layers.MPAHeaderLen + pdl
 	if n >= full {
+		d.chargeLost(st)
 		emit(d.mpaMessage(st, st.buf[:full], frame, now, ""))
 		t.close(st, h)
 		return true
@@ -584,16 +765,37 @@ func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, em
 }
 
 // finish stops following a direction that ended (FIN, RST, a new SYN, the
-// end of the capture, a limit) before its frame was complete. One that
+// end of the capture, age, a limit) before its frame was complete. One that
 // showed an MPA key is reported with what arrived; finish reports whether it
 // was.
 func (d *Decoder) finish(st *stream, h uint64, why string, emit func(*Message)) bool {
+	t := d.tcp
 	shown := st.reportable()
 	if shown {
+		d.chargeLost(st)
 		emit(d.mpaMessage(st, st.buf[:st.contiguous()], st.lastSeen, st.lastTime, why))
+	} else if st.lost && st.keyStart() {
+		// Its key arrived after earlier state was given up at a limit, and
+		// too little of it for a message.
+		st.lost = false
+		t.dropped++
+		t.silentDrops++
 	}
-	d.tcp.close(st, h)
+	t.close(st, h)
 	return shown
+}
+
+// chargeLost counts, once, a direction shown with a key after earlier state
+// of it was given up at a limit, and flags its frame.
+func (d *Decoder) chargeLost(st *stream) {
+	if !st.lost {
+		return
+	}
+	st.lost = false
+	d.tcp.dropped++
+	if st.capped == "" {
+		st.capped = "octets of this direction that arrived before its MPA key were given up at a state limit"
+	}
 }
 
 // minKeyPrefix is how many octets of a key a direction that ends inside it
@@ -615,26 +817,49 @@ func (st *stream) reportable() bool {
 	return n >= minKeyPrefix && layers.MPAKeyPrefix(st.buf[:n])
 }
 
-// giveUp stops following a direction at a state limit; st.capped says
-// which. Every direction given up is counted once in dropped (the summary's
-// state_limit_drops). One that showed an MPA key is reported with what
-// arrived and a state-limit-reached finding; the others, which no message
-// can show, are counted in silentDrops too (the summary's warning).
-func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
-	d.tcp.dropped++
-	if !d.finish(st, h, "it was given up", emit) {
-		d.tcp.silentDrops++
-	}
+// keyStart reports whether the direction's first octets are (part of) an
+// MPA key.
+func (st *stream) keyStart() bool {
+	n := st.contiguous()
+	return st.startKnown && n > 0 && layers.MPAKeyPrefix(st.buf[:n])
 }
 
-// close stops following a direction and remembers it is decided.
-func (t *tcpState) close(st *stream, h uint64) {
-	t.total -= len(st.buf)
-	for _, e := range st.early {
-		t.total -= len(e.data) + earlyCost
+// giveUp stops following a direction at a state limit; st.capped says
+// which. Every direction given up that began with (part of) an MPA key is
+// counted once in dropped (the summary's state_limit_drops): one that
+// showed enough of it is reported with what arrived and a
+// state-limit-reached finding; the others, which no message can show, are
+// counted in silentDrops too (the summary's warning). One that showed no key
+// octet is marked lost in the verdict cache: it is counted, and its frame
+// flagged, only if its key arrives later (chargeLost); a busy capture's
+// other traffic given up at a limit loses nothing to report.
+func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
+	t := d.tcp
+	if !st.reportable() && !st.keyStart() {
+		t.total -= len(st.buf) + st.nEarly*earlyCost
+		delete(t.active, st.key)
+		t.setVerdict(h, verdictLost, 0)
+		return
 	}
+	if !st.lost {
+		t.dropped++
+		if !st.reportable() {
+			t.silentDrops++
+		}
+	}
+	d.finish(st, h, "it was given up", emit)
+}
+
+// close stops following a direction and remembers it is decided, with its
+// start when known (a SYN repeating it is then a retransmission).
+func (t *tcpState) close(st *stream, h uint64) {
+	t.total -= len(st.buf) + st.nEarly*earlyCost
 	delete(t.active, st.key)
-	t.decide(h)
+	if st.startKnown {
+		t.setVerdict(h, verdictStart, st.start)
+	} else {
+		t.setVerdict(h, verdictDone, 0)
+	}
 }
 
 // flushTCP reports, at the end of an input, every direction with a
@@ -648,7 +873,11 @@ func (d *Decoder) flushTCP(emit func(*Message)) {
 	// Report in the order the streams were last seen, so output is stable.
 	slices.SortFunc(open, func(a, b *stream) int { return a.lastSeen - b.lastSeen })
 	for _, st := range open {
-		d.finish(st, t.hash(&st.key), "the capture ends", emit)
+		why := "the capture ends"
+		if st.fin {
+			why = "the stream ends (FIN) with octets missing before it; the capture ends"
+		}
+		d.finish(st, t.hash(&st.key), why, emit)
 	}
 }
 
