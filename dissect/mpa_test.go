@@ -344,6 +344,12 @@ func TestMPA(t *testing.T) {
 			seg{fromA: true, payload: req1[:20]}),
 			want:     []want{{"MPA_REQ", 6, []int{3, 4, 5, 6}, 0, []string{"tcp-retransmission-mismatch"}}},
 			contains: "frame 5 carried octet 25 of the MPA frame again"},
+		// Octets kept before a SYN: a later copy replaces them (here an
+		// earlier connection's); without one they stand (the capture
+		// reordered the SYN and its connection's data).
+		{name: "segment before its SYN (capture reordered)", segs: []seg{{fromA: true, off: 8, payload: req1[8:]},
+			{fromA: true, off: -1, syn: true, payload: req1[:8]}},
+			want: []want{{"MPA_REQ", 2, []int{1, 2}, 0, nil}}},
 		// Octets kept before a SYN belong to an earlier connection.
 		{name: "segment before the SYN not replayed", segs: []seg{{fromA: true, off: 20, payload: []byte("garbage!")},
 			{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:20]}, {fromA: true, off: 20, payload: req1[20:]}},

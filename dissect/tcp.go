@@ -99,6 +99,11 @@ type stream struct {
 	finSeq     uint32
 	key16      bool // the 16-octet key is present and is an MPA key
 	snapCut    bool // a contributing segment was cut by the snap length
+	// soft: octets kept from before the SYN (frames before synFrame); a
+	// later copy replaces them, and their frames count only while some of
+	// their octets stand.
+	soft     []ival
+	synFrame int
 	// lost: state of this direction was given up at a limit before it
 	// showed a key (verdictLost); it is counted, and its frame flagged, once
 	// the key shows.
@@ -266,8 +271,13 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 			d.finish(st, h, "the connection is replaced by a new one (SYN)", emit)
 			st = nil
 		case !st.startKnown:
-			// Octets kept before the SYN belong to an earlier connection.
-			t.discard(st)
+			// Octets kept before the SYN: of this connection if the capture
+			// reordered them, else of an earlier one. They are placed from
+			// the SYN's start, and any later copy replaces them (soft).
+			st.fin, st.differ = false, 0
+			d.rebase(st, seq, nil, true, false, emit)
+			st.soft, st.synFrame = slices.Clone(st.got), s.frame
+			st.progressSeen, st.progress = s.frame, s.time
 		}
 	}
 	if st == nil {
@@ -300,7 +310,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 		cut := len(s.payload) < s.wirePayload
 		if !st.startKnown {
 			if layers.MPAKeyPrefix(s.payload) && (st.nEarly == 0 || int32(st.start-seq) >= 0) {
-				d.rebase(st, seq, s, cut, emit)
+				d.rebase(st, seq, s, true, cut, emit)
 			} else if !d.keepEarly(st, h, s, seq, cut, emit) {
 				return
 			}
@@ -391,7 +401,7 @@ func (d *Decoder) keepEarly(st *stream, h uint64, s *tcpSeg, seq uint32, cut boo
 		if !st.anyData {
 			st.start = seq
 		} else if int32(seq-st.start) < 0 {
-			d.rebase(st, seq, nil, false, emit)
+			d.rebase(st, seq, nil, false, false, emit)
 		}
 		if st.capped == "" && d.add(st, seq, s.payload, s.frame, s.time, cut, emit) && d.reserve(st, earlyCost, emit) {
 			st.nEarly++
@@ -404,33 +414,38 @@ func (d *Decoder) keepEarly(st *stream, h uint64, s *tcpSeg, seq uint32, cut boo
 	return false
 }
 
-// rebase moves the octets kept to a start at seq, at or before the
-// current one: an early segment with a lower sequence number, or, with key
-// set, the segment that begins with the key, which becomes the known start
-// and is added first.
-func (d *Decoder) rebase(st *stream, seq uint32, key *tcpSeg, cut bool, emit func(*Message)) {
+// rebase moves the octets kept to a start at seq: an early segment with a
+// lower sequence number, the segment that begins with the key (key, added
+// first), or a SYN. With known, seq becomes the known start. Octets before
+// seq are dropped.
+func (d *Decoder) rebase(st *stream, seq uint32, key *tcpSeg, known, cut bool, emit func(*Message)) {
 	t := d.tcp
 	shift := int(int32(st.start - seq))
 	buf, got := st.buf, st.got
 	t.total -= len(buf)
 	st.buf, st.got, st.start = nil, nil, seq
-	for i := range st.carried {
-		st.carried[i].lo += shift
-		st.carried[i].hi += shift
+	carried := st.carried[:0]
+	for _, c := range st.carried {
+		if c.hi+shift > 0 {
+			carried = append(carried, carry{max(0, c.lo+shift), c.hi + shift, c.frame, c.time})
+		}
 	}
+	st.carried = carried
 	if st.differ > 0 {
-		st.differ += shift
+		st.differ = max(0, st.differ+shift)
 	}
-	if key != nil {
+	if known {
 		st.startKnown = true
 		t.total -= st.nEarly * earlyCost
 		st.nEarly = 0
+	}
+	if key != nil {
 		d.add(st, seq, key.payload, key.frame, key.time, cut, emit)
 	}
 	limit := t.lim.StreamBytes
 	for _, g := range got {
 		// Store up to what is wanted, again if that grew (the header came in).
-		for lo, hi := g.lo+shift, g.hi+shift; lo < hi && st.capped == ""; {
+		for lo, hi := max(0, g.lo+shift), g.hi+shift; lo < hi && st.capped == ""; {
 			w := min(hi, st.want(limit))
 			if lo >= w {
 				break
@@ -449,13 +464,6 @@ func (st *stream) frameAt(lo, hi int) int {
 		}
 	}
 	return st.lastSeen
-}
-
-// discard forgets the octets a direction kept before its start was known.
-func (t *tcpState) discard(st *stream) {
-	t.total -= len(st.buf) + st.nEarly*earlyCost
-	st.buf, st.got, st.carried, st.nEarly = nil, nil, nil, 0
-	st.anyData, st.fin, st.snapCut, st.differ = false, false, false, 0
 }
 
 // open starts following a direction. At the active-flow limit the least
@@ -504,7 +512,9 @@ func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 		quiet := now.Sub(st.progress)
 		switch {
 		case st.reportable():
-			if quiet > quietMPA {
+			if full := st.fullLen(); quiet > quietMPA && full >= 0 && st.contiguous() >= full {
+				d.finish(st, t.hash(&st.key), "", emit) // complete with octets from before the SYN
+			} else if quiet > quietMPA {
 				st.capped = fmt.Sprintf("nothing more arrived for %s: this MPA frame was given up", quietMPA)
 				d.giveUp(st, t.hash(&st.key), emit)
 			}
@@ -632,6 +642,9 @@ func (d *Decoder) store(st *stream, off int, data []byte, frame int, emit func(*
 		st.buf = append(st.buf, make([]byte, grow)...)
 	}
 	added := false
+	if len(st.soft) > 0 {
+		added = st.replaceSoft(lo, hi, data, off)
+	}
 	pos := lo
 	for _, g := range st.got {
 		if g.hi <= pos || g.lo >= hi {
@@ -665,14 +678,43 @@ func (d *Decoder) store(st *stream, off int, data []byte, frame int, emit func(*
 	return added
 }
 
+// replaceSoft puts data over the octets kept from before the SYN it
+// overlaps: a later copy wins over those. It reports whether it did.
+func (st *stream) replaceSoft(lo, hi int, data []byte, off int) bool {
+	var keep []ival
+	replaced := false
+	for _, g := range st.soft {
+		a, b := max(g.lo, lo), min(g.hi, hi)
+		if a >= b {
+			keep = append(keep, g)
+			continue
+		}
+		copy(st.buf[a:b], data[a-off:b-off])
+		replaced = true
+		if g.lo < a {
+			keep = append(keep, ival{g.lo, a})
+		}
+		if b < g.hi {
+			keep = append(keep, ival{b, g.hi})
+		}
+	}
+	st.soft = keep
+	return replaced
+}
+
 // framesWithin lists, in order and once each, the frames whose segments
 // carried octets of the first n octets of the stream.
 func (st *stream) framesWithin(n int) []int {
 	var out []int
 	for _, c := range st.carried {
-		if c.lo < n && !slices.Contains(out, c.frame) {
-			out = append(out, c.frame)
+		if c.lo >= n || slices.Contains(out, c.frame) {
+			continue
 		}
+		// A segment from before the SYN counts while octets of it stand.
+		if c.frame < st.synFrame && !slices.ContainsFunc(st.soft, func(g ival) bool { return g.lo < min(c.hi, n) && c.lo < g.hi }) {
+			continue
+		}
+		out = append(out, c.frame)
 	}
 	slices.Sort(out)
 	return out
@@ -719,11 +761,30 @@ func (st *stream) contiguous() int {
 	return st.got[0].hi
 }
 
+// firm is how many octets from the start have arrived, not counting octets
+// kept from before the SYN that a later copy may still replace: only these
+// decide whether the stream is MPA and when its frame is complete.
+func (st *stream) firm() int {
+	n := st.contiguous()
+	if len(st.soft) > 0 {
+		n = min(n, st.soft[0].lo)
+	}
+	return n
+}
+
+// fullLen is the length of the frame by its header, -1 before the header.
+func (st *stream) fullLen() int {
+	if st.contiguous() < layers.MPAHeaderLen {
+		return -1
+	}
+	return layers.MPAHeaderLen + int(binary.BigEndian.Uint16(st.buf[18:20]))
+}
+
 // want is how many octets of the stream to keep: the whole frame once its
 // header (with PD_Length) is in, up to the limit; before that (or before the
 // start is known) what an MPA frame within the RFC's limit spans.
 func (st *stream) want(limit int) int {
-	if !st.startKnown || st.contiguous() < layers.MPAHeaderLen {
+	if !st.startKnown || st.firm() < layers.MPAHeaderLen {
 		return min(limit, maxMPAFrame)
 	}
 	pdl := int(binary.BigEndian.Uint16(st.buf[18:20]))
@@ -734,7 +795,7 @@ func (st *stream) want(limit int) int {
 // or not yet. It reports whether the stream was closed.
 func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, emit func(*Message)) bool {
 	t := d.tcp
-	n := st.contiguous()
+	n := st.firm()
 	if !st.key16 {
 		if !layers.MPAKeyPrefix(st.buf[:n]) {
 			t.close(st, h) // clearly not MPA
@@ -773,7 +834,13 @@ func (d *Decoder) finish(st *stream, h uint64, why string, emit func(*Message)) 
 	shown := st.reportable()
 	if shown {
 		d.chargeLost(st)
-		emit(d.mpaMessage(st, st.buf[:st.contiguous()], st.lastSeen, st.lastTime, why))
+		n := st.contiguous()
+		if full := st.fullLen(); full >= 0 && n >= full {
+			// Complete with octets kept from before the SYN that no later
+			// copy replaced.
+			n, why = full, ""
+		}
+		emit(d.mpaMessage(st, st.buf[:n], st.lastSeen, st.lastTime, why))
 	} else if st.lost && st.keyStart() {
 		// Its key arrived after earlier state was given up at a limit, and
 		// too little of it for a message.
