@@ -295,10 +295,14 @@ func TestMPA(t *testing.T) {
 		{name: "no handshake, early segments over the count limit", segs: reverse(splitAt(req1, 5, 10, 15)),
 			lim: dissect.TCPLimits{MaxEarlySegs: 2}, dropped: 1, silent: 1, want: nil},
 		// The segments before the key given up at the total buffer are counted
-		// when the key arrives; its frame shows what arrived, flagged.
+		// when the key arrives (here too little of it for a message); keyless
+		// segments in between are not taken up again.
 		{name: "no handshake, total buffer full", segs: reverse(splitAt(req1, 5, 10, 15)),
+			lim: dissect.TCPLimits{TotalBytes: 100}, dropped: 1, silent: 1, want: nil},
+		{name: "no handshake, total buffer full, key shown later", segs: []seg{{fromA: true, off: 15, payload: req1[15:]},
+			{fromA: true, off: 10, payload: req1[10:15]}, {fromA: true, payload: req1[:15]}},
 			lim: dissect.TCPLimits{TotalBytes: 100}, dropped: 1,
-			want:     []want{{"MPA_REQ", 4, []int{3, 4}, -1, []string{"state-limit-reached"}}},
+			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"state-limit-reached"}}},
 			contains: "arrived before its MPA key were given up at a state limit"},
 		// A frame that fills the total buffer is given up at once, counted
 		// and reported with what arrived (frame 3 and its time).

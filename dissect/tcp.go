@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -257,8 +258,15 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	// The common case, TCP bulk: a direction already decided (its MPA frame
 	// done, or not MPA). Only a SYN of a new connection reopens it: one with
 	// the start already known is a retransmission.
-	if v, start := t.verdict(h); v == verdictDone || v == verdictStart {
+	switch v, start := t.verdict(h); v {
+	case verdictDone, verdictStart:
 		if !s.syn || v == verdictStart && start == seq {
+			return
+		}
+	case verdictLost:
+		// Given up at a limit before it showed a key: only its key (or a new
+		// SYN) takes it up again; other octets alone could not be shown.
+		if !s.syn && !layers.MPAKeyPrefix(s.payload) {
 			return
 		}
 	}
@@ -557,33 +565,64 @@ func (d *Decoder) reserve(st *stream, n int, emit func(*Message)) bool {
 }
 
 // makeRoom gives up other directions until n octets and an eighth of the
-// total buffer are free: first those that showed no MPA key, then those
-// that did, each in the order they last progressed. One sort serves for an
-// eighth of the buffer, so a flood pays O(log n) per direction.
+// total buffer are free: first those that showed no MPA key, least recently
+// progressed first (by a histogram of the octets they hold over their last
+// progress: no sort), then, if that was not enough, those that did, in the
+// order they last progressed (reported in that order). Freeing an eighth of
+// the buffer at a time, a flood pays O(1) per direction.
 func (d *Decoder) makeRoom(keep *stream, n int, emit func(*Message)) {
 	t := d.tcp
-	all := make([]*stream, 0, len(t.active))
+	goal := max(0, t.lim.TotalBytes-t.lim.TotalBytes/8-n)
+	type cand struct {
+		st         *stream
+		seen, held int
+		shown      bool
+	}
+	var all []cand
+	lo, hi := math.MaxInt, math.MinInt
 	for _, st := range t.active {
-		if st != keep && (len(st.buf) > 0 || st.nEarly > 0) {
-			all = append(all, st)
+		if held := len(st.buf) + st.nEarly*earlyCost; st != keep && held > 0 {
+			c := cand{st, st.progressSeen, held, st.reportable()}
+			all = append(all, c)
+			if !c.shown {
+				lo, hi = min(lo, c.seen), max(hi, c.seen)
+			}
 		}
 	}
-	slices.SortFunc(all, func(a, b *stream) int {
-		if ra, rb := a.reportable(), b.reportable(); ra != rb {
-			if ra {
-				return 1
+	why := fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", t.lim.TotalBytes)
+	if lo <= hi {
+		const buckets = 64
+		var hist [buckets]int
+		width := (hi-lo)/buckets + 1
+		for _, c := range all {
+			if !c.shown {
+				hist[(c.seen-lo)/width] += c.held
 			}
-			return -1
 		}
-		return a.progressSeen - b.progressSeen
-	})
-	goal := max(0, t.lim.TotalBytes-t.lim.TotalBytes/8-n)
-	for _, st := range all {
+		cut, need := 0, t.total-goal
+		for cut < buckets && need > 0 {
+			need -= hist[cut]
+			cut++
+		}
+		below := lo + cut*width
+		for _, c := range all {
+			if !c.shown && c.seen < below {
+				c.st.capped = why
+				d.giveUp(c.st, t.hash(&c.st.key), emit)
+			}
+		}
+	}
+	if t.total <= goal {
+		return
+	}
+	all = slices.DeleteFunc(all, func(c cand) bool { return !c.shown })
+	slices.SortFunc(all, func(a, b cand) int { return a.seen - b.seen })
+	for _, c := range all {
 		if t.total <= goal {
 			break
 		}
-		st.capped = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", t.lim.TotalBytes)
-		d.giveUp(st, t.hash(&st.key), emit)
+		c.st.capped = why
+		d.giveUp(c.st, t.hash(&c.st.key), emit)
 	}
 }
 
