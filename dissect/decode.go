@@ -254,6 +254,10 @@ func (d *Decoder) Dropped() int { return d.tcp.dropped }
 // finding for them.
 func (d *Decoder) SilentDrops() int { return d.tcp.silentDrops }
 
+// KeylessEvictions counts the TCP directions given up at a state limit
+// before they showed any octet of an MPA key.
+func (d *Decoder) KeylessEvictions() int { return d.tcp.keyless }
+
 // decodeLayers runs gopacket's decoding-layer parser over a CM candidate.
 // It does not allocate.
 func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {

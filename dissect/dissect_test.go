@@ -476,13 +476,14 @@ func TestStateDropCounts(t *testing.T) {
 		drops     int // StateDrops
 		noted     int // the number in the summary's warning (0: no warning)
 		onMessage int // messages with state-limit-reached
+		keyless   int // KeylessEvictions: given up before any key octet, not a drop
 	}{
 		// Directions without an MPA key, at a tiny total buffer and per-stream
 		// limit: nothing of an MPA frame is lost, nothing is counted.
-		{"tcp-streams", dissect.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0},
+		{"tcp-streams", dissect.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0, 99},
 		// Unfinished Requests over the per-stream limit: each reported.
-		{"half-mpa", dissect.TCPLimits{StreamBytes: 30}, 200, 0, 200},
-		{"half-mpa", dissect.TCPLimits{ActiveFlows: 16}, 184, 0, 184},
+		{"half-mpa", dissect.TCPLimits{StreamBytes: 30}, 200, 0, 200, 0},
+		{"half-mpa", dissect.TCPLimits{ActiveFlows: 16}, 184, 0, 184, 0},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s %+v", tc.kind, tc.lim), func(t *testing.T) {
@@ -516,6 +517,9 @@ func TestStateDropCounts(t *testing.T) {
 			if sum.StateDrops != tc.drops || noted != tc.noted || onMessage != tc.onMessage {
 				t.Errorf("StateDrops %d, warning %d, on messages %d; want %d, %d, %d",
 					sum.StateDrops, noted, onMessage, tc.drops, tc.noted, tc.onMessage)
+			}
+			if sum.KeylessEvictions != tc.keyless {
+				t.Errorf("KeylessEvictions %d, want %d", sum.KeylessEvictions, tc.keyless)
 			}
 			if sum.StateDrops != noted+onMessage {
 				t.Errorf("StateDrops %d is not the %d noted plus the %d on messages", sum.StateDrops, noted, onMessage)

@@ -176,6 +176,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 	d.file = name // what is still pending when the capture stops
 	d.Flush(r.message)
 	r.sum.StateDrops += d.Dropped()
+	r.sum.KeylessEvictions += d.KeylessEvictions()
 	r.silentDrops(name, d)
 	r.sum.Inputs = inputs
 	r.sum.Frames = n

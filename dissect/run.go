@@ -52,7 +52,11 @@ type Summary struct {
 	Findings     map[string]int // by code, messages and connections together
 	DecodeErrors int            // inputs that could not be read to their end
 	StateDrops   int            // streams and connection attempts given up at a state limit
-	Inputs       []Input
+	// KeylessEvictions counts TCP directions given up at a state limit
+	// before they showed any octet of an MPA key (no finding: nothing of an
+	// MPA frame was lost; counted if the key arrives later).
+	KeylessEvictions int
+	Inputs           []Input
 	// Notes are findings about the run itself, not about one message or
 	// connection: state limits that dropped what no record can show.
 	Notes []Finding
@@ -272,6 +276,7 @@ func (r *run) input(name string, stdin io.Reader) (in Input, err error) {
 	// not lost.
 	d.Flush(r.message)
 	r.sum.StateDrops += d.Dropped()
+	r.sum.KeylessEvictions += d.KeylessEvictions()
 	r.silentDrops(name, d)
 	in.LinkTypes = rd.LinkTypes()
 	in.SHA256 = hashed()

@@ -140,6 +140,9 @@ type tcpState struct {
 	// silentDrops counts directions given up at a limit whose first octets
 	// were part of an MPA key, too little of one for a message to show.
 	silentDrops int
+	// keyless counts directions given up at a limit before they showed
+	// any octet of an MPA key: nothing of a frame was lost (yet).
+	keyless int
 }
 
 const verdictSlots = 1 << 18
@@ -942,6 +945,7 @@ func (st *stream) keyStart() bool {
 func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
 	t := d.tcp
 	if !st.reportable() && !st.keyStart() {
+		t.keyless++
 		t.total -= len(st.buf) + st.nEarly*earlyCost
 		delete(t.active, st.key)
 		t.setVerdict(h, verdictLost, 0)

@@ -229,6 +229,7 @@ func appendSummary(j *jw, s *dissect.Summary) {
 	j.end()
 	j.kint("decode_errors", int64(s.DecodeErrors))
 	j.kint("state_limit_drops", int64(s.StateDrops))
+	j.kint("tcp_keyless_evictions", int64(s.KeylessEvictions))
 	j.key("warnings")
 	appendFindings(j, s.Notes)
 	j.key("inputs")
