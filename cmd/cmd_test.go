@@ -92,7 +92,7 @@ func TestDissectExitCodes(t *testing.T) {
 		{"json with sha256", []string{"dissect", "-T", "json", "--sha256", nfs}, 0, `"size":1038,"sha256":"` + nfsSHA256 + `"`, "", false},
 		{"markdown has sha256", []string{"dissect", "-T", "markdown", nfs}, 0, "`" + nfsSHA256 + "`", "", false},
 		{"bad fail-on", []string{"dissect", "--fail-on", "loud", nfs}, 2, "",
-			`rdmacm-pd: --fail-on: unknown severity "loud" (want info, warning or error) (or never)`, true},
+			`rdmacm-pd: --fail-on: unknown value "loud" (want never, info, warning or error)`, true},
 		{"bad color", []string{"dissect", "--color", "pink", nfs}, 2, "", `rdmacm-pd: --color: unknown mode "pink" (want auto, always or never)`, true},
 		{"bad port", []string{"dissect", "--roce-port", "70000", nfs}, 2, "", "rdmacm-pd: --roce-port: 70000 is not a UDP port", true},
 		{"unknown flag", []string{"dissect", "--bogus", nfs}, 2, "", "rdmacm-pd: unknown flag: --bogus (see rdmacm-pd dissect --help)", true},

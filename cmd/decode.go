@@ -26,11 +26,11 @@ func newDecodeCmd(s *IOStreams) *cobra.Command {
 		Short: "Decode a private-data blob pasted from a log",
 		Long: `Searches a private-data blob for the RPC-over-RDMA version 1 message of
 RFC 8797, decodes it and checks it as dissect does. The hex may contain
-spaces, colons, dashes and 0x prefixes, and may be split over several
+spaces, colons, commas, dashes and 0x prefixes, and may be split over several
 arguments. Without --expect-offset, the message is expected at offset 36
 when the blob starts with an IP CM header, else at 0.`,
 		Example: `  rdmacm-pd decode f6ab0e18 01 01 03 03
-  rdmacm-pd decode -T json 00:40:c0:01:...`,
+  rdmacm-pd decode -T json 0xf6ab0e18,0x01,0x00,0x07,0x07`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Hex = args
@@ -61,7 +61,7 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 	var failOn dissect.Severity
 	if opts.FailOn != "never" {
 		if failOn, err = dissect.ParseSeverity(opts.FailOn); err != nil {
-			return usageError("--fail-on: %v (or never)", err)
+			return usageError("--fail-on: unknown value %q (want never, info, warning or error)", opts.FailOn)
 		}
 	}
 	expect := opts.ExpectOffset

@@ -77,7 +77,7 @@ and checks it.`,
 	f.UintSliceVar(&opts.RoCEPorts, "roce-port", nil, "also decode this UDP destination port as RoCEv2 (repeatable)")
 	f.IntVar(&opts.TCP.StreamBytes, "max-stream-bytes", 65555, "iWARP: octets buffered per TCP direction for its MPA frame")
 	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", dissect.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
-	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", dissect.DefaultTCPFlows, "iWARP: TCP directions followed at once (the least recently seen are given up first)")
+	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", dissect.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
 	f.IntVar(&opts.MaxConnections, "max-connections", dissect.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 
@@ -181,7 +181,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	var failOn dissect.Severity
 	if opts.FailOn != "never" {
 		if failOn, err = dissect.ParseSeverity(opts.FailOn); err != nil {
-			return usageError("--fail-on: %v (or never)", err)
+			return usageError("--fail-on: unknown value %q (want never, info, warning or error)", opts.FailOn)
 		}
 	}
 	ports, err := rocePorts(opts.RoCEPorts)

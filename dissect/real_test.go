@@ -10,13 +10,12 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 )
 
-// realDir holds third-party captures (see its SOURCES.md). They are read in
-// place, never copied into this repository, and the tests skip without them.
-const realDir = "../../shared/captures/real"
-
+// The third-party captures (see SOURCES.md beside them) are read in place
+// from interopRealDir, never copied into this repository, and the tests
+// skip without them.
 func realCapture(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(realDir, name)
+	p := filepath.Join(interopRealDir(), name)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("real capture %s not present: %v", name, err)
 	}
