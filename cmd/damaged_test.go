@@ -81,7 +81,7 @@ func TestDamagedFiles(t *testing.T) {
 			code: 2, stdout: []string{"REQ"}, not: []string{"REP"}, stderr: "frame 2 at offset 472: block total length 13 not a multiple of 4"},
 		{name: "pcapng block longer than the file", data: patch(ngRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[848+4:], 1<<20) }),
 			code: 2, stdout: []string{"REQ", "REP"}, not: []string{"RTU"}, stderr: "frame 3 at offset 848: enhanced packet block cut short: 376 of 1048576 octets"},
-		{name: "corrupt gzip stream", data: corruptGz, code: 2},
+		{name: "corrupt gzip stream", data: corruptGz, code: 2, stderr: "frame 1 at offset 24: corrupt gzip stream: flate: corrupt input before offset 131"},
 		{name: "gzip stream cut short", data: cutGz, code: 2, stdout: []string{"REQ", "REP"}, not: []string{"RTU"},
 			stderr: "frame 3 at offset 700: record cut short: 42 of 322 octets (gzip stream cut short)"},
 		{name: "empty file", data: nil, code: 2, stderr: "offset 0: empty file"},
@@ -127,5 +127,39 @@ func TestMissingFileAmongOthers(t *testing.T) {
 	code, out, errOut := run(t, nil, nil, false, "dissect", "no-such.pcap", nfs)
 	if code != 2 || errOut != "rdmacm-pd: no-such.pcap: no such file or directory\n" || !strings.Contains(out, "RTU") {
 		t.Errorf("exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+}
+
+// TestDamagedFileFormats: in JSON and Markdown too, what was decoded before
+// the damage is written, with the summary saying which input failed and
+// why, and the same one-line error.
+func TestDamagedFileFormats(t *testing.T) {
+	raw, err := os.ReadFile(nfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cut.pcap")
+	os.WriteFile(path, raw[:len(raw)-100], 0o644)
+	const why = "frame 3 at offset 700: record cut short: 222 of 322 octets"
+	for _, tc := range []struct {
+		format string
+		want   []string
+	}{
+		{"json", []string{`"message":"REQ"`, `"message":"REP"`, `"record":"connection"`, `"decode_errors":1`,
+			`"error":"` + why + `"`}},
+		{"markdown", []string{"frame 1: REQ", "frame 2: REP", "| 1 | 192.0.2.1 | 192.0.2.2 |", "| " + why + " |"}},
+	} {
+		code, out, errOut := run(t, nil, nil, false, "dissect", "-T", tc.format, path)
+		if code != 2 || errOut != "rdmacm-pd: "+path+": "+why+"\n" {
+			t.Errorf("%s: exit %d, stderr %q", tc.format, code, errOut)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(out, s) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.format, s, out)
+			}
+		}
+		if strings.Contains(out, "RTU") {
+			t.Errorf("%s: a message after the damage", tc.format)
+		}
 	}
 }
