@@ -136,7 +136,15 @@ type tcpState struct {
 	verdicts  []uint64
 	dropped   int       // directions given up because of a limit
 	opens     int       // directions opened since the last sweep
-	lastSweep time.Time // capture time of the last sweep
+	lastSweep time.Time // capture time (high-water mark) of the last sweep
+	// clock is the capture time's high-water mark: the latest time of any
+	// segment so far. Ages are measured against it, and a sweep runs only
+	// when it advanced sweepPeriod past the last one (and at least an eighth
+	// as many segments as directions followed came since), so timestamps
+	// that jump back and forth cost nothing.
+	clock      time.Time
+	sinceSweep int // segments since the last sweep
+	sweeps     int // sweeps run (tests)
 	// silentDrops counts directions given up at a limit whose first octets
 	// were part of an MPA key, too little of one for a message to show.
 	silentDrops int
@@ -148,12 +156,18 @@ type tcpState struct {
 const verdictSlots = 1 << 18
 
 // A verdict slot holds the identity bits of the flow hash, the verdict in
-// the top two bits and, for verdictStart, the start in the low 32 bits.
+// the top two bits, the aged flag below them and, for verdictStart, the
+// start in the low 32 bits.
 const (
-	verdictIDBits = 0x3fffffff_00000000
-	verdictDone   = 1 // decided, start unknown
-	verdictStart  = 2 // decided, the direction's data started at the stored sequence number
-	verdictLost   = 3 // given up at a limit before any key showed; not decided
+	verdictIDBits = 0x1fffffff_00000000
+	// verdictAged marks a verdictStart given by age to a direction that had
+	// shown a SYN and nothing else: it lost nothing, so a segment that
+	// begins an MPA key at its start takes it up again (a timestamp that
+	// jumped ahead can age a direction early).
+	verdictAged  = 1 << 61
+	verdictDone  = 1 // decided, start unknown
+	verdictStart = 2 // decided, the direction's data started at the stored sequence number
+	verdictLost  = 3 // given up at a limit before any key showed; not decided
 )
 
 // maxCarried bounds the segments remembered per direction (for the frames
@@ -177,14 +191,21 @@ func (t *tcpState) hash(k *flowKey) uint64 {
 
 // verdict is what the cache holds for a flow hash: 0 when nothing.
 func (t *tcpState) verdict(h uint64) (v int, start uint32) {
+	v, start, _ = t.verdictAged(h)
+	return v, start
+}
+
+// verdictAged is verdict, and whether the verdict was given by age to a
+// direction that showed nothing but a SYN.
+func (t *tcpState) verdictAged(h uint64) (v int, start uint32, aged bool) {
 	if t.verdicts == nil {
-		return 0, 0
+		return 0, 0, false
 	}
 	x := t.verdicts[h&(verdictSlots-1)]
 	if (x^h)&verdictIDBits != 0 {
-		return 0, 0
+		return 0, 0, false
 	}
-	return int(x >> 62), uint32(x)
+	return int(x >> 62), uint32(x), x&verdictAged != 0
 }
 
 // setVerdict records a verdict. The cache is allocated with the first one:
@@ -243,11 +264,18 @@ func parseTCP(b []byte, fi *frameInfo, s *tcpSeg) bool {
 func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	t := d.tcp
 	// Quiet directions are swept by capture time too, so that the age rules
-	// apply while the capture goes on, not only when many directions open.
-	if dt := s.time.Sub(t.lastSweep); dt >= sweepPeriod || dt < -sweepPeriod {
-		t.lastSweep = s.time
+	// apply while the capture goes on, not only when many directions open:
+	// when the capture time's high-water mark advanced sweepPeriod since the
+	// last sweep, never on a backwards jump, and after at least an eighth as
+	// many segments as directions followed (a sweep looks at each: a
+	// segment pays for 8 looks or fewer, however the timestamps jump).
+	if s.time.After(t.clock) {
+		t.clock = s.time
+	}
+	if t.sinceSweep++; t.clock.Sub(t.lastSweep) >= sweepPeriod && t.sinceSweep >= len(t.active)/8 {
+		t.lastSweep, t.sinceSweep = t.clock, 0
 		if len(t.active) > 0 {
-			d.sweep(s.time, emit)
+			d.sweep(t.clock, emit)
 		}
 	}
 	h := t.hash(&s.key)
@@ -261,8 +289,11 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	// The common case, TCP bulk: a direction already decided (its MPA frame
 	// done, or not MPA). Only a SYN of a new connection reopens it: one with
 	// the start already known is a retransmission.
-	switch v, start := t.verdict(h); v {
+	switch v, start, aged := t.verdictAged(h); v {
 	case verdictDone, verdictStart:
+		if aged && !s.syn && seq == start && layers.MPAKeyPrefix(s.payload) {
+			break // aged with nothing but its SYN: its key takes it up
+		}
 		if !s.syn || v == verdictStart && start == seq {
 			return
 		}
@@ -487,7 +518,7 @@ func (d *Decoder) open(s *tcpSeg, h uint64, start uint32, known bool, emit func(
 	// pays for one look or fewer.
 	if t.opens++; t.opens >= max(sweepEvery, len(t.active)) {
 		t.opens = 0
-		d.sweep(s.time, emit)
+		d.sweep(t.clock, emit)
 	}
 	if len(t.active) >= t.lim.ActiveFlows {
 		d.evict(emit)
@@ -519,6 +550,7 @@ const (
 // sweep decides the directions that have been quiet too long.
 func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 	t := d.tcp
+	t.sweeps++
 	for _, st := range t.active {
 		quiet := now.Sub(st.progress)
 		switch {
@@ -530,8 +562,32 @@ func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 				d.giveUp(st, t.hash(&st.key), emit)
 			}
 		case !st.startKnown && quiet > quietUnknown, st.startKnown && quiet > quietNoData:
-			d.finish(st, t.hash(&st.key), "", emit)
+			d.ageOut(st, t.hash(&st.key), emit)
 		}
+	}
+}
+
+// ageOut stops following a direction that showed no MPA frame and has been
+// quiet too long. Age is measured by capture time, which one frame with a
+// wrong timestamp can move ahead, so age decides nothing it cannot undo:
+// one that showed nothing but a SYN lost nothing and is marked aged (its
+// key at its start still takes it up); one that held octets, none of them a
+// key's first, is given up like a direction at a limit (marked lost: only
+// its key takes it up again, and then it is counted and its frame flagged,
+// as the octets kept before were lost). One that showed the first octets of
+// a key, too few for a message, is decided as before.
+func (d *Decoder) ageOut(st *stream, h uint64, emit func(*Message)) {
+	t := d.tcp
+	switch {
+	case st.startKnown && !st.anyData && len(st.buf) == 0:
+		t.close(st, h)
+		t.verdicts[h&(verdictSlots-1)] |= verdictAged
+	case len(st.buf) > 0 && !st.keyStart():
+		t.total -= len(st.buf) + st.nEarly*earlyCost
+		delete(t.active, st.key)
+		t.setVerdict(h, verdictLost, 0)
+	default:
+		d.finish(st, h, "", emit)
 	}
 }
 

@@ -1,0 +1,111 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+)
+
+// fullSeg is boundSeg with the FIN and RST flags.
+func fullSeg(d *Decoder, i int, seq uint32, syn, fin, rst bool, payload []byte, frame int, at time.Time, emit func(*Message)) {
+	s := tcpSeg{seq: seq, syn: syn, fin: fin, rst: rst, payload: payload, wirePayload: len(payload), frame: frame, time: at}
+	binary.BigEndian.PutUint32(s.key.src[12:], 0x0a000001)
+	binary.BigEndian.PutUint32(s.key.dst[12:], 0x0a000002)
+	s.key.sport, s.key.dport = uint16(1024+i), 443
+	d.segment(&s, emit)
+}
+
+func findingCodes(m *Message) []string {
+	var c []string
+	for _, f := range m.Findings {
+		c = append(c, f.Code)
+	}
+	return c
+}
+
+// Timestamps that jump back and forth by more than the sweep period do not
+// cost a sweep of every open direction per segment: sweeps go by the
+// capture time's high-water mark, and by segments since the last one.
+func TestTCPSweepTimestampsBackAndForth(t *testing.T) {
+	d := NewDecoder("t", Config{})
+	emit := func(*Message) {}
+	at := craft.DefaultStart
+	hdr := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 100)}).Bytes()[:20]
+	const dirs = 2000
+	for i := range dirs {
+		boundSeg(d, i, 999, true, nil, 2*i+1, at, emit)
+		boundSeg(d, i, 1000, false, hdr, 2*i+2, at, emit)
+	}
+	before := d.tcp.sweeps
+	for j := range 4000 {
+		when := at
+		if j%2 == 1 {
+			when = at.Add(20 * time.Second)
+		}
+		boundSeg(d, dirs+j%7, 5, false, nil, 2*dirs+j+1, when, emit)
+	}
+	if n := d.tcp.sweeps - before; n > 2 {
+		t.Fatalf("%d sweeps for 4000 segments whose time alternates", n)
+	}
+	if len(d.tcp.active) != dirs {
+		t.Fatalf("%d directions followed, want %d (20 s is younger than a frame's 60 s)", len(d.tcp.active), dirs)
+	}
+}
+
+// One frame of another flow stamped 11 s ahead does not decide that a
+// direction with a SYN and nothing since is not MPA: its Request, stamped
+// 1 ms after the SYN, is still decoded, whole and without a finding.
+func TestTCPTimeJumpKeepsSYNDirection(t *testing.T) {
+	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
+	at := craft.DefaultStart
+	d := NewDecoder("t", Config{})
+	var got []*Message
+	emit := func(m *Message) { got = append(got, m) }
+	boundSeg(d, 1, 999, true, nil, 1, at, emit)
+	boundSeg(d, 2, 7, false, []byte("x"), 2, at.Add(11*time.Second), emit)
+	boundSeg(d, 1, 1000, false, req, 3, at.Add(time.Millisecond), emit)
+	// A retransmission of the Request (and of the SYN) changes nothing.
+	boundSeg(d, 1, 1000, false, req, 4, at.Add(2*time.Millisecond), emit)
+	boundSeg(d, 1, 999, true, nil, 5, at.Add(3*time.Millisecond), emit)
+	boundSeg(d, 1, 1000, false, req, 6, at.Add(4*time.Millisecond), emit)
+	d.Flush(emit)
+	if len(got) != 1 || got[0].Frame != 3 || len(got[0].Findings) != 0 || d.Dropped() != 0 {
+		for _, m := range got {
+			t.Logf("%s frame %d %v", m.Name, m.Frame, findingCodes(m))
+		}
+		t.Fatalf("%d messages, dropped %d; want the Request once, frame 3, no finding", len(got), d.Dropped())
+	}
+}
+
+// Without a handshake, the tail of a Request kept before its key and aged
+// out by a jumped timestamp is given up, not decided: the head that arrives
+// next is still shown, with state-limit-reached, and counted once.
+func TestTCPTimeJumpEarlyTailCounted(t *testing.T) {
+	req := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 8)}).Bytes()
+	at := craft.DefaultStart
+	d := NewDecoder("t", Config{})
+	var got []*Message
+	emit := func(m *Message) { got = append(got, m) }
+	boundSeg(d, 1, 5011, false, req[10:], 1, at, emit)
+	boundSeg(d, 2, 7, false, []byte("y"), 2, at.Add(11*time.Second), emit)
+	boundSeg(d, 1, 5001, false, req[:10], 3, at.Add(time.Millisecond), emit)
+	d.Flush(emit)
+	if len(got) != 1 || !slices.Contains(findingCodes(got[0]), "state-limit-reached") || d.Dropped() != 1 {
+		t.Fatalf("%d messages, dropped %d; want the Request cut short, counted", len(got), d.Dropped())
+	}
+	if !strings.Contains(got[0].Findings[len(got[0].Findings)-1].Message+findingsText(got[0]), "given up") {
+		t.Errorf("findings %s", findingsText(got[0]))
+	}
+}
+
+func findingsText(m *Message) string {
+	var b strings.Builder
+	for _, f := range m.Findings {
+		b.WriteString(f.Code + ": " + f.Message + "; ")
+	}
+	return b.String()
+}
