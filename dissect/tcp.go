@@ -94,6 +94,7 @@ type stream struct {
 	got        []ival  // received ranges, sorted and merged
 	carried    []carry // per segment kept: the range it carried, its frame and capture time
 	nEarly     int     // segments that added octets before the start was known (each costs earlyCost)
+	dups       int     // segments that added nothing (retransmissions) recorded in carried
 	anyData    bool    // a segment with payload was seen; end is set
 	end        uint32  // sequence number after the highest octet seen in any segment
 	fin        bool    // a FIN was seen: the stream ends at finSeq
@@ -405,9 +406,24 @@ func (st *stream) rstInWindow(seq uint32, limit int) bool {
 }
 
 // earlyCost is what a segment kept before the start is known costs besides
-// its octets; it is charged to the total buffer so that many tiny segments
-// stay bounded too.
-const earlyCost = 64
+// its octets and its entry in carried (carryCost): its received range. It
+// is charged to the total buffer so that many tiny segments stay bounded
+// too.
+const earlyCost = 16
+
+// carryCost is what an entry of carried costs (the size of a carry); every
+// entry is charged to the total buffer.
+const carryCost = 48
+
+// maxDupCarried bounds the segments that added nothing (retransmissions)
+// recorded per direction for the frames list: beyond it, a retransmission
+// costs nothing and is not listed.
+const maxDupCarried = 8
+
+// held is what a direction has charged to the total buffer.
+func (st *stream) held() int {
+	return len(st.buf) + st.nEarly*earlyCost + len(st.carried)*carryCost
+}
 
 // keepEarly keeps a segment of a direction whose start is not known yet: no
 // handshake and no key so far. The octets kept are bounded by what one MPA
@@ -472,6 +488,7 @@ func (d *Decoder) rebase(st *stream, seq uint32, key *tcpSeg, known, cut bool, e
 			carried = append(carried, carry{max(0, c.lo+shift), c.hi + shift, c.frame, c.time})
 		}
 	}
+	t.total -= (len(st.carried) - len(carried)) * carryCost
 	st.carried = carried
 	if st.differ > 0 {
 		st.differ = max(0, st.differ+shift)
@@ -583,7 +600,7 @@ func (d *Decoder) ageOut(st *stream, h uint64, emit func(*Message)) {
 		t.close(st, h)
 		t.verdicts[h&(verdictSlots-1)] |= verdictAged
 	case len(st.buf) > 0 && !st.keyStart():
-		t.total -= len(st.buf) + st.nEarly*earlyCost
+		t.total -= st.held()
 		delete(t.active, st.key)
 		t.setVerdict(h, verdictLost, 0)
 	default:
@@ -640,7 +657,7 @@ func (d *Decoder) makeRoom(keep *stream, n int, emit func(*Message)) {
 	var all []cand
 	lo, hi := math.MaxInt, math.MinInt
 	for _, st := range t.active {
-		if held := len(st.buf) + st.nEarly*earlyCost; st != keep && held > 0 {
+		if held := st.held(); st != keep && held > 0 {
 			c := cand{st, st.progressSeen, held, st.reportable()}
 			all = append(all, c)
 			if !c.shown {
@@ -714,8 +731,22 @@ func (d *Decoder) add(st *stream, seq uint32, data []byte, frame int, now time.T
 	if pos <= off {
 		return false
 	}
-	if len(st.carried) < maxCarried {
-		st.carried = append(st.carried, carry{off, pos, frame, now})
+	// Each segment that added octets is recorded for the frames list, and
+	// the first few that added nothing; each entry is charged to the total
+	// buffer (one that added nothing only while it has room).
+	if len(st.carried) < maxCarried && (added || st.dups < maxDupCarried) {
+		t := d.tcp
+		if !added {
+			st.dups++
+		}
+		if added || t.total+carryCost <= t.lim.TotalBytes {
+			if !d.reserve(st, carryCost, emit) {
+				// Over the limit (capped is set): the direction is given up
+				// next, with this frame listed.
+				t.total += carryCost
+			}
+			st.carried = append(st.carried, carry{off, pos, frame, now})
+		}
 	}
 	if cut && pos == end {
 		st.snapCut = true // else what was cut lies beyond the frame
@@ -772,9 +803,17 @@ func (d *Decoder) store(st *stream, off int, data []byte, frame int, emit func(*
 	}
 	if added {
 		st.got = mergeIval(st.got, ival{lo, hi})
+		if len(st.got) > maxHoles+1 && st.capped == "" {
+			st.capped = fmt.Sprintf("the octets received of this direction have more than %d holes", maxHoles)
+		}
 	}
 	return added
 }
+
+// maxHoles bounds the holes between the ranges received of one direction
+// (segments every other octet): beyond it the direction is given up at a
+// limit, so that storing a segment costs O(maxHoles) at most.
+const maxHoles = 64
 
 // replaceSoft puts data over the octets kept from before the SYN it
 // overlaps: a later copy wins over those. It reports whether it did.
@@ -828,27 +867,18 @@ func (st *stream) timeOf(frame int) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// mergeIval adds n to the sorted, merged ranges got, in place.
 func mergeIval(got []ival, n ival) []ival {
-	out := got[:0:0]
-	placed := false
-	for _, g := range got {
-		switch {
-		case g.hi < n.lo:
-			out = append(out, g)
-		case n.hi < g.lo:
-			if !placed {
-				out = append(out, n)
-				placed = true
-			}
-			out = append(out, g)
-		default:
-			n = ival{min(g.lo, n.lo), max(g.hi, n.hi)}
-		}
+	i := 0
+	for i < len(got) && got[i].hi < n.lo {
+		i++
 	}
-	if !placed {
-		out = append(out, n)
+	j := i
+	for j < len(got) && got[j].lo <= n.hi {
+		n = ival{min(got[j].lo, n.lo), max(got[j].hi, n.hi)}
+		j++
 	}
-	return out
+	return slices.Replace(got, i, j, n)
 }
 
 // contiguous is how many octets from the start have arrived.
@@ -1002,7 +1032,7 @@ func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
 	t := d.tcp
 	if !st.reportable() && !st.keyStart() {
 		t.keyless++
-		t.total -= len(st.buf) + st.nEarly*earlyCost
+		t.total -= st.held()
 		delete(t.active, st.key)
 		t.setVerdict(h, verdictLost, 0)
 		return
@@ -1019,7 +1049,7 @@ func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
 // close stops following a direction and remembers it is decided, with its
 // start when known (a SYN repeating it is then a retransmission).
 func (t *tcpState) close(st *stream, h uint64) {
-	t.total -= len(st.buf) + st.nEarly*earlyCost
+	t.total -= st.held()
 	delete(t.active, st.key)
 	if st.startKnown {
 		t.setVerdict(h, verdictStart, st.start)

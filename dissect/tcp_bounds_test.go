@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestTCPEarlyOverlapsBounded(t *testing.T) {
 		boundSeg(d, 1, 5000+uint32(i), false, data, i+1, craft.DefaultStart, emit)
 	}
 	for _, st := range d.tcp.active {
-		if len(st.buf) > maxMPAFrame || d.tcp.total > maxMPAFrame+130*earlyCost {
+		if len(st.buf) > maxMPAFrame || d.tcp.total > maxMPAFrame+130*(earlyCost+carryCost) {
 			t.Fatalf("%d octets in the buffer, %d in all", len(st.buf), d.tcp.total)
 		}
 	}
@@ -116,5 +117,71 @@ func TestTCPQuietFrameSweptByTime(t *testing.T) {
 	}
 	if d.Dropped() != 1 {
 		t.Fatalf("dropped %d", d.Dropped())
+	}
+}
+
+// A flood of retransmissions that add nothing costs a direction at most
+// maxDupCarried entries of its frames list, each charged to the total
+// buffer: memory per direction stays bounded and accounted.
+func TestTCPRetransmissionsBounded(t *testing.T) {
+	d := NewDecoder("t", Config{})
+	var got []*Message
+	emit := func(m *Message) { got = append(got, m) }
+	at := craft.DefaultStart
+	hdr := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 100)}).Bytes()[:20]
+	boundSeg(d, 1, 999, true, nil, 1, at, emit)
+	boundSeg(d, 1, 1000, false, hdr, 2, at, emit)
+	for k := range 1000 {
+		boundSeg(d, 1, 1000, false, hdr[:1], 3+k, at, emit)
+	}
+	st := d.tcp.active[flowKeyOf(1)]
+	if st == nil {
+		t.Fatal("direction not followed")
+	}
+	if len(st.carried) != 1+maxDupCarried || d.tcp.total != st.held() || d.tcp.total != len(st.buf)+len(st.carried)*carryCost {
+		t.Fatalf("%d segments recorded, %d octets charged, %d held", len(st.carried), d.tcp.total, st.held())
+	}
+	d.Flush(emit)
+	if len(got) != 1 || !slices.Equal(got[0].Frames, []int{2, 3, 4, 5, 6, 7, 8, 9, 10}) || d.Dropped() != 0 {
+		t.Fatalf("%d messages, dropped %d", len(got), d.Dropped())
+	}
+}
+
+func flowKeyOf(i int) flowKey {
+	var k flowKey
+	binary.BigEndian.PutUint32(k.src[12:], 0x0a000001)
+	binary.BigEndian.PutUint32(k.dst[12:], 0x0a000002)
+	k.sport, k.dport = uint16(1024+i), 443
+	return k
+}
+
+// Segments every other octet: a direction holds at most maxHoles holes;
+// beyond that it is given up at a limit, reported with what arrived and
+// state-limit-reached, and counted once.
+func TestTCPHolesBounded(t *testing.T) {
+	d := NewDecoder("t", Config{})
+	var got []*Message
+	emit := func(m *Message) { got = append(got, m) }
+	at := craft.DefaultStart
+	req := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 1000)}).Bytes()
+	boundSeg(d, 1, 999, true, nil, 1, at, emit)
+	boundSeg(d, 1, 1000, false, req[:20], 2, at, emit)
+	frame := 3
+	for off := 21; off < 1020; off += 2 {
+		boundSeg(d, 1, 1000+uint32(off), false, req[off:off+1], frame, at, emit)
+		if st := d.tcp.active[flowKeyOf(1)]; st != nil && len(st.got) > maxHoles+1 {
+			t.Fatalf("%d ranges held", len(st.got))
+		}
+		frame++
+	}
+	if len(got) != 1 || d.Dropped() != 1 || len(d.tcp.active) != 0 || d.tcp.total != 0 {
+		t.Fatalf("%d messages, dropped %d, %d directions, %d octets", len(got), d.Dropped(), len(d.tcp.active), d.tcp.total)
+	}
+	if m := got[0]; m.Frame != 2 || !slices.Contains(findingCodes(m), "state-limit-reached") || !strings.Contains(findingsText(m), "more than 64 holes") {
+		t.Fatalf("frame %d, findings %s", m.Frame, findingsText(m))
+	}
+	d.Flush(emit)
+	if len(got) != 1 || d.Dropped() != 1 {
+		t.Fatalf("%d messages, dropped %d after the flush", len(got), d.Dropped())
 	}
 }
