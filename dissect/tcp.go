@@ -3,7 +3,6 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"net/netip"
 	"slices"
@@ -128,7 +127,6 @@ type stream struct {
 // tcpState is the reassembly state of one input.
 type tcpState struct {
 	lim    TCPLimits
-	seed   maphash.Seed
 	active map[flowKey]*stream
 	total  int // octets buffered in all streams
 	// verdicts is a lossy cache of the directions no longer followed, by flow
@@ -152,6 +150,14 @@ type tcpState struct {
 	// keyless counts directions given up at a limit before they showed
 	// any octet of an MPA key: nothing of a frame was lost (yet).
 	keyless int
+	// complete remembers exactly the directions whose MPA frame was shown
+	// complete, with their start, for as many as ActiveFlows (the oldest
+	// forgotten first, completeRing in order): the lossy verdict cache alone
+	// could lose one to another flow's hash, and a retransmitted Request
+	// would then be shown again.
+	complete     map[flowKey]uint32
+	completeRing []flowKey
+	completeNext int
 }
 
 const verdictSlots = 1 << 18
@@ -183,11 +189,47 @@ const maxCarried = 1024
 const maxMPAFrame = layers.MPAHeaderLen + layers.MPAMaxPDLength
 
 func newTCPState(lim TCPLimits) *tcpState {
-	return &tcpState{lim: lim.withDefaults(), seed: maphash.MakeSeed(), active: map[flowKey]*stream{}}
+	return &tcpState{lim: lim.withDefaults(), active: map[flowKey]*stream{}}
 }
 
+// hash is the flow hash of the verdict cache. It is fixed (no random seed)
+// so that a run is deterministic: the same capture gives the same output,
+// collisions in the cache included.
 func (t *tcpState) hash(k *flowKey) uint64 {
-	return maphash.Comparable(t.seed, *k)
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, w := range [5]uint64{
+		binary.LittleEndian.Uint64(k.src[0:8]), binary.LittleEndian.Uint64(k.src[8:16]),
+		binary.LittleEndian.Uint64(k.dst[0:8]), binary.LittleEndian.Uint64(k.dst[8:16]),
+		uint64(k.sport)<<16 | uint64(k.dport),
+	} {
+		h = mix64(h ^ w)
+	}
+	return h
+}
+
+// mix64 is SplitMix64's finaliser.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// rememberComplete records a direction whose frame was shown complete.
+func (t *tcpState) rememberComplete(st *stream) {
+	if t.complete == nil {
+		t.complete = map[flowKey]uint32{}
+	}
+	if _, ok := t.complete[st.key]; !ok {
+		if len(t.completeRing) < t.lim.ActiveFlows {
+			t.completeRing = append(t.completeRing, st.key)
+		} else {
+			delete(t.complete, t.completeRing[t.completeNext])
+			t.completeRing[t.completeNext] = st.key
+			t.completeNext = (t.completeNext + 1) % len(t.completeRing)
+		}
+	}
+	t.complete[st.key] = st.start
 }
 
 // verdict is what the cache holds for a flow hash: 0 when nothing.
@@ -286,6 +328,15 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	seq := s.seq
 	if s.syn {
 		seq++
+	}
+	// A direction whose frame was shown complete: a retransmission (of the
+	// Request, or of the SYN) changes nothing; a SYN with another ISN starts
+	// a new connection.
+	if start, ok := t.complete[s.key]; ok {
+		if !s.syn || start == seq {
+			return
+		}
+		delete(t.complete, s.key) // its ring entry stays: at most one stale slot per key
 	}
 	// The common case, TCP bulk: a direction already decided (its MPA frame
 	// done, or not MPA). Only a SYN of a new connection reopens it: one with
@@ -942,6 +993,7 @@ func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, em
 	if n >= full {
 		d.chargeLost(st)
 		emit(d.mpaMessage(st, st.buf[:full], frame, now, ""))
+		t.rememberComplete(st)
 		t.close(st, h)
 		return true
 	}
@@ -963,12 +1015,16 @@ func (d *Decoder) finish(st *stream, h uint64, why string, emit func(*Message)) 
 	if shown {
 		d.chargeLost(st)
 		n := st.contiguous()
+		complete := false
 		if full := st.fullLen(); full >= 0 && n >= full {
 			// Complete with octets kept from before the SYN that no later
 			// copy replaced.
-			n, why = full, ""
+			n, why, complete = full, "", true
 		}
 		emit(d.mpaMessage(st, st.buf[:n], st.lastSeen, st.lastTime, why))
+		if complete {
+			t.rememberComplete(st)
+		}
 	} else if st.lost && st.keyStart() {
 		// Its key arrived after earlier state was given up at a limit, and
 		// too little of it for a message.
