@@ -330,6 +330,23 @@ func TestMPA(t *testing.T) {
 		{name: "FIN with octets missing before it", segs: with(seg{fromA: true, payload: req1[:12]}, seg{fromA: true, off: 20, payload: req1[20:], fin: true}),
 			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
 			contains: "the stream ends (FIN) with octets missing before it; the capture ends after 12 of the MPA frame's 20 octets"},
+		// A FIN before the start, or before octets already seen, is stale
+		// (or forged): ignored, like an RST outside the window.
+		{name: "stale FIN before the start ignored", segs: with(seg{fromA: true, payload: req1[:10]}, seg{fromA: true, off: -500, fin: true},
+			seg{fromA: true, off: 10, payload: req1[10:]}),
+			want: []want{{"MPA_REQ", 5, []int{3, 5}, 0, nil}}},
+		{name: "stale FIN inside the octets seen ignored", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 5, fin: true},
+			seg{fromA: true, off: 20, payload: req1[20:]}),
+			want: []want{{"MPA_REQ", 5, []int{3, 5}, 0, nil}}},
+		// Without a handshake, a key above the octets kept starts the
+		// direction when those stop short of it, or are one octet right
+		// before it (a keep-alive probe); a key right after longer data is
+		// inside the stream ("not MPA, no handshake").
+		{name: "no handshake, a keep-alive octet before the key", segs: []seg{{fromA: true, off: -1, payload: []byte{0}}, {fromA: true, payload: req1}},
+			want: []want{{"MPA_REQ", 2, []int{2}, 0, nil}}},
+		{name: "no handshake, octets and a gap before the key", segs: []seg{{fromA: true, off: -100, payload: []byte("xxxxxxxxxxxxxxxxxxxx")},
+			{fromA: true, off: -40, payload: []byte("yyyyyyyyyy")}, {fromA: true, payload: req1}},
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}}},
 		// An RST ends it only with a sequence number within what the frame
 		// needs or what was seen.
 		{name: "RST out of the window ignored", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 999999, rst: true},

@@ -403,7 +403,10 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	if len(s.payload) > 0 {
 		cut := len(s.payload) < s.wirePayload
 		if !st.startKnown {
-			if layers.MPAKeyPrefix(s.payload) && (st.nEarly == 0 || int32(st.start-seq) >= 0) {
+			// A segment that begins a key makes its sequence number the start:
+			// below the octets kept (they follow it), or above them
+			// (keyAbove).
+			if layers.MPAKeyPrefix(s.payload) && (st.nEarly == 0 || int32(st.start-seq) >= 0 || st.keyAbove(seq, s.payload)) {
 				d.rebase(st, seq, s, true, cut, emit)
 			} else if !d.keepEarly(st, h, s, seq, cut, emit) {
 				return
@@ -427,7 +430,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 		d.finish(st, h, "the connection is reset (RST)", emit)
 		return
 	}
-	if s.fin && !st.fin {
+	if s.fin && !st.fin && st.finInWindow(seq+uint32(len(s.payload))) {
 		st.fin, st.finSeq = true, seq+uint32(len(s.payload))
 	}
 	// The direction ends at its FIN once every octet before it is in: what
@@ -454,6 +457,38 @@ func (st *stream) rstInWindow(seq uint32, limit int) bool {
 		hi = max(hi, int(int32(st.end-st.start)))
 	}
 	return off >= 0 && off <= hi
+}
+
+// keyAbove reports whether a segment that begins a key at seq, above the
+// octets kept before the start is known, starts the direction: it carries
+// at least minKeyPrefix octets of a key, and the octets kept do not run up
+// to it, or are just one octet right before it (the shape of a TCP
+// keep-alive probe, RFC 9293 section 3.8.4). What lies before it is then
+// not part of its frame, as if the key had come first. A key right after
+// longer data is inside a stream, not at its start.
+func (st *stream) keyAbove(seq uint32, p []byte) bool {
+	off := int(int32(seq - st.start))
+	if off <= 0 || len(p) < minKeyPrefix {
+		return false
+	}
+	held, before := 0, false
+	for _, g := range st.got {
+		if g.lo < off {
+			held += min(g.hi, off) - g.lo
+			before = before || g.hi >= off
+		}
+	}
+	return !before || held == 1
+}
+
+// finInWindow reports whether a FIN ending the stream at finSeq can be
+// taken: not before the start, nor before octets already seen. Others
+// (stale or forged) are ignored, like an RST outside the window.
+func (st *stream) finInWindow(finSeq uint32) bool {
+	if st.startKnown && int32(finSeq-st.start) < 0 {
+		return false
+	}
+	return !st.anyData || int32(finSeq-st.end) >= 0
 }
 
 // earlyCost is what a segment kept before the start is known costs besides
