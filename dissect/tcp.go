@@ -312,9 +312,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	// last sweep, never on a backwards jump, and after at least an eighth as
 	// many segments as directions followed (a sweep looks at each: a
 	// segment pays for 8 looks or fewer, however the timestamps jump).
-	if s.time.After(t.clock) {
-		t.clock = s.time
-	}
+	t.tick(s.time)
 	if t.sinceSweep++; t.clock.Sub(t.lastSweep) >= sweepPeriod && t.sinceSweep >= len(t.active)/8 {
 		t.lastSweep, t.sinceSweep = t.clock, 0
 		if len(t.active) > 0 {
@@ -371,7 +369,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 			st.fin, st.differ = false, 0
 			d.rebase(st, seq, nil, true, false, emit)
 			st.soft, st.synFrame = slices.Clone(st.got), s.frame
-			st.progressSeen, st.progress = s.frame, s.time
+			st.progressSeen, st.progress = s.frame, t.clock
 		}
 	}
 	if st == nil {
@@ -398,7 +396,7 @@ func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
 	st.lastSeen, st.lastTime = s.frame, s.time
 	if s.syn && !st.startKnown {
 		st.startKnown, st.start = true, seq
-		st.progressSeen, st.progress = s.frame, s.time
+		st.progressSeen, st.progress = s.frame, t.clock
 	}
 	if len(s.payload) > 0 {
 		cut := len(s.payload) < s.wirePayload
@@ -650,6 +648,25 @@ const (
 	quietMPA     = 60 * time.Second // an MPA frame begun and not finished: reported, given up
 )
 
+// maxClockStep is how far one segment moves the ageing clock forward.
+const maxClockStep = time.Second
+
+// tick moves the ageing clock towards a segment's capture time: never
+// back, and at most maxClockStep a segment, so that one frame with a wrong
+// timestamp (an hour ahead, say) cannot age every direction at once. A real
+// quiet spell in a sparse capture is caught up a second per segment: ageing
+// is delayed, never early.
+func (t *tcpState) tick(at time.Time) {
+	switch {
+	case t.clock.IsZero():
+		t.clock = at
+	case at.After(t.clock.Add(maxClockStep)):
+		t.clock = t.clock.Add(maxClockStep)
+	case at.After(t.clock):
+		t.clock = at
+	}
+}
+
 // sweep decides the directions that have been quiet too long.
 func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 	t := d.tcp
@@ -661,6 +678,13 @@ func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 			if full := st.fullLen(); quiet > quietMPA && full >= 0 && st.contiguous() >= full {
 				d.finish(st, t.hash(&st.key), "", emit) // complete with octets from before the SYN
 			} else if quiet > quietMPA {
+				st.capped = fmt.Sprintf("nothing more arrived for %s: this MPA frame was given up", quietMPA)
+				d.giveUp(st, t.hash(&st.key), emit)
+			}
+		case st.keyStart():
+			// The first octets of a key, too few for a message yet: an MPA
+			// frame begun, given up (and counted) only as one would be.
+			if quiet > quietMPA {
 				st.capped = fmt.Sprintf("nothing more arrived for %s: this MPA frame was given up", quietMPA)
 				d.giveUp(st, t.hash(&st.key), emit)
 			}
@@ -838,7 +862,7 @@ func (d *Decoder) add(st *stream, seq uint32, data []byte, frame int, now time.T
 		st.snapCut = true // else what was cut lies beyond the frame
 	}
 	if added {
-		st.progressSeen, st.progress = frame, now
+		st.progressSeen, st.progress = frame, d.tcp.clock
 	}
 	return added
 }

@@ -69,9 +69,10 @@ func TestTCPHoleAtStartBounded(t *testing.T) {
 	if st == nil || len(st.buf) > maxMPAFrame || d.tcp.total > maxMPAFrame {
 		t.Fatalf("kept %d octets behind a hole at the start", d.tcp.total)
 	}
-	// Retransmissions for 70 s add nothing: the direction ages out.
-	for k := range 8 {
-		at = at.Add(10 * time.Second)
+	// Retransmissions for 80 s add nothing: the direction ages out (the
+	// ageing clock moves at most a second a segment).
+	for k := range 80 {
+		at = at.Add(time.Second)
 		boundSeg(d, 1, 1000+1460, false, make([]byte, 1460), 100+k, at, emit)
 	}
 	if len(d.tcp.active) != 0 || d.tcp.total != 0 {
@@ -108,8 +109,8 @@ func TestTCPQuietFrameSweptByTime(t *testing.T) {
 	req := (&craft.MPA{Request: true, Rev: 1}).Bytes()
 	boundSeg(d, 1, 999, true, nil, 1, at, emit)
 	boundSeg(d, 1, 1000, false, req[:12], 2, at, emit)
-	for k := range 8 {
-		at = at.Add(10 * time.Second)
+	for k := range 80 {
+		at = at.Add(time.Second)
 		boundSeg(d, 2, 1, false, []byte("GET / HTTP/1.1\r\n"), 3+k, at, emit)
 	}
 	if len(got) != 1 || len(got[0].Findings) == 0 || !strings.Contains(got[0].Findings[0].Message, "nothing more arrived for 1m0s") {

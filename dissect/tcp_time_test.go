@@ -81,24 +81,41 @@ func TestTCPTimeJumpKeepsSYNDirection(t *testing.T) {
 	}
 }
 
-// Without a handshake, the tail of a Request kept before its key and aged
-// out by a jumped timestamp is given up, not decided: the head that arrives
-// next is still shown, with state-limit-reached, and counted once.
+// Without a handshake, the tail of a Request kept before its key: one
+// frame with a jumped timestamp does not age it (the ageing clock moves a
+// second a segment), so the head that arrives next completes it; after a
+// real quiet spell it is given up, and the head that arrives then is shown
+// cut short, with state-limit-reached, and counted once.
 func TestTCPTimeJumpEarlyTailCounted(t *testing.T) {
 	req := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 8)}).Bytes()
-	at := craft.DefaultStart
-	d := NewDecoder("t", Config{})
-	var got []*Message
-	emit := func(m *Message) { got = append(got, m) }
-	boundSeg(d, 1, 5011, false, req[10:], 1, at, emit)
-	boundSeg(d, 2, 7, false, []byte("y"), 2, at.Add(11*time.Second), emit)
-	boundSeg(d, 1, 5001, false, req[:10], 3, at.Add(time.Millisecond), emit)
-	d.Flush(emit)
-	if len(got) != 1 || !slices.Contains(findingCodes(got[0]), "state-limit-reached") || d.Dropped() != 1 {
-		t.Fatalf("%d messages, dropped %d; want the Request cut short, counted", len(got), d.Dropped())
-	}
-	if !strings.Contains(got[0].Findings[len(got[0].Findings)-1].Message+findingsText(got[0]), "given up") {
-		t.Errorf("findings %s", findingsText(got[0]))
+	for _, quiet := range []bool{false, true} {
+		at := craft.DefaultStart
+		d := NewDecoder("t", Config{})
+		var got []*Message
+		emit := func(m *Message) { got = append(got, m) }
+		boundSeg(d, 1, 5011, false, req[10:], 1, at, emit)
+		frame := 2
+		if quiet {
+			for k := range 20 { // 20 s of other traffic, a second apart
+				boundSeg(d, 2, 7, false, []byte("y"), frame, at.Add(time.Duration(k+1)*time.Second), emit)
+				frame++
+			}
+		} else {
+			boundSeg(d, 2, 7, false, []byte("y"), frame, at.Add(time.Hour), emit)
+			frame++
+		}
+		boundSeg(d, 1, 5001, false, req[:10], frame, at.Add(time.Millisecond), emit)
+		d.Flush(emit)
+		if len(got) != 1 {
+			t.Fatalf("quiet=%v: %d messages", quiet, len(got))
+		}
+		limited := slices.Contains(findingCodes(got[0]), "state-limit-reached")
+		if limited != quiet || d.Dropped() != map[bool]int{false: 0, true: 1}[quiet] {
+			t.Errorf("quiet=%v: findings %s, dropped %d", quiet, findingsText(got[0]), d.Dropped())
+		}
+		if quiet && !strings.Contains(findingsText(got[0]), "given up") {
+			t.Errorf("findings %s", findingsText(got[0]))
+		}
 	}
 }
 
@@ -108,4 +125,47 @@ func findingsText(m *Message) string {
 		b.WriteString(f.Code + ": " + f.Message + "; ")
 	}
 	return b.String()
+}
+
+// A Request split after the first octets of its key is followed like a
+// frame begun: neither one frame stamped an hour ahead (with enough new
+// directions after it to force sweeps) nor 30 s of real quiet between its
+// two segments ages it; it is shown whole.
+func TestTCPSplitKeyNotAged(t *testing.T) {
+	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
+	for _, jump := range []bool{true, false} {
+		at := craft.DefaultStart
+		d := NewDecoder("t", Config{})
+		var got []*Message
+		emit := func(m *Message) { got = append(got, m) }
+		frame := 1
+		seg := func(i int, seq uint32, syn bool, p []byte, when time.Time) {
+			boundSeg(d, i, seq, syn, p, frame, when, emit)
+			frame++
+		}
+		if jump {
+			seg(5000, 1, false, []byte("z"), at.Add(time.Hour))
+		}
+		seg(1, 999, true, nil, at)
+		seg(1, 1000, false, req[:6], at.Add(time.Millisecond))
+		later := at.Add(2 * time.Millisecond)
+		if jump {
+			for i := range 1100 { // new directions: the tracker sweeps
+				seg(2+i, 77, true, nil, later)
+			}
+		} else {
+			for k := range 30 {
+				seg(2, 7, false, []byte("y"), at.Add(time.Duration(k+1)*time.Second))
+			}
+			later = at.Add(31 * time.Second)
+		}
+		seg(1, 1006, false, req[6:], later)
+		d.Flush(emit)
+		if len(got) != 1 || got[0].Name != "MPA_REQ" || len(got[0].PrivateData) != len(req)-20 || len(got[0].Findings) != 0 || d.Dropped() != 0 {
+			for _, m := range got {
+				t.Logf("%s frame %d %s", m.Name, m.Frame, findingsText(m))
+			}
+			t.Fatalf("jump=%v: %d messages, dropped %d; want the Request whole", jump, len(got), d.Dropped())
+		}
+	}
 }
