@@ -135,13 +135,14 @@ type tcpState struct {
 	verdicts  []uint64
 	dropped   int       // directions given up because of a limit
 	opens     int       // directions opened since the last sweep
-	lastSweep time.Time // capture time (high-water mark) of the last sweep
-	// clock is the capture time's high-water mark: the latest time of any
-	// segment so far. Ages are measured against it, and a sweep runs only
-	// when it advanced sweepPeriod past the last one (and at least an eighth
-	// as many segments as directions followed came since), so timestamps
-	// that jump back and forth cost nothing.
+	lastSweep time.Time // the ageing clock at the last sweep
+	// clock is the ageing clock (see tick): ages are measured against it,
+	// and a sweep runs only when it advanced sweepPeriod past the last one
+	// (and at least an eighth as many segments as directions followed came
+	// since), so timestamps that jump back and forth cost nothing. hwm is
+	// the latest capture time seen so far.
 	clock      time.Time
+	hwm        time.Time
 	sinceSweep int // segments since the last sweep
 	sweeps     int // sweeps run (tests)
 	// silentDrops counts directions given up at a limit whose first octets
@@ -624,7 +625,7 @@ func (d *Decoder) open(s *tcpSeg, h uint64, start uint32, known bool, emit func(
 	if len(t.active) >= t.lim.ActiveFlows {
 		d.evict(emit)
 	}
-	st := &stream{key: s.key, v6: s.v6, startKnown: known, start: start, progressSeen: s.frame, progress: s.time}
+	st := &stream{key: s.key, v6: s.v6, startKnown: known, start: start, progressSeen: s.frame, progress: t.clock}
 	// A SYN starts the direction afresh: what was lost before it was of an
 	// earlier connection.
 	if v, _ := t.verdict(h); v == verdictLost && !s.syn {
@@ -648,22 +649,23 @@ const (
 	quietMPA     = 60 * time.Second // an MPA frame begun and not finished: reported, given up
 )
 
-// maxClockStep is how far one segment moves the ageing clock forward.
+// maxClockStep is the most one segment moves the ageing clock forward.
 const maxClockStep = time.Second
 
-// tick moves the ageing clock towards a segment's capture time: never
-// back, and at most maxClockStep a segment, so that one frame with a wrong
-// timestamp (an hour ahead, say) cannot age every direction at once. A real
-// quiet spell in a sparse capture is caught up a second per segment: ageing
-// is delayed, never early.
+// tick advances the ageing clock by how far a segment's capture time moves
+// the latest one seen (the high-water mark) forward, at most maxClockStep:
+// a backwards jump moves nothing, and one frame with a wrong timestamp (an
+// hour ahead, a damaged first record from 1970) or a real idle hour moves
+// it a second, not an hour. The clock therefore never runs ahead of the
+// capture's own time by more than a second per such jump: ageing may come
+// late, never early.
 func (t *tcpState) tick(at time.Time) {
 	switch {
-	case t.clock.IsZero():
-		t.clock = at
-	case at.After(t.clock.Add(maxClockStep)):
-		t.clock = t.clock.Add(maxClockStep)
-	case at.After(t.clock):
-		t.clock = at
+	case t.hwm.IsZero():
+		t.hwm, t.clock = at, at
+	case at.After(t.hwm):
+		t.clock = t.clock.Add(min(at.Sub(t.hwm), maxClockStep))
+		t.hwm = at
 	}
 }
 

@@ -127,45 +127,67 @@ func findingsText(m *Message) string {
 	return b.String()
 }
 
-// A Request split after the first octets of its key is followed like a
-// frame begun: neither one frame stamped an hour ahead (with enough new
-// directions after it to force sweeps) nor 30 s of real quiet between its
-// two segments ages it; it is shown whole.
-func TestTCPSplitKeyNotAged(t *testing.T) {
+// A Request split inside its first segments is not aged by timestamps that
+// do not say its direction went quiet: one frame stamped an hour ahead (with
+// enough new directions after it to force sweeps), an idle hour before the
+// connection, a damaged first record from 1970 (the ageing clock moves a
+// second for each), or 30 s of real quiet after the first octets of its key
+// (a frame begun ages only at 60 s). It is shown whole. Splits at 6 octets
+// (inside the key) and at 30 (inside the private data), in order and
+// reversed (no handshake).
+func TestTCPSplitNotAged(t *testing.T) {
 	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
-	for _, jump := range []bool{true, false} {
-		at := craft.DefaultStart
-		d := NewDecoder("t", Config{})
-		var got []*Message
-		emit := func(m *Message) { got = append(got, m) }
-		frame := 1
-		seg := func(i int, seq uint32, syn bool, p []byte, when time.Time) {
-			boundSeg(d, i, seq, syn, p, frame, when, emit)
-			frame++
-		}
-		if jump {
-			seg(5000, 1, false, []byte("z"), at.Add(time.Hour))
-		}
-		seg(1, 999, true, nil, at)
-		seg(1, 1000, false, req[:6], at.Add(time.Millisecond))
-		later := at.Add(2 * time.Millisecond)
-		if jump {
-			for i := range 1100 { // new directions: the tracker sweeps
-				seg(2+i, 77, true, nil, later)
+	for _, mode := range []string{"jump ahead", "idle hour", "1970 first", "quiet 30 s"} {
+		for _, cut := range []int{6, 30} {
+			for _, reversed := range []bool{false, true} {
+				if mode == "quiet 30 s" && (cut != 6 || reversed) {
+					continue // only a frame begun waits 60 s
+				}
+				at := craft.DefaultStart
+				d := NewDecoder("t", Config{})
+				var got []*Message
+				emit := func(m *Message) { got = append(got, m) }
+				frame := 1
+				seg := func(i int, seq uint32, syn bool, p []byte, when time.Time) {
+					boundSeg(d, i, seq, syn, p, frame, when, emit)
+					frame++
+				}
+				switch mode {
+				case "jump ahead":
+					seg(5000, 1, false, []byte("z"), at.Add(time.Hour))
+				case "idle hour":
+					seg(5000, 1, false, []byte("z"), at.Add(-time.Hour))
+				case "1970 first":
+					seg(5000, 1, false, []byte("z"), time.Unix(0, 0))
+				}
+				first, second := req[:cut], req[cut:]
+				firstSeq, secondSeq := uint32(1000), uint32(1000+cut)
+				if reversed {
+					first, second, firstSeq, secondSeq = second, first, secondSeq, firstSeq
+				} else {
+					seg(1, 999, true, nil, at)
+				}
+				seg(1, firstSeq, false, first, at.Add(time.Millisecond))
+				later := at.Add(2 * time.Millisecond)
+				if mode == "quiet 30 s" {
+					for k := range 30 {
+						seg(2, 7, false, []byte("y"), at.Add(time.Duration(k+1)*time.Second))
+					}
+					later = at.Add(31 * time.Second)
+				} else {
+					for i := range 1100 { // new directions: the tracker sweeps
+						seg(2+i, 77, true, nil, later)
+					}
+				}
+				seg(1, secondSeq, false, second, later)
+				d.Flush(emit)
+				if len(got) != 1 || got[0].Name != "MPA_REQ" || len(got[0].PrivateData) != len(req)-20 || len(got[0].Findings) != 0 || d.Dropped() != 0 {
+					for _, m := range got {
+						t.Logf("%s frame %d %s", m.Name, m.Frame, findingsText(m))
+					}
+					t.Errorf("%s, cut at %d, reversed %v: %d messages, dropped %d; want the Request whole", mode, cut, reversed, len(got), d.Dropped())
+				}
 			}
-		} else {
-			for k := range 30 {
-				seg(2, 7, false, []byte("y"), at.Add(time.Duration(k+1)*time.Second))
-			}
-			later = at.Add(31 * time.Second)
-		}
-		seg(1, 1006, false, req[6:], later)
-		d.Flush(emit)
-		if len(got) != 1 || got[0].Name != "MPA_REQ" || len(got[0].PrivateData) != len(req)-20 || len(got[0].Findings) != 0 || d.Dropped() != 0 {
-			for _, m := range got {
-				t.Logf("%s frame %d %s", m.Name, m.Frame, findingsText(m))
-			}
-			t.Fatalf("jump=%v: %d messages, dropped %d; want the Request whole", jump, len(got), d.Dropped())
 		}
 	}
 }
