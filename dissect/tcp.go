@@ -143,6 +143,7 @@ type tcpState struct {
 	// the latest capture time seen so far.
 	clock      time.Time
 	hwm        time.Time
+	behind     int // segments in a row stamped well before hwm
 	sinceSweep int // segments since the last sweep
 	sweeps     int // sweeps run (tests)
 	// silentDrops counts directions given up at a limit whose first octets
@@ -652,20 +653,33 @@ const (
 // maxClockStep is the most one segment moves the ageing clock forward.
 const maxClockStep = time.Second
 
+// rebaseAfter is how many segments in a row stamped more than maxClockStep
+// before the latest timestamp make that timestamp a fluke: the clock then
+// follows the segments' own time again.
+const rebaseAfter = 64
+
 // tick advances the ageing clock by how far a segment's capture time moves
 // the latest one seen (the high-water mark) forward, at most maxClockStep:
 // a backwards jump moves nothing, and one frame with a wrong timestamp (an
 // hour ahead, a damaged first record from 1970) or a real idle hour moves
-// it a second, not an hour. The clock therefore never runs ahead of the
-// capture's own time by more than a second per such jump: ageing may come
-// late, never early.
+// it a second, not an hour. When rebaseAfter segments in a row are stamped
+// well before the mark, the mark was a fluke (one frame from a skewed
+// clock) and is set back to them, so the clock follows the capture again
+// instead of standing still. The clock itself never moves back: ageing may
+// come late, not early.
 func (t *tcpState) tick(at time.Time) {
 	switch {
 	case t.hwm.IsZero():
 		t.hwm, t.clock = at, at
 	case at.After(t.hwm):
 		t.clock = t.clock.Add(min(at.Sub(t.hwm), maxClockStep))
-		t.hwm = at
+		t.hwm, t.behind = at, 0
+	case t.hwm.Sub(at) > maxClockStep:
+		if t.behind++; t.behind >= rebaseAfter {
+			t.hwm, t.behind = at, 0
+		}
+	default:
+		t.behind = 0
 	}
 }
 
@@ -1147,7 +1161,15 @@ func (st *stream) keyStart() bool {
 // other traffic given up at a limit loses nothing to report.
 func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
 	t := d.tcp
-	if !st.reportable() && !st.keyStart() {
+	switch {
+	case st.startKnown && !st.anyData && len(st.buf) == 0:
+		// Nothing but its SYN: nothing lost; its key at its start still
+		// takes it up, unflagged (as when aged).
+		t.keyless++
+		t.close(st, h)
+		t.verdicts[h&(verdictSlots-1)] |= verdictAged
+		return
+	case !st.reportable() && !st.keyStart():
 		t.keyless++
 		t.total -= st.held()
 		delete(t.active, st.key)

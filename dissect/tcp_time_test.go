@@ -191,3 +191,59 @@ func TestTCPSplitNotAged(t *testing.T) {
 		}
 	}
 }
+
+// One frame stamped ahead (a skewed interface in an unsorted merge) does
+// not stop ageing for the rest of the capture: after rebaseAfter frames
+// stamped well before it, the clock follows them again. A 30 s SYN scan
+// (33000 directions, more than the flow limit) then ages out as it goes, and
+// a Request split around it is shown whole, nothing given up.
+func TestTCPSkewedFrameDoesNotStopAgeing(t *testing.T) {
+	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
+	for _, ahead := range []time.Duration{45 * time.Second, time.Hour} {
+		at := craft.DefaultStart
+		d := NewDecoder("t", Config{})
+		var got []*Message
+		emit := func(m *Message) { got = append(got, m) }
+		frame := 1
+		seg := func(i int, seq uint32, syn bool, p []byte, when time.Time) {
+			boundSeg(d, i, seq, syn, p, frame, when, emit)
+			frame++
+		}
+		seg(60000, 1, false, []byte("z"), at.Add(ahead))
+		seg(1, 999, true, nil, at)
+		seg(1, 1000, false, req[:30], at.Add(2*time.Millisecond))
+		for i := range 33000 {
+			seg(2+i, 77, true, nil, at.Add(time.Duration(i)*time.Second/1100))
+		}
+		seg(1, 1030, false, req[30:], at.Add(31*time.Second))
+		d.Flush(emit)
+		if len(got) != 1 || len(got[0].PrivateData) != len(req)-20 || len(got[0].Findings) != 0 || d.Dropped() != 0 || d.KeylessEvictions() != 0 {
+			for _, m := range got {
+				t.Logf("%s frame %d %s", m.Name, m.Frame, findingsText(m))
+			}
+			t.Errorf("%s ahead: %d messages, dropped %d, keyless evictions %d; want the Request whole", ahead, len(got), d.Dropped(), d.KeylessEvictions())
+		}
+	}
+}
+
+// A direction that showed nothing but its SYN, given up at the flow limit,
+// lost nothing: its Request, when it comes, is shown whole and unflagged.
+func TestTCPSYNOnlyEvictedLosesNothing(t *testing.T) {
+	req := (&craft.MPA{Request: true, Rev: 1, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3}}).Bytes()
+	at := craft.DefaultStart
+	d := NewDecoder("t", Config{TCP: TCPLimits{ActiveFlows: 16}})
+	var got []*Message
+	emit := func(m *Message) { got = append(got, m) }
+	boundSeg(d, 1, 999, true, nil, 1, at, emit)
+	for i := range 40 {
+		boundSeg(d, 2+i, 5, true, nil, 2+i, at, emit)
+	}
+	boundSeg(d, 1, 1000, false, req, 50, at, emit)
+	d.Flush(emit)
+	if len(got) != 1 || len(got[0].Findings) != 0 || d.Dropped() != 0 {
+		for _, m := range got {
+			t.Logf("%s frame %d %s", m.Name, m.Frame, findingsText(m))
+		}
+		t.Fatalf("%d messages, dropped %d; want the Request, unflagged", len(got), d.Dropped())
+	}
+}
