@@ -155,10 +155,8 @@ type Tracker struct {
 	done    []*Connection // live: handed on, still recognised (CM retries, REJ of a REP)
 	byReq   map[reqKey]*Connection
 	byTCP   map[tcpConnKey]*Connection
-	orphans map[reqKey]*Message     // REP or REJ seen before their REQ
-	oTCP    map[tcpConnKey]*Message // MPA Reply seen before its Request
-	oOrder  []reqKey                // orphans, oldest first (an MPA one has id 0 and a flag below)
-	oIsTCP  []bool
+	orphans map[orphanKey]*Message // replies seen before their request
+	oOrder  []orphanKey            // orphans, oldest first
 	history map[serviceKey]*negotiated
 	hOrder  []histEntry // history in the order it was recorded
 	dropped int
@@ -194,9 +192,8 @@ func NewTracker(live bool, max int) *Tracker {
 func (t *Tracker) reset() {
 	t.byReq = map[reqKey]*Connection{}
 	t.byTCP = map[tcpConnKey]*Connection{}
-	t.orphans = map[reqKey]*Message{}
-	t.oTCP = map[tcpConnKey]*Message{}
-	t.oOrder, t.oIsTCP = nil, nil
+	t.orphans = map[orphanKey]*Message{}
+	t.oOrder = nil
 	t.history = map[serviceKey]*negotiated{}
 	t.hOrder = nil
 	t.done = nil
@@ -253,8 +250,7 @@ func (t *Tracker) cm(m *Message) []*Connection {
 			InitiatorRPCRDMA: m.RPCRDMA, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
 		t.byReq[k] = c
 		ready := t.add(c)
-		if r := t.orphans[k]; r != nil {
-			delete(t.orphans, k) // its reply came first
+		if r := t.takeOrphan(orphanKey{req: k}); r != nil { // its reply came first
 			ready = append(ready, t.cm(r)...)
 		}
 		return ready
@@ -262,7 +258,7 @@ func (t *Tracker) cm(m *Message) []*Connection {
 		k := reqKey{m.Dst, m.Src, m.RemoteCommID}
 		c := t.byReq[k]
 		if c == nil {
-			t.orphan(k, false, m)
+			t.orphan(orphanKey{req: k}, m)
 			return nil
 		}
 		if c.ReplyFrame != 0 {
@@ -274,7 +270,7 @@ func (t *Tracker) cm(m *Message) []*Connection {
 		switch {
 		case c == nil:
 			if m.RemoteCommID != 0 {
-				t.orphan(reqKey{m.Dst, m.Src, m.RemoteCommID}, false, m)
+				t.orphan(orphanKey{req: reqKey{m.Dst, m.Src, m.RemoteCommID}}, m)
 			}
 			return nil
 		case c.closed || c.st.final:
@@ -307,23 +303,29 @@ func (t *Tracker) cm(m *Message) []*Connection {
 	return nil
 }
 
+// orphanKey names the request a reply answers: the REQ's (InfiniBand
+// family) or the TCP connection's (iWARP).
+type orphanKey struct {
+	req reqKey
+	tcp tcpConnKey
+}
+
 // orphan keeps a reply whose request was not seen (yet), the oldest
 // forgotten first.
-func (t *Tracker) orphan(k reqKey, tcp bool, m *Message) {
-	if tcp {
-		t.oTCP[tcpConnKey{k.ini, k.res}] = m
-	} else {
-		t.orphans[k] = m
-	}
-	t.oOrder, t.oIsTCP = append(t.oOrder, k), append(t.oIsTCP, tcp)
+func (t *Tracker) orphan(k orphanKey, m *Message) {
+	t.orphans[k] = m
+	t.oOrder = append(t.oOrder, k)
 	for len(t.oOrder) > maxOrphans {
-		if t.oIsTCP[0] {
-			delete(t.oTCP, tcpConnKey{t.oOrder[0].ini, t.oOrder[0].res})
-		} else {
-			delete(t.orphans, t.oOrder[0])
-		}
-		t.oOrder, t.oIsTCP = t.oOrder[1:], t.oIsTCP[1:]
+		delete(t.orphans, t.oOrder[0])
+		t.oOrder = t.oOrder[1:]
 	}
+}
+
+// takeOrphan returns and forgets the reply kept for k, or nil.
+func (t *Tracker) takeOrphan(k orphanKey) *Message {
+	m := t.orphans[k]
+	delete(t.orphans, k)
+	return m
 }
 
 func rejReason(m *Message) string {
@@ -356,8 +358,7 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 		}
 		t.byTCP[k] = c
 		ready := t.add(c)
-		if r := t.oTCP[k]; r != nil {
-			delete(t.oTCP, k) // its Reply came first
+		if r := t.takeOrphan(orphanKey{tcp: k}); r != nil { // its Reply came first
 			ready = append(ready, t.mpa(r)...)
 		}
 		return ready
@@ -365,7 +366,7 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 		k := tcpConnKey{m.Dst, m.Src}
 		c := t.byTCP[k]
 		if c == nil {
-			t.orphan(reqKey{ini: k.ini, res: k.res}, true, m)
+			t.orphan(orphanKey{tcp: k}, m)
 			return nil
 		}
 		if c.ReplyFrame != 0 {

@@ -12,11 +12,7 @@ import (
 
 // boundSeg feeds one segment of flow i (its own source port) to d.
 func boundSeg(d *Decoder, i int, seq uint32, syn bool, payload []byte, frame int, at time.Time, emit func(*Message)) {
-	s := tcpSeg{seq: seq, syn: syn, payload: payload, wirePayload: len(payload), frame: frame, time: at}
-	binary.BigEndian.PutUint32(s.key.src[12:], 0x0a000001)
-	binary.BigEndian.PutUint32(s.key.dst[12:], 0x0a000002)
-	s.key.sport, s.key.dport = uint16(1024+i), 443
-	d.segment(&s, emit)
+	fullSeg(d, i, seq, syn, false, false, payload, frame, at, emit)
 }
 
 // Busy non-MPA traffic: the first segment of each mid-connection flow keeps
