@@ -15,9 +15,10 @@ import (
 type frameKind uint8
 
 const (
-	kindNone frameKind = iota // nothing for us
-	kindCM                    // an InfiniBand-family packet carrying a CM MAD
-	kindTCP                   // a TCP segment with payload (MPA candidate)
+	kindNone     frameKind = iota // nothing for us
+	kindCM                        // an InfiniBand-family packet carrying a CM MAD
+	kindTCP                       // a TCP segment with payload (MPA candidate)
+	kindFragment                  // the first IP fragment of a CM MAD or an MPA frame
 )
 
 // Link types (LINKTYPE_* values) the dissector reads.
@@ -186,8 +187,14 @@ func (d *Decoder) classifyIPv4(fi *frameInfo, b []byte, off int) {
 	if ihl < 20 || len(b) < off+ihl {
 		return
 	}
-	// Fragments cannot be decoded on their own; CM MADs are never fragmented.
-	if binary.BigEndian.Uint16(b[off+6:off+8])&0x3fff != 0 {
+	// Fragments are not reassembled (RoCEv2 senders set DF and CM MADs fit
+	// any MTU). A first fragment that shows the start of a CM MAD or an MPA
+	// frame is counted, so that the loss is reported; later fragments hold
+	// no transport header and say nothing.
+	if frag := binary.BigEndian.Uint16(b[off+6 : off+8]); frag&0x3fff != 0 {
+		if frag&0x1fff == 0 {
+			d.classifyFragment(fi, b, b[off+9], off+ihl)
+		}
 		return
 	}
 	fi.l3 = off
@@ -210,7 +217,10 @@ func (d *Decoder) classifyIPv6(fi *frameInfo, b []byte, off int) {
 			}
 			nh = b[p]
 			p += (int(b[p+1]) + 1) * 8
-		case 44: // fragment
+		case 44: // fragment: only the first shows the transport header
+			if len(b) >= p+8 && binary.BigEndian.Uint16(b[p+2:p+4])&0xfff8 == 0 {
+				d.classifyFragment(fi, b, b[p], p+8)
+			}
 			return
 		default:
 			d.classifyL4(fi, b, nh, p)
@@ -247,6 +257,29 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 		fi.transport = IWARP
 	}
 }
+
+// classifyFragment marks the first fragment of an IP datagram whose
+// transport header at off starts a CM MAD (UDP to a RoCEv2 port) or an MPA
+// frame (TCP payload starting with the key's common prefix).
+func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int) {
+	switch proto {
+	case 17:
+		if len(b) >= off+8 && d.rocePorts.has(binary.BigEndian.Uint16(b[off+2:off+4])) && isCM(b, off+8) {
+			fi.kind = kindFragment
+		}
+	case 6:
+		if len(b) < off+20 {
+			return
+		}
+		p := off + int(b[off+12]>>4)*4
+		if len(b) >= p+len(mpaKeyPrefix) && string(b[p:p+len(mpaKeyPrefix)]) == mpaKeyPrefix {
+			fi.kind = kindFragment
+		}
+	}
+}
+
+// mpaKeyPrefix is what the Request and Reply keys share.
+const mpaKeyPrefix = "MPA ID Re"
 
 // classifyGRH handles a packet that starts with a GRH (RoCEv1, or native IB
 // after an LRH with LNH 3).

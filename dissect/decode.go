@@ -89,6 +89,11 @@ type Decoder struct {
 	undecodable      int
 	undecodableFirst int
 	undecodableWhy   string
+
+	// First IP fragments that hold the start of a CM MAD or an MPA frame:
+	// how many, and the first one's frame.
+	fragments     int
+	fragmentFirst int
 }
 
 // layerSet records which layers the last decode produced.
@@ -209,6 +214,11 @@ func (d *Decoder) Decode(f *Frame, emit func(*Message)) {
 			d.seg.frame, d.seg.time = f.Index, f.Time
 			d.segment(&d.seg, emit)
 		}
+	case kindFragment:
+		d.fragments++
+		if d.fragments == 1 {
+			d.fragmentFirst = f.Index
+		}
 	}
 }
 
@@ -222,6 +232,11 @@ func (d *Decoder) Flush(emit func(*Message)) { d.flushTCP(emit) }
 func (d *Decoder) Undecodable() (n, first int, why string) {
 	return d.undecodable, d.undecodableFirst, d.undecodableWhy
 }
+
+// Fragments counts the first IP fragments that hold the start of a CM MAD
+// or an MPA frame (fragments are not reassembled); first is the first one's
+// frame number.
+func (d *Decoder) Fragments() (n, first int) { return d.fragments, d.fragmentFirst }
 
 // undecodableReason says where the decoding of the last candidate stopped.
 func (d *Decoder) undecodableReason() string {

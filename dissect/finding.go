@@ -84,6 +84,8 @@ var Catalogue = []Check{
 		"The frame is complete (nothing cut by the snap length) but ends exactly where its ICRC would start: the capturing device stripped the ICRC (and VCRC), so it is not checked."},
 	{"cm-undecodable", Warning, "IBTA Vol 1, section 13.4; rdmacm-pd dissector",
 		"Frames that look like CM MADs (a UD SEND with management class 0x07) but whose headers do not decode as far as the MAD, though the capture did not cut them: they are not shown as messages. The finding names the first and why it stopped."},
+	{"ip-fragment-skipped", Warning, "RFC 791, section 3.2; RFC 8200, section 4.5; rdmacm-pd dissector",
+		"First IP fragments whose transport header shows the start of a CM MAD (UDP to a RoCEv2 port) or of an MPA frame: fragments are not reassembled, so these are not shown as messages. The finding counts them per input and names the first."},
 	{"mad-unexpected-header", Warning, "IBTA Vol 1, sections 13.4.2 and 12.6",
 		"A Communication Manager MAD with a Base Version other than 1 or a Class Version other than 2."},
 	{"cm-not-gsi", Warning, "IBTA Vol 1, sections 12.6 and 13.5.1",

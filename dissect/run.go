@@ -184,8 +184,10 @@ func (r *run) connections() {
 	}
 }
 
-// silentDrops notes the TCP directions an input's decoder gave up at a
-// state limit when they had shown too little of an MPA key for a message.
+// silentDrops notes, as run-level findings, what an input's decoder saw
+// but could not show as messages: CM candidates that do not decode, first IP
+// fragments of a CM MAD or an MPA frame, and TCP directions given up at a
+// state limit with too little of an MPA key to show.
 func (r *run) silentDrops(name string, d *Decoder) {
 	if n, first, why := d.Undecodable(); n > 0 {
 		what := "frame looks like a CM MAD but its headers do"
@@ -195,6 +197,15 @@ func (r *run) silentDrops(name string, d *Decoder) {
 		r.sum.note(newFinding("cm-undecodable",
 			"%s: %d %s not decode as far as the MAD (first at frame %d: %s); not shown as messages",
 			name, n, what, first, why))
+	}
+	if n, first := d.Fragments(); n > 0 {
+		what := "fragment holds"
+		if n > 1 {
+			what = "fragments hold"
+		}
+		r.sum.note(newFinding("ip-fragment-skipped",
+			"%s: %d first IP %s the start of a CM MAD or an MPA frame (first at frame %d); fragments are not reassembled, so no message is shown for them",
+			name, n, what, first))
 	}
 	if n := d.SilentDrops(); n > 0 {
 		r.sum.note(newFinding("state-limit-reached",
