@@ -121,15 +121,25 @@ func TestDissectExitCodes(t *testing.T) {
 	}
 }
 
-// TestDamagedAfterMessages: what was decoded before the damage is printed,
-// then the error, then exit 2.
-func TestDamagedAfterMessages(t *testing.T) {
+// cutSample writes the NFS sample without its last drop octets (the last
+// record cut short) to a temporary file and returns its name.
+func cutSample(t *testing.T, drop int) string {
+	t.Helper()
 	raw, err := os.ReadFile(nfs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cut := filepath.Join(t.TempDir(), "cut.pcap")
-	os.WriteFile(cut, raw[:len(raw)-50], 0o644)
+	if err := os.WriteFile(cut, raw[:len(raw)-drop], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cut
+}
+
+// TestDamagedAfterMessages: what was decoded before the damage is printed,
+// then the error, then exit 2.
+func TestDamagedAfterMessages(t *testing.T) {
+	cut := cutSample(t, 50)
 	code, out, errOut := run(t, nil, nil, false, "dissect", cut)
 	if code != 2 || !strings.Contains(out, "REP") || strings.Contains(out, "RTU") {
 		t.Errorf("exit %d, out:\n%s", code, out)

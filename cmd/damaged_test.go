@@ -134,12 +134,7 @@ func TestMissingFileAmongOthers(t *testing.T) {
 // the damage is written, with the summary saying which input failed and
 // why, and the same one-line error.
 func TestDamagedFileFormats(t *testing.T) {
-	raw, err := os.ReadFile(nfs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "cut.pcap")
-	os.WriteFile(path, raw[:len(raw)-100], 0o644)
+	path := cutSample(t, 100)
 	const why = "frame 3 at offset 700: record cut short: 222 of 322 octets"
 	for _, tc := range []struct {
 		format string

@@ -116,7 +116,7 @@ func (s *fuzzSink) Connection(*Connection) error { return nil }
 // panic; memory accounting never goes negative nor above the limits; a
 // completed frame is the original one when the input was a valid Request.
 func FuzzReassembly(f *testing.F) {
-	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
+	req := rpcRequest(2)
 	f.Add(true, []byte{0, 0, 0, 1, 0, 7, 0, 0, 7, 25, 0, 0})
 	f.Add(true, []byte{20, 12, 0, 0, 0, 20, 0, 0})
 	f.Add(false, bytes.Repeat([]byte{3, 9, 1, 0}, 10))

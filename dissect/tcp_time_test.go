@@ -99,24 +99,18 @@ func TestTCPSweepTimestampsBackAndForth(t *testing.T) {
 // direction with a SYN and nothing since is not MPA: its Request, stamped
 // 1 ms after the SYN, is still decoded, whole and without a finding.
 func TestTCPTimeJumpKeepsSYNDirection(t *testing.T) {
-	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
+	req := rpcRequest(2)
 	at := craft.DefaultStart
-	d := NewDecoder("t", Config{})
-	var got []*Message
-	emit := func(m *Message) { got = append(got, m) }
-	boundSeg(d, 1, 999, true, nil, 1, at, emit)
-	boundSeg(d, 2, 7, false, []byte("x"), 2, at.Add(11*time.Second), emit)
-	boundSeg(d, 1, 1000, false, req, 3, at.Add(time.Millisecond), emit)
+	r := newSegRun(Config{})
+	r.seg(1, 999, true, nil, at)
+	r.seg(2, 7, false, []byte("x"), at.Add(11*time.Second))
+	r.seg(1, 1000, false, req, at.Add(time.Millisecond))
 	// A retransmission of the Request (and of the SYN) changes nothing.
-	boundSeg(d, 1, 1000, false, req, 4, at.Add(2*time.Millisecond), emit)
-	boundSeg(d, 1, 999, true, nil, 5, at.Add(3*time.Millisecond), emit)
-	boundSeg(d, 1, 1000, false, req, 6, at.Add(4*time.Millisecond), emit)
-	d.Flush(emit)
-	if len(got) != 1 || got[0].Frame != 3 || len(got[0].Findings) != 0 || d.Dropped() != 0 {
-		for _, m := range got {
-			t.Logf("%s frame %d %v", m.Name, m.Frame, findingCodes(m))
-		}
-		t.Fatalf("%d messages, dropped %d; want the Request once, frame 3, no finding", len(got), d.Dropped())
+	r.seg(1, 1000, false, req, at.Add(2*time.Millisecond))
+	r.seg(1, 999, true, nil, at.Add(3*time.Millisecond))
+	r.seg(1, 1000, false, req, at.Add(4*time.Millisecond))
+	if !r.whole(t, len(req)-20) || r.got[0].Frame != 3 {
+		t.Fatal("want the Request once, frame 3, whole, no finding")
 	}
 }
 

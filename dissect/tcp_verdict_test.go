@@ -12,11 +12,10 @@ import (
 // flow takes its slot in the lossy verdict cache, a retransmission of the
 // Request is still not shown a second time.
 func TestTCPVerdictCollisionNoDuplicate(t *testing.T) {
-	req := (&craft.MPA{Request: true, Rev: 2, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
+	req := rpcRequest(2)
 	at := craft.DefaultStart
-	d := NewDecoder("t", Config{})
-	var got []*Message
-	emit := func(m *Message) { got = append(got, m) }
+	r := newSegRun(Config{})
+	d := r.d
 	a := tcpSeg{seq: 1000, syn: true, frame: 1, time: at}
 	binary.BigEndian.PutUint32(a.key.src[12:], 0xc0000201)
 	binary.BigEndian.PutUint32(a.key.dst[12:], 0xc0000202)
@@ -38,7 +37,7 @@ func TestTCPVerdictCollisionNoDuplicate(t *testing.T) {
 	}
 	feed := func(s tcpSeg, seq uint32, syn bool, p []byte, frame int, when time.Time) {
 		s.seq, s.syn, s.payload, s.wirePayload, s.frame, s.time = seq, syn, p, len(p), frame, when
-		d.segment(&s, emit)
+		d.segment(&s, r.emit)
 	}
 	feed(a, 1000, true, nil, 1, at)
 	feed(a, 1001, false, req, 2, at)
@@ -46,15 +45,15 @@ func TestTCPVerdictCollisionNoDuplicate(t *testing.T) {
 	feed(b, 5001, false, []byte("GET / HTTP/1.1\r\n"), 4, at)
 	feed(a, 1001, false, req, 5, at.Add(200*time.Millisecond))
 	feed(a, 1000, true, nil, 6, at.Add(300*time.Millisecond))
-	d.Flush(emit)
-	if len(got) != 1 || got[0].Frame != 2 {
-		t.Fatalf("%d messages for one MPA Request", len(got))
+	d.Flush(r.emit)
+	if len(r.got) != 1 || r.got[0].Frame != 2 {
+		t.Fatalf("%d messages for one MPA Request", len(r.got))
 	}
 	// A SYN with another ISN is a new connection: its Request is shown.
 	feed(a, 7000, true, nil, 7, at.Add(time.Second))
 	feed(a, 7001, false, req, 8, at.Add(time.Second))
-	if len(got) != 2 || got[1].Frame != 8 {
-		t.Fatalf("%d messages after a new connection", len(got))
+	if len(r.got) != 2 || r.got[1].Frame != 8 {
+		t.Fatalf("%d messages after a new connection", len(r.got))
 	}
 }
 
