@@ -41,7 +41,6 @@ const (
 type frameInfo struct {
 	kind      frameKind
 	transport Transport
-	link      int // start of the link payload: where the parser starts
 	l3, l4    int // IP header and UDP or TCP header (RoCEv2, TCP)
 	grh       int // GRH offset, or -1
 	lrh       int // LRH offset, or -1

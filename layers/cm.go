@@ -188,8 +188,6 @@ type CMPath struct {
 	LocalACKTimeout uint8    // Local ACK Timeout (5 bits)
 }
 
-const cmPathLen = 44
-
 func (p *CMPath) decode(b []byte) {
 	p.LocalPortLID = binary.BigEndian.Uint16(b[0:2])
 	p.RemotePortLID = binary.BigEndian.Uint16(b[2:4])
