@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -58,9 +59,9 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 	if mode != output.ColorAuto && mode != output.ColorAlways && mode != output.ColorNever {
 		return usageError("--color: unknown mode %q (want auto, always or never)", opts.Color)
 	}
-	var failOn dissect.Severity
+	var failOn finding.Severity
 	if opts.FailOn != "never" {
-		if failOn, err = dissect.ParseSeverity(opts.FailOn); err != nil {
+		if failOn, err = finding.ParseSeverity(opts.FailOn); err != nil {
 			return usageError("--fail-on: unknown value %q (want never, info, warning or error)", opts.FailOn)
 		}
 	}
@@ -68,13 +69,13 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 	if expect < 0 {
 		expect = guessOffset(pd)
 	}
-	rp, fs := dissect.CheckPrivateData(pd, expect)
+	rp, fs := decode.CheckPrivateData(pd, expect)
 	err = output.WriteDecode(s.Out, output.Options{Format: format,
 		Color: format == output.Text && output.UseColor(mode, s.OutTerminal, s.Getenv)}, pd, rp, fs)
 	if err != nil {
 		return failure(err)
 	}
-	if failOn != 0 && dissect.MaxSeverity(fs) >= failOn {
+	if failOn != 0 && finding.Max(fs) >= failOn {
 		return &exitError{code: ExitFindings}
 	}
 	return nil

@@ -14,6 +14,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
@@ -26,7 +30,7 @@ type dissectOptions struct {
 	Color          string
 	FailOn         string
 	RoCEPorts      []uint
-	TCP            dissect.TCPLimits
+	TCP            decode.TCPLimits
 	MaxConnections int
 	SHA256         bool
 	Args           []string // the command line (after the program name), for the Markdown report
@@ -76,9 +80,9 @@ and checks it.`,
 	f.StringVar(&opts.FailOn, "fail-on", "never", "exit 1 when a finding reaches this severity: never, info, warning or error")
 	f.UintSliceVar(&opts.RoCEPorts, "roce-port", nil, "also decode this UDP destination port as RoCEv2 (repeatable)")
 	f.IntVar(&opts.TCP.StreamBytes, "max-stream-bytes", 65555, "iWARP: octets buffered per TCP direction for its MPA frame")
-	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", dissect.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
-	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", dissect.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
-	f.IntVar(&opts.MaxConnections, "max-connections", dissect.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
+	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", decode.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
+	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
+	f.IntVar(&opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 
 	f.StringArrayVarP(&opts.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
@@ -128,28 +132,28 @@ func (r *readFlag) merge(args []string) []string {
 // severityCounter passes messages on and keeps the highest severity seen.
 type severityCounter struct {
 	next output.Renderer
-	max  dissect.Severity
+	max  finding.Severity
 }
 
-func (s *severityCounter) Message(m *dissect.Message) error {
+func (s *severityCounter) Message(m *record.Message) error {
 	s.see(m.Findings)
 	return s.next.Message(m)
 }
 
-func (s *severityCounter) Connection(c *dissect.Connection) error {
+func (s *severityCounter) Connection(c *record.Connection) error {
 	s.see(c.Findings)
 	return s.next.Connection(c)
 }
 
 // Summary counts the findings of the run as a whole (a state limit hit by
 // TCP directions that never showed an MPA key, say) before passing it on.
-func (s *severityCounter) Summary(sum *dissect.Summary) error {
+func (s *severityCounter) Summary(sum *record.Summary) error {
 	s.see(sum.Notes)
 	return s.next.Summary(sum)
 }
 
-func (s *severityCounter) see(fs []dissect.Finding) {
-	if v := dissect.MaxSeverity(fs); v > s.max {
+func (s *severityCounter) see(fs []finding.Finding) {
+	if v := finding.Max(fs); v > s.max {
 		s.max = v
 	}
 }
@@ -178,9 +182,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if mode != output.ColorAuto && mode != output.ColorAlways && mode != output.ColorNever {
 		return usageError("--color: unknown mode %q (want auto, always or never)", opts.Color)
 	}
-	var failOn dissect.Severity
+	var failOn finding.Severity
 	if opts.FailOn != "never" {
-		if failOn, err = dissect.ParseSeverity(opts.FailOn); err != nil {
+		if failOn, err = finding.ParseSeverity(opts.FailOn); err != nil {
 			return usageError("--fail-on: unknown value %q (want never, info, warning or error)", opts.FailOn)
 		}
 	}

@@ -235,16 +235,16 @@ func mpaExchange(t *testing.T, addr string) {
 	}
 }
 
-type record map[string]any
+type jsonRecord map[string]any
 
-func records(t *testing.T, out []byte) []record {
+func records(t *testing.T, out []byte) []jsonRecord {
 	t.Helper()
-	var rs []record
+	var rs []jsonRecord
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if line == "" {
 			continue
 		}
-		var r record
+		var r jsonRecord
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("%v: %q", err, line)
 		}
@@ -253,8 +253,8 @@ func records(t *testing.T, out []byte) []record {
 	return rs
 }
 
-func messages(rs []record) []record {
-	var out []record
+func messages(rs []jsonRecord) []jsonRecord {
+	var out []jsonRecord
 	for _, r := range rs {
 		if r["record"] == "message" {
 			out = append(out, r)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -78,7 +80,7 @@ func runScenario(t *testing.T, cfg dissect.Config, files ...string) *collect {
 }
 
 type connWant struct {
-	state        dissect.State
+	state        record.State
 	ini, res     string
 	reqFrame     int
 	replyFrame   int
@@ -88,7 +90,7 @@ type connWant struct {
 	codes        []string
 }
 
-func got(c *dissect.Connection) connWant {
+func got(c *record.Connection) connWant {
 	w := connWant{state: c.State, ini: c.Initiator, res: c.Responder, reqFrame: c.RequestFrame, replyFrame: c.ReplyFrame,
 		retries: c.Retries, inv: c.RemoteInvalidation, codes: codes(c.Findings)}
 	if c.Inline != nil {
@@ -110,32 +112,32 @@ func TestConnections(t *testing.T) {
 	}{
 		{"both sides advertise", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(4096, 4096, true),
 			Responder: p(8192, 8192, true)}}},
-			[]connWant{{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, true, nil}}},
+			[]connWant{{record.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, true, nil}}},
 		{"one side", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(8192, 8192, false), Responder: none}}},
-			[]connWant{{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 1024, 1024, false, []string{"rpcrdma-one-sided"}}}},
+			[]connWant{{record.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 1024, 1024, false, []string{"rpcrdma-one-sided"}}}},
 		{"only the responder", scenario{ib: []craft.Exchange{{Transport: craft.InfiniBand, Initiator: none, Responder: p(8192, 8192, false)}}},
-			[]connWant{{dissect.Established, "LID 1", "LID 2", 1, 2, 0, 1024, 1024, false, []string{"rpcrdma-one-sided"}}}},
+			[]connWant{{record.Established, "LID 1", "LID 2", 1, 2, 0, 1024, 1024, false, []string{"rpcrdma-one-sided"}}}},
 		{"neither", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv1, Initiator: none, Responder: none}}},
-			[]connWant{{dissect.Established, "::ffff:192.0.2.1", "::ffff:192.0.2.2", 1, 2, 0, 1024, 1024, false, nil}}},
+			[]connWant{{record.Established, "::ffff:192.0.2.1", "::ffff:192.0.2.2", 1, 2, 0, 1024, 1024, false, nil}}},
 		{"asymmetric sizes", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(16384, 2048, false),
 			Responder: p(4096, 65536, false)}}},
-			[]connWant{{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 16384, 2048, false, nil}}},
+			[]connWant{{record.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 16384, 2048, false, nil}}},
 		{"R on the initiator only", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(4096, 4096, true), Responder: p(4096, 4096, false)}}},
-			[]connWant{{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, false, []string{"remote-invalidation-one-sided"}}}},
+			[]connWant{{record.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, false, []string{"remote-invalidation-one-sided"}}}},
 		{"R on the responder only", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(4096, 4096, false), Responder: p(4096, 4096, true)}}},
-			[]connWant{{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, false, []string{"remote-invalidation-one-sided"}}}},
+			[]connWant{{record.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, false, []string{"remote-invalidation-one-sided"}}}},
 		{"REJ with private data", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(4096, 4096, true),
 			Responder: p(4096, 4096, true), Reject: true}}},
-			[]connWant{{dissect.Rejected, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
+			[]connWant{{record.Rejected, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
 		{"MPA reject", scenario{iwarp: []craft.IWARPExchange{{Rev: 2, Initiator: p(4096, 4096, true), Responder: p(4096, 4096, true), Reject: true}}},
-			[]connWant{{dissect.Rejected, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
+			[]connWant{{record.Rejected, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
 		{"MPA both R", scenario{iwarp: []craft.IWARPExchange{{Rev: 1, Initiator: p(4096, 16384, true), Responder: p(2048, 4096, true)}}},
-			[]connWant{{dissect.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 2048, true, nil}}},
+			[]connWant{{record.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 2048, true, nil}}},
 		{"CM retries", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(4096, 4096, false), Responder: p(4096, 4096, false)}},
 			dup: map[int]int{0: 2}},
-			[]connWant{{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 4, 2, 4096, 4096, false, nil}}},
+			[]connWant{{record.Established, "192.0.2.1", "192.0.2.2", 1, 4, 2, 4096, 4096, false, nil}}},
 		{"no reply", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(4096, 4096, false)}}, drop: map[int]bool{1: true, 2: true}},
-			[]connWant{{dissect.NoReply, "192.0.2.1", "192.0.2.2", 1, 0, 0, 0, 0, false, []string{"reply-missing"}}}},
+			[]connWant{{record.NoReply, "192.0.2.1", "192.0.2.2", 1, 0, 0, 0, 0, false, []string{"reply-missing"}}}},
 		{"reply without request", scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2, Initiator: p(4096, 4096, false)}}, drop: map[int]bool{0: true}},
 			nil},
 		{"reconnection with changed properties", scenario{ib: []craft.Exchange{
@@ -143,22 +145,22 @@ func TestConnections(t *testing.T) {
 			{Transport: craft.RoCEv2, Attempt: 1, Start: base.Add(time.Second), Initiator: p(4096, 4096, true), Responder: p(4096, 4096, true)},
 			{Transport: craft.RoCEv2, Attempt: 2, Start: base.Add(2 * time.Second), Initiator: p(8192, 8192, true), Responder: p(4096, 4096, false)}}},
 			[]connWant{
-				{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, true, nil},
-				{dissect.Established, "192.0.2.1", "192.0.2.2", 4, 5, 0, 4096, 4096, true, nil},
-				{dissect.Established, "192.0.2.1", "192.0.2.2", 7, 8, 0, 4096, 4096, false,
+				{record.Established, "192.0.2.1", "192.0.2.2", 1, 2, 0, 4096, 4096, true, nil},
+				{record.Established, "192.0.2.1", "192.0.2.2", 4, 5, 0, 4096, 4096, true, nil},
+				{record.Established, "192.0.2.1", "192.0.2.2", 7, 8, 0, 4096, 4096, false,
 					[]string{"remote-invalidation-one-sided", "properties-changed-on-reconnect"}}}},
 		{"MPA reconnection with changed properties", scenario{iwarp: []craft.IWARPExchange{
 			{Rev: 2, Initiator: p(4096, 4096, false), Responder: p(4096, 4096, false)},
 			{Rev: 2, Attempt: 1, Start: base.Add(time.Second), Initiator: p(4096, 4096, false), Responder: p(2048, 2048, false)}}},
 			[]connWant{
-				{dissect.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, nil},
-				{dissect.Established, "192.0.2.1:50153", "192.0.2.2:20049", 9, 10, 0, 2048, 2048, false, []string{"properties-changed-on-reconnect"}}}},
+				{record.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, nil},
+				{record.Established, "192.0.2.1:50153", "192.0.2.2:20049", 9, 10, 0, 2048, 2048, false, []string{"properties-changed-on-reconnect"}}}},
 		{"iWARP reconnection that reuses the TCP 4-tuple", scenario{iwarp: []craft.IWARPExchange{
 			{Rev: 2, Initiator: p(4096, 4096, false), Responder: p(4096, 4096, false)},
 			{Rev: 2, Start: base.Add(time.Second), Initiator: p(8192, 8192, false), Responder: p(8192, 8192, false)}}},
 			[]connWant{
-				{dissect.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, nil},
-				{dissect.Established, "192.0.2.1:49153", "192.0.2.2:20049", 9, 10, 0, 8192, 8192, false, []string{"properties-changed-on-reconnect"}}}},
+				{record.Established, "192.0.2.1:49153", "192.0.2.2:20049", 4, 5, 0, 4096, 4096, false, nil},
+				{record.Established, "192.0.2.1:49153", "192.0.2.2:20049", 9, 10, 0, 8192, 8192, false, []string{"properties-changed-on-reconnect"}}}},
 		{"interleaved connections between different hosts", scenario{interleave: true, ib: []craft.Exchange{
 			{Transport: craft.RoCEv2, Index: 0, Initiator: p(4096, 4096, false), Responder: p(4096, 4096, false)},
 			{Transport: craft.RoCEv2, Index: 1, Start: base.Add(500 * time.Microsecond), Initiator: p(8192, 8192, true), Responder: p(16384, 16384, true), Reject: true},
@@ -167,10 +169,10 @@ func TestConnections(t *testing.T) {
 			// Frames by time: 1 REQ0, 2 SYN3, 3 REQ1, 4 REQ2, 5 REP0, 6 SYN-ACK3, 7 REJ1, 8 REP2, 9 RTU0, 10 ACK3,
 			// 11 RTU2, 12 MPA_REQ3, 13 MPA_REP3.
 			[]connWant{
-				{dissect.Established, "192.0.2.1", "192.0.2.2", 1, 5, 0, 4096, 4096, false, nil},
-				{dissect.Rejected, "192.0.2.3", "192.0.2.4", 3, 7, 0, 8192, 8192, false, []string{"connection-rejected"}},
-				{dissect.Established, "192.0.2.5", "192.0.2.6", 4, 8, 0, 1024, 1024, false, nil},
-				{dissect.Established, "192.0.2.7:49159", "192.0.2.8:20049", 12, 13, 0, 4096, 4096, true, nil}}},
+				{record.Established, "192.0.2.1", "192.0.2.2", 1, 5, 0, 4096, 4096, false, nil},
+				{record.Rejected, "192.0.2.3", "192.0.2.4", 3, 7, 0, 8192, 8192, false, []string{"connection-rejected"}},
+				{record.Established, "192.0.2.5", "192.0.2.6", 4, 8, 0, 1024, 1024, false, nil},
+				{record.Established, "192.0.2.7:49159", "192.0.2.8:20049", 12, 13, 0, 4096, 4096, true, nil}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,11 +188,11 @@ func TestConnections(t *testing.T) {
 				}
 			}
 			// The summary counts them by state.
-			byState := map[dissect.State]int{}
+			byState := map[record.State]int{}
 			for _, w := range tc.want {
 				byState[w.state]++
 			}
-			for _, st := range []dissect.State{dissect.Established, dissect.Rejected, dissect.NoReply} {
+			for _, st := range []record.State{record.Established, record.Rejected, record.NoReply} {
 				if c.sum.Connections[st] != byState[st] {
 					t.Errorf("summary %s = %d, want %d", st, c.sum.Connections[st], byState[st])
 				}
@@ -216,7 +218,7 @@ func TestConnectionFindingMessages(t *testing.T) {
 		c := runScenario(t, dissect.Config{}, scenario{ib: []craft.Exchange{x}}.write(t))
 		msgs := map[string]string{}
 		for _, f := range c.conns[0].Findings {
-			msgs[f.Code] = f.Message
+			msgs[f.Code.String()] = f.Message
 		}
 		if !reflect.DeepEqual(msgs, tc.want) {
 			t.Errorf("reject=%v: messages\n got %v\nwant %v", tc.reject, msgs, tc.want)
@@ -298,33 +300,33 @@ func TestConnectionLifecycle(t *testing.T) {
 		{"Communication ID reused after a disconnection: a new attempt",
 			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rtu, 3), tid(dreq, 4), tid(drep, 5),
 				tid(reqM(big), 6), tid(repM(big), 7), tid(rtu, 8)},
-			[]connWant{{dissect.Established, ini, res, 1, 2, 0, 4096, 4096, false, nil},
-				{dissect.Established, ini, res, 6, 7, 0, 16384, 16384, true, []string{"properties-changed-on-reconnect"}}}},
+			[]connWant{{record.Established, ini, res, 1, 2, 0, 4096, 4096, false, nil},
+				{record.Established, ini, res, 6, 7, 0, 16384, 16384, true, []string{"properties-changed-on-reconnect"}}}},
 		{"REQ again after a REJ, with a new Transaction ID: a new attempt",
 			[]cmStep{tid(reqM(small), 1), tid(rejM(false, 0, 28), 2), tid(reqM(small), 3), tid(repM(small), 4), tid(rtu, 5)},
-			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 1024, 1024, false, []string{"connection-rejected"}},
-				{dissect.Established, ini, res, 3, 4, 0, 4096, 4096, false, nil}}},
+			[]connWant{{record.Rejected, ini, res, 1, 2, 0, 1024, 1024, false, []string{"connection-rejected"}},
+				{record.Established, ini, res, 3, 4, 0, 4096, 4096, false, nil}}},
 		{"REQ again after the REP, same Transaction ID: a CM retry (the REP was lost)",
 			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(reqM(small), 1), tid(repM(small), 2), tid(rtu, 3)},
-			[]connWant{{dissect.Established, ini, res, 1, 2, 1, 4096, 4096, false, nil}}},
+			[]connWant{{record.Established, ini, res, 1, 2, 1, 4096, 4096, false, nil}}},
 		{"REQ again before any reply, whatever its Transaction ID: a CM retry",
 			[]cmStep{tid(reqM(small), 1), tid(reqM(small), 7), tid(repM(small), 2), tid(rtu, 3)},
-			[]connWant{{dissect.Established, ini, res, 1, 3, 1, 4096, 4096, false, nil}}},
+			[]connWant{{record.Established, ini, res, 1, 3, 1, 4096, 4096, false, nil}}},
 		{"the initiator rejects the REP: rejected, the REP stays the reply, findings once",
 			[]cmStep{tid(reqM(big), 1), tid(repM(small), 2), tid(rejM(true, 1, 28), 3)},
-			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
+			[]connWant{{record.Rejected, ini, res, 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
 		{"the responder rejects its REP when no RTU came (timeout)",
 			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rejM(false, 1, 4), 3)},
-			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
+			[]connWant{{record.Rejected, ini, res, 1, 2, 0, 4096, 4096, false, []string{"connection-rejected"}}}},
 		{"the REP before its REQ (captures merged from several interfaces): still paired",
 			[]cmStep{tid(repM(small), 2), tid(reqM(small), 1), tid(rtu, 3)},
-			[]connWant{{dissect.Established, ini, res, 2, 1, 0, 4096, 4096, false, nil}}},
+			[]connWant{{record.Established, ini, res, 2, 1, 0, 4096, 4096, false, nil}}},
 		{"the initiator gives up before any reply (REJ reason Timeout)",
 			[]cmStep{tid(reqM(small), 1), {aToB: true, tid: 2, msg: &layers.CMRej{LocalCommID: 1, Reason: 4}}},
-			[]connWant{{dissect.Rejected, ini, res, 1, 2, 0, 1024, 1024, false, []string{"connection-rejected"}}}},
+			[]connWant{{record.Rejected, ini, res, 1, 2, 0, 1024, 1024, false, []string{"connection-rejected"}}}},
 		{"a REJ after the RTU changes nothing",
 			[]cmStep{tid(reqM(small), 1), tid(repM(small), 2), tid(rtu, 3), tid(rejM(false, 1, 4), 4)},
-			[]connWant{{dissect.Established, ini, res, 1, 2, 0, 4096, 4096, false, nil}}},
+			[]connWant{{record.Established, ini, res, 1, 2, 0, 4096, 4096, false, nil}}},
 	}
 	for _, tc := range cases {
 		file := cmScript(t, tc.steps...)
@@ -405,9 +407,9 @@ func TestLiveLimitOnce(t *testing.T) {
 	for _, x := range c.conns {
 		seen[x.RequestFrame]++
 		for _, f := range x.Findings {
-			if f.Code == "state-limit-reached" {
+			if f.Code.String() == "state-limit-reached" {
 				limited++
-				if x.State != dissect.NoReply {
+				if x.State != record.NoReply {
 					t.Errorf("frame %d (%s) flagged", x.RequestFrame, x.State)
 				}
 			}
@@ -421,7 +423,7 @@ func TestLiveLimitOnce(t *testing.T) {
 	// Unanswered REQs 1, 3, 4 and 5 against a limit of 3: REQ 5 gives up 1,
 	// the next REQ (10) gives up 3; the complete connections after it never
 	// push out 4 or 5.
-	if len(seen) != 5+190 || limited != 2 || c.sum.StateDrops != 2 || c.sum.Connections[dissect.Established] != 191 {
+	if len(seen) != 5+190 || limited != 2 || c.sum.StateDrops != 2 || c.sum.Connections[record.Established] != 191 {
 		t.Errorf("%d attempts, %d limited, %d drops, %v", len(seen), limited, c.sum.StateDrops, c.sum.Connections)
 	}
 }
@@ -447,7 +449,7 @@ func TestSameFileTwice(t *testing.T) {
 	p := scenario{ib: []craft.Exchange{{Transport: craft.RoCEv2}}}.write(t)
 	c := runScenario(t, dissect.Config{}, p, p)
 	if len(c.conns) != 2 || c.conns[0].Retries != 0 || c.conns[1].Retries != 0 ||
-		c.conns[1].State != dissect.Established || c.conns[1].RequestFrame != 1 {
+		c.conns[1].State != record.Established || c.conns[1].RequestFrame != 1 {
 		t.Fatalf("got %d connections: %+v", len(c.conns), c.conns)
 	}
 }
@@ -475,15 +477,15 @@ func TestLiveOrder(t *testing.T) {
 
 type orderSink struct{ log *[]string }
 
-func (o *orderSink) Message(m *dissect.Message) error {
-	*o.log = append(*o.log, fmt.Sprintf("%s %d", m.Name, m.Frame))
+func (o *orderSink) Message(m *record.Message) error {
+	*o.log = append(*o.log, fmt.Sprintf("%s %d", m.Name(), m.Frame))
 	return nil
 }
-func (o *orderSink) Connection(c *dissect.Connection) error {
+func (o *orderSink) Connection(c *record.Connection) error {
 	*o.log = append(*o.log, fmt.Sprintf("connection %s %s", c.Initiator, c.State))
 	return nil
 }
-func (o *orderSink) Summary(*dissect.Summary) error { *o.log = append(*o.log, "summary"); return nil }
+func (o *orderSink) Summary(*record.Summary) error { *o.log = append(*o.log, "summary"); return nil }
 
 // TestConnectionLimit: beyond the tracking limit the oldest attempt is
 // handed on early, with a state-limit-reached finding, and counted.
@@ -524,7 +526,7 @@ func TestConnectionLimitPerInput(t *testing.T) {
 		t.Fatalf("%d connections, %d drops, notes %v", len(c.conns), c.sum.StateDrops, c.sum.Notes)
 	}
 	for _, x := range c.conns {
-		if x.State != dissect.Established || len(x.Findings) != 0 {
+		if x.State != record.Established || len(x.Findings) != 0 {
 			t.Errorf("%s: %s %v", x.Initiator, x.State, codes(x.Findings))
 		}
 	}
@@ -548,7 +550,7 @@ func TestHistoryLimit(t *testing.T) {
 	var changed []int
 	for _, x := range c.conns {
 		for _, f := range x.Findings {
-			if f.Code == "properties-changed-on-reconnect" {
+			if f.Code.String() == "properties-changed-on-reconnect" {
 				changed = append(changed, x.RequestFrame)
 			}
 		}
@@ -558,30 +560,8 @@ func TestHistoryLimit(t *testing.T) {
 	if !reflect.DeepEqual(changed, []int{13}) {
 		t.Errorf("properties-changed-on-reconnect at %v, want [13]", changed)
 	}
-	if len(c.sum.Notes) != 1 || c.sum.Notes[0].Code != "state-limit-reached" ||
+	if len(c.sum.Notes) != 1 || c.sum.Notes[0].Code != finding.StateLimitReached ||
 		!strings.Contains(c.sum.Notes[0].Message, "what 2 established connections negotiated was forgotten") {
 		t.Errorf("notes %v", c.sum.Notes)
-	}
-}
-
-func TestNegotiate(t *testing.T) {
-	r := func(s, v int, inv bool) *dissect.RPCRDMA {
-		return &dissect.RPCRDMA{SendSize: s, ReceiveSize: v, RemoteInvalidate: inv}
-	}
-	cases := []struct {
-		ini, res *dissect.RPCRDMA
-		want     dissect.InlineThresholds
-		inv      bool
-	}{
-		{nil, nil, dissect.InlineThresholds{1024, 1024}, false},
-		{r(4096, 4096, true), nil, dissect.InlineThresholds{1024, 1024}, false},
-		{r(4096, 8192, true), r(16384, 2048, true), dissect.InlineThresholds{2048, 8192}, true},
-		{r(262144, 262144, false), r(262144, 262144, true), dissect.InlineThresholds{262144, 262144}, false},
-	}
-	for i, c := range cases {
-		got, inv := dissect.Negotiate(c.ini, c.res)
-		if got != c.want || inv != c.inv {
-			t.Errorf("case %d: %+v %v", i, got, inv)
-		}
 	}
 }

@@ -13,36 +13,39 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // collect is a Sink that keeps everything.
 type collect struct {
-	msgs  []*dissect.Message
-	conns []*dissect.Connection
-	sum   *dissect.Summary
+	msgs  []*record.Message
+	conns []*record.Connection
+	sum   *record.Summary
 }
 
-func (c *collect) Message(m *dissect.Message) error       { c.msgs = append(c.msgs, m); return nil }
-func (c *collect) Connection(x *dissect.Connection) error { c.conns = append(c.conns, x); return nil }
-func (c *collect) Summary(s *dissect.Summary) error       { c.sum = s; return nil }
+func (c *collect) Message(m *record.Message) error       { c.msgs = append(c.msgs, m); return nil }
+func (c *collect) Connection(x *record.Connection) error { c.conns = append(c.conns, x); return nil }
+func (c *collect) Summary(s *record.Summary) error       { c.sum = s; return nil }
 
 // decodeFrames runs a Decoder over frames given as data.
-func decodeFrames(t *testing.T, link uint16, frames ...[]byte) []*dissect.Message {
+func decodeFrames(t *testing.T, link uint16, frames ...[]byte) []*record.Message {
 	t.Helper()
-	d := dissect.NewDecoder("test", dissect.Config{})
-	var out []*dissect.Message
+	d := decode.NewDecoder("test", decode.Config{})
+	var out []*record.Message
 	for i, b := range frames {
-		f := &dissect.Frame{Data: b, WireLen: len(b), LinkType: link, Index: i + 1, Time: craft.DefaultStart}
-		d.Decode(f, func(m *dissect.Message) { out = append(out, m) })
+		f := &decode.Frame{Data: b, WireLen: len(b), LinkType: link, Index: i + 1, Time: craft.DefaultStart}
+		d.Decode(f, func(m *record.Message) { out = append(out, m) })
 	}
 	return out
 }
 
-func codes(fs []dissect.Finding) []string {
+func codes(fs []finding.Finding) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, f.Code)
+		out = append(out, f.Code.String())
 	}
 	return out
 }
@@ -95,23 +98,23 @@ func TestFindings(t *testing.T) {
 	badIPCM := append([]byte(nil), ipcm...)
 	badIPCM[1] = 0x50 // IP version 5
 
-	std4096 := &dissect.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
+	std4096 := &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
 		SendSizeEncoded: 3, ReceiveSizeEncoded: 3}
-	at := func(off int) *dissect.RPCRDMA { r := *std4096; r.Offset = off; return &r }
+	at := func(off int) *record.RPCRDMA { r := *std4096; r.Offset = off; return &r }
 	tests := []struct {
 		name     string
 		cm       craft.CM
 		cut      int // keep only this many octets of the frame (0: all)
 		want     []string
-		wantRPC  *dissect.RPCRDMA
+		wantRPC  *record.RPCRDMA
 		contains string // a finding message must contain this
 		noRPC    bool   // no usable RFC 8797 message (else wantRPC, or std4096 when nil)
 	}{
 		{name: "clean REP", cm: craft.CM{Msg: rep(rpc(1, 1, 3, 7))},
-			wantRPC: &dissect.RPCRDMA{Offset: 0, FormatIdentifier: 0xf6ab0e18, Version: 1, RemoteInvalidate: true,
+			wantRPC: &record.RPCRDMA{Offset: 0, FormatIdentifier: 0xf6ab0e18, Version: 1, RemoteInvalidate: true,
 				SendSize: 4096, ReceiveSize: 8192, SendSizeEncoded: 3, ReceiveSizeEncoded: 7}},
 		{name: "clean REQ after IP CM header", cm: craft.CM{Msg: req(craft.NFSServiceID, append(ipcm, rpc(1, 0, 0xff, 0)...))},
-			wantRPC: &dissect.RPCRDMA{Offset: 36, FormatIdentifier: 0xf6ab0e18, Version: 1,
+			wantRPC: &record.RPCRDMA{Offset: 36, FormatIdentifier: 0xf6ab0e18, Version: 1,
 				SendSize: 262144, ReceiveSize: 1024, SendSizeEncoded: 0xff}},
 		{name: "absent on REQ", cm: craft.CM{Msg: req(0x1234, nil)}, want: []string{"rpcrdma-absent"}, noRPC: true,
 			contains: "Send Size 1024, Receive Size 1024, R=0"},
@@ -120,17 +123,17 @@ func TestFindings(t *testing.T) {
 			want: []string{"rpcrdma-absent", "rpcrdma-version-unknown"}, contains: "Version 2 at offset 0"},
 		{name: "version 2 then version 1", cm: craft.CM{Msg: rep(pd(196, 0, rpc(2, 0, 3, 3), 8, rpc(1, 0, 1, 1)))},
 			want: []string{"rpcrdma-version-unknown", "rpcrdma-multiple", "rpcrdma-unexpected-offset"},
-			wantRPC: &dissect.RPCRDMA{Offset: 8, FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 2048,
+			wantRPC: &record.RPCRDMA{Offset: 8, FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 2048,
 				ReceiveSize: 2048, SendSizeEncoded: 1, ReceiveSizeEncoded: 1}},
 		{name: "truncated at end of private data", cm: craft.CM{Msg: rep(pd(196, 190, []byte{0xf6, 0xab, 0x0e, 0x18, 1, 0}))},
 			want: []string{"rpcrdma-absent", "rpcrdma-truncated"}, contains: "offset 190 (6 octets left)", noRPC: true},
 		{name: "reserved bits", cm: craft.CM{Msg: rep(rpc(1, 0x83, 3, 3))}, want: []string{"rpcrdma-reserved-nonzero"},
-			wantRPC: &dissect.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, Reserved: 0x41, RemoteInvalidate: true,
+			wantRPC: &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, Reserved: 0x41, RemoteInvalidate: true,
 				SendSize: 4096, ReceiveSize: 4096, SendSizeEncoded: 3, ReceiveSizeEncoded: 3},
 			contains: "Reserved bits are 0x41"},
 		{name: "multiple", cm: craft.CM{Msg: rep(pd(196, 0, rpc(1, 0, 3, 3), 100, rpc(1, 1, 7, 7)))},
 			want: []string{"rpcrdma-multiple"}, contains: "found 2 times (offsets 0, 100)",
-			wantRPC: &dissect.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
+			wantRPC: &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
 				SendSizeEncoded: 3, ReceiveSizeEncoded: 3}},
 		{name: "unexpected offset", cm: craft.CM{Msg: rep(pd(196, 12, rpc(1, 0, 3, 3)))},
 			want: []string{"rpcrdma-unexpected-offset"}, contains: "offset 12, where the REP puts it at 0", wantRPC: at(12)},
@@ -162,16 +165,16 @@ func TestFindings(t *testing.T) {
 			cut: 62 + 10, want: []string{"capture-truncated"}, noRPC: true},
 		{name: "cut only the ICRC", cm: craft.CM{Msg: rep(rpc(1, 0, 3, 3))}, cut: 42 + 12 + 8 + 256,
 			want: []string{"capture-truncated"}, contains: "ends before the ICRC",
-			wantRPC: &dissect.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
+			wantRPC: &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
 				SendSizeEncoded: 3, ReceiveSizeEncoded: 3}},
 		{name: "RoCEv1 clean", cm: craft.CM{Transport: craft.RoCEv1, Msg: rep(rpc(1, 0, 3, 3))},
-			wantRPC: &dissect.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
+			wantRPC: &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
 				SendSizeEncoded: 3, ReceiveSizeEncoded: 3}},
 		{name: "IB with GRH clean", cm: craft.CM{Transport: craft.InfiniBand, GRH: true, Msg: rep(rpc(1, 0, 3, 3))},
-			wantRPC: &dissect.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
+			wantRPC: &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
 				SendSizeEncoded: 3, ReceiveSizeEncoded: 3}},
 		{name: "VLAN tagged", cm: craft.CM{Msg: rep(rpc(1, 0, 3, 3)), VLAN: 100},
-			wantRPC: &dissect.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
+			wantRPC: &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 4096, ReceiveSize: 4096,
 				SendSizeEncoded: 3, ReceiveSizeEncoded: 3}},
 	}
 	for _, tc := range tests {
@@ -184,10 +187,10 @@ func TestFindings(t *testing.T) {
 			if tc.cut > 0 {
 				frame = frame[:tc.cut]
 			}
-			d := dissect.NewDecoder("test", dissect.Config{})
-			var msgs []*dissect.Message
-			d.Decode(&dissect.Frame{Data: frame, WireLen: wire, LinkType: link, Index: 1},
-				func(m *dissect.Message) { msgs = append(msgs, m) })
+			d := decode.NewDecoder("test", decode.Config{})
+			var msgs []*record.Message
+			d.Decode(&decode.Frame{Data: frame, WireLen: wire, LinkType: link, Index: 1},
+				func(m *record.Message) { msgs = append(msgs, m) })
 			if len(msgs) != 1 {
 				t.Fatalf("got %d messages, want 1", len(msgs))
 			}
@@ -208,7 +211,8 @@ func TestFindings(t *testing.T) {
 				}
 			}
 			for _, f := range m.Findings {
-				c, ok := dissect.LookupCheck(f.Code)
+				c := f.Code.Check()
+				ok := c.Name != ""
 				if !ok || f.Severity != c.Severity || f.Reference != c.Reference || f.Reference == "" {
 					t.Errorf("finding %+v does not match its catalogue entry %+v", f, c)
 				}
@@ -221,17 +225,17 @@ func TestFindings(t *testing.T) {
 // message-level code of the catalogue: a code nobody can trigger is dead.
 func TestCatalogueCodes(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range dissect.Catalogue {
-		if seen[c.Code] {
-			t.Errorf("duplicate code %s", c.Code)
+	for _, c := range finding.Catalogue() {
+		if seen[c.Name] {
+			t.Errorf("duplicate code %s", c.Name)
 		}
-		seen[c.Code] = true
+		seen[c.Name] = true
 		if c.Reference == "" || c.Summary == "" || c.Severity == 0 {
 			t.Errorf("incomplete catalogue entry %+v", c)
 		}
-		for _, r := range c.Code {
+		for _, r := range c.Name {
 			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-				t.Errorf("code %q is not kebab-case", c.Code)
+				t.Errorf("code %q is not kebab-case", c.Name)
 				break
 			}
 		}
@@ -267,8 +271,8 @@ func TestMessageIdentity(t *testing.T) {
 			}
 			wantNames := []string{"REQ", "REP", "RTU"}
 			for i, m := range msgs {
-				if m.Name != wantNames[i] || m.Frame != i+1 {
-					t.Errorf("message %d: %s frame %d", i, m.Name, m.Frame)
+				if m.Name() != wantNames[i] || m.Frame != i+1 {
+					t.Errorf("message %d: %s frame %d", i, m.Name(), m.Frame)
 				}
 				if m.IB == nil || m.IB.ICRC == nil || !m.IB.ICRC.Valid {
 					t.Errorf("message %d: ICRC not checked valid: %+v", i, m.IB)
@@ -323,10 +327,10 @@ func TestRoCEPort(t *testing.T) {
 	if msgs := decodeFrames(t, 1, frame); len(msgs) != 0 {
 		t.Fatalf("port 0x1234 decoded without --roce-port")
 	}
-	d := dissect.NewDecoder("t", dissect.Config{RoCEPorts: []uint16{0x1234}})
-	var got []*dissect.Message
-	d.Decode(&dissect.Frame{Data: frame, WireLen: len(frame), LinkType: 1, Index: 1}, func(m *dissect.Message) { got = append(got, m) })
-	if len(got) != 1 || got[0].RPCRDMA == nil || got[0].Name != "REP" || got[0].IB.ICRC == nil || !got[0].IB.ICRC.Valid {
+	d := decode.NewDecoder("t", decode.Config{RoCEPorts: []uint16{0x1234}})
+	var got []*record.Message
+	d.Decode(&decode.Frame{Data: frame, WireLen: len(frame), LinkType: 1, Index: 1}, func(m *record.Message) { got = append(got, m) })
+	if len(got) != 1 || got[0].RPCRDMA == nil || got[0].Name() != "REP" || got[0].IB.ICRC == nil || !got[0].IB.ICRC.Valid {
 		t.Fatalf("extra port not decoded: %+v", got)
 	}
 }
@@ -359,8 +363,8 @@ func TestRunFiles(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, m := range c.msgs {
-		got[filepath.Base(m.File)] = append(got[filepath.Base(m.File)], m.Name)
-		if m.RPCRDMA == nil && m.Name != "RTU" && m.File != "../pcaps/rocev2-one-sided.pcap" {
+		got[filepath.Base(m.File)] = append(got[filepath.Base(m.File)], m.Name())
+		if m.RPCRDMA == nil && m.Name() != "RTU" && m.File != "../pcaps/rocev2-one-sided.pcap" {
 			t.Errorf("%s frame %d: no RFC 8797 message", m.File, m.Frame)
 		}
 	}
@@ -414,7 +418,7 @@ func TestStdin(t *testing.T) {
 	if _, err := dissect.Run(context.Background(), []string{"-"}, bytes.NewReader(raw), dissect.Config{}, &c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.msgs) != 3 || c.msgs[0].File != "-" || c.msgs[0].Transport != dissect.InfiniBand {
+	if len(c.msgs) != 3 || c.msgs[0].File != "-" || c.msgs[0].Transport != record.InfiniBand {
 		t.Fatalf("got %d messages", len(c.msgs))
 	}
 	if !c.msgs[0].Time.Equal(craft.DefaultStart) || !c.msgs[1].Time.Equal(craft.DefaultStart.Add(time.Millisecond)) {
@@ -424,15 +428,15 @@ func TestStdin(t *testing.T) {
 
 // TestCheckPrivateData is the decode sub-command's check.
 func TestCheckPrivateData(t *testing.T) {
-	rp, fs := dissect.CheckPrivateData(rpc(1, 1, 3, 3), 0)
+	rp, fs := decode.CheckPrivateData(rpc(1, 1, 3, 3), 0)
 	if rp == nil || rp.SendSize != 4096 || len(fs) != 0 {
 		t.Errorf("clean: %+v %v", rp, fs)
 	}
-	rp, fs = dissect.CheckPrivateData([]byte{1, 2, 3}, 0)
+	rp, fs = decode.CheckPrivateData([]byte{1, 2, 3}, 0)
 	if rp != nil || !reflect.DeepEqual(codes(fs), []string{"rpcrdma-absent"}) {
 		t.Errorf("absent: %+v %v", rp, fs)
 	}
-	_, fs = dissect.CheckPrivateData(pd(20, 4, rpc(1, 0, 3, 3)), 0)
+	_, fs = decode.CheckPrivateData(pd(20, 4, rpc(1, 0, 3, 3)), 0)
 	if !reflect.DeepEqual(codes(fs), []string{"rpcrdma-unexpected-offset"}) || !strings.Contains(fs[0].Message, "where its carrier puts it at 0") {
 		t.Errorf("offset: %v", fs)
 	}
@@ -446,8 +450,8 @@ func TestFindingsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	for _, c := range dissect.Catalogue {
-		head := "### `" + c.Code + "`\n"
+	for _, c := range finding.Catalogue() {
+		head := "### `" + c.Name + "`\n"
 		i := strings.Index(doc, head)
 		if i < 0 {
 			t.Errorf("docs/findings.md has no section %q", strings.TrimSpace(head))
@@ -458,10 +462,10 @@ func TestFindingsDocumented(t *testing.T) {
 			section = section[:j]
 		}
 		if !strings.Contains(section, "- Severity: "+c.Severity.String()+"\n") {
-			t.Errorf("%s: severity %s not documented", c.Code, c.Severity)
+			t.Errorf("%s: severity %s not documented", c.Name, c.Severity)
 		}
 		if !strings.Contains(section, "- Reference: "+c.Reference+"\n") {
-			t.Errorf("%s: reference %q not documented", c.Code, c.Reference)
+			t.Errorf("%s: reference %q not documented", c.Name, c.Reference)
 		}
 	}
 }
@@ -472,7 +476,7 @@ func TestFindingsDocumented(t *testing.T) {
 func TestStateDropCounts(t *testing.T) {
 	cases := []struct {
 		kind      string
-		lim       dissect.TCPLimits
+		lim       decode.TCPLimits
 		drops     int // StateDrops
 		noted     int // the number in the summary's warning (0: no warning)
 		onMessage int // messages with state-limit-reached
@@ -480,10 +484,10 @@ func TestStateDropCounts(t *testing.T) {
 	}{
 		// Directions without an MPA key, at a tiny total buffer and per-stream
 		// limit: nothing of an MPA frame is lost, nothing is counted.
-		{"tcp-streams", dissect.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0, 99},
+		{"tcp-streams", decode.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0, 99},
 		// Unfinished Requests over the per-stream limit: each reported.
-		{"half-mpa", dissect.TCPLimits{StreamBytes: 30}, 200, 0, 200, 0},
-		{"half-mpa", dissect.TCPLimits{ActiveFlows: 16}, 184, 0, 184, 0},
+		{"half-mpa", decode.TCPLimits{StreamBytes: 30}, 200, 0, 200, 0},
+		{"half-mpa", decode.TCPLimits{ActiveFlows: 16}, 184, 0, 184, 0},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s %+v", tc.kind, tc.lim), func(t *testing.T) {
@@ -509,7 +513,7 @@ func TestStateDropCounts(t *testing.T) {
 			onMessage := 0
 			for _, m := range c.msgs {
 				for _, f := range m.Findings {
-					if f.Code == "state-limit-reached" {
+					if f.Code.String() == "state-limit-reached" {
 						onMessage++
 					}
 				}

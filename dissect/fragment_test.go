@@ -9,6 +9,9 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // ipv4Fragment turns the IPv4 packet of an Ethernet frame (header at 14,
@@ -70,11 +73,11 @@ func TestIPFragments(t *testing.T) {
 		{"IPv4 whole packet", cm4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := dissect.NewDecoder("t", dissect.Config{})
+			d := decode.NewDecoder("t", decode.Config{})
 			msgs := 0
 			for i := 1; i <= 2; i++ {
-				d.Decode(&dissect.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart},
-					func(*dissect.Message) { msgs++ })
+				d.Decode(&decode.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart},
+					func(*record.Message) { msgs++ })
 			}
 			n, first := d.Fragments()
 			wantFirst, wantMsgs := 0, 0
@@ -107,8 +110,8 @@ func TestIPFragments(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := p + ": 2 first IP fragments hold the start of a CM MAD or an MPA frame (first at frame 2); fragments are not reassembled, so no message is shown for them"
-	if len(c.msgs) != 1 || len(sum.Notes) != 1 || sum.Notes[0].Code != "ip-fragment-skipped" || sum.Notes[0].Message != want ||
-		sum.Notes[0].Severity != dissect.Warning || sum.Findings["ip-fragment-skipped"] != 1 {
+	if len(c.msgs) != 1 || len(sum.Notes) != 1 || sum.Notes[0].Code != finding.IPFragmentSkipped || sum.Notes[0].Message != want ||
+		sum.Notes[0].Severity != finding.Warning || sum.Findings[finding.IPFragmentSkipped] != 1 {
 		t.Errorf("%d messages, notes %+v", len(c.msgs), sum.Notes)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // TestInteropTsharkMPA compares our MPA frames with tshark's iwarp_mpa
@@ -37,7 +38,7 @@ func TestInteropTsharkMPA(t *testing.T) {
 			if _, err := dissect.Run(context.Background(), []string{file}, nil, dissect.Config{}, &c); err != nil {
 				t.Fatal(err)
 			}
-			ours := map[int]*dissect.Message{}
+			ours := map[int]*record.Message{}
 			for _, m := range c.msgs {
 				ours[m.Frame] = m
 			}
@@ -73,7 +74,7 @@ func TestInteropTsharkMPA(t *testing.T) {
 				rsv, _ := strconv.ParseUint(strings.TrimPrefix(f["reserved"], "0x"), 16, 8)
 				theirRes, _ := strconv.ParseUint(strings.TrimPrefix(col[6], "0x"), 16, 8)
 				key := col[1]
-				if m.Name == "MPA_REP" {
+				if m.Name() == "MPA_REP" {
 					key = col[2]
 				}
 				checks := []struct{ name, tshark, ours string }{
@@ -94,7 +95,7 @@ func TestInteropTsharkMPA(t *testing.T) {
 			}
 			for n, m := range ours {
 				if !seen[n] {
-					t.Logf("frame %d: %s (frames %v) found by us only", n, m.Name, m.Frames)
+					t.Logf("frame %d: %s (frames %v) found by us only", n, m.Name(), m.Frames)
 				}
 			}
 			if strings.Contains(file, "split") && len(seen) >= len(ours) {

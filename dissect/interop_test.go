@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -153,9 +154,9 @@ func interopCaptures(t *testing.T, dir string) []string {
 // interopCompare runs both dissectors over one file and compares them.
 func interopCompare(t *testing.T, tshark, file string) {
 	// Our side.
-	var ours []*dissect.Message
-	_, err := dissect.Run(context.Background(), []string{file}, nil, dissect.Config{}, interopSink(func(m *dissect.Message) error {
-		if m.Transport != dissect.IWARP {
+	var ours []*record.Message
+	_, err := dissect.Run(context.Background(), []string{file}, nil, dissect.Config{}, interopSink(func(m *record.Message) error {
+		if m.Transport != record.IWARP {
 			if _, ok := interopCMs[m.AttributeID]; ok {
 				ours = append(ours, m)
 			}
@@ -165,7 +166,7 @@ func interopCompare(t *testing.T, tshark, file string) {
 	if err != nil {
 		t.Errorf("%s: dissect.Run: %v", file, err)
 	}
-	byFrame := map[int]*dissect.Message{}
+	byFrame := map[int]*record.Message{}
 	for _, m := range ours {
 		if byFrame[m.Frame] != nil {
 			t.Errorf("%s frame %d: the dissector reports two CM messages", file, m.Frame)
@@ -206,7 +207,7 @@ func interopCompare(t *testing.T, tshark, file string) {
 	for n, m := range byFrame {
 		if theirs[n] == nil {
 			c.frame = n
-			c.errorf("frame set", "the dissector reports a CM %s, tshark decodes none", m.Name)
+			c.errorf("frame set", "the dissector reports a CM %s, tshark decodes none", m.Name())
 		}
 	}
 	sort.Ints(frames)
@@ -219,11 +220,11 @@ func interopCompare(t *testing.T, tshark, file string) {
 		file, len(theirs), len(byFrame), len(frames), c.fields, c.mismatches)
 }
 
-type interopSink func(*dissect.Message) error
+type interopSink func(*record.Message) error
 
-func (f interopSink) Message(m *dissect.Message) error     { return f(m) }
-func (f interopSink) Connection(*dissect.Connection) error { return nil }
-func (f interopSink) Summary(*dissect.Summary) error       { return nil }
+func (f interopSink) Message(m *record.Message) error     { return f(m) }
+func (f interopSink) Connection(*record.Connection) error { return nil }
+func (f interopSink) Summary(*record.Summary) error       { return nil }
 
 // interopTshark runs tshark over a file and returns its rows.
 func interopTshark(t *testing.T, tshark, file string) []interopRow {
@@ -454,7 +455,7 @@ func (c *interopCmp) field(name, tv string, fs []layers.Field, key string) {
 	c.num(name, tv, f.Value, ok)
 }
 
-func (c *interopCmp) compare(r interopRow, m *dissect.Message) {
+func (c *interopCmp) compare(r interopRow, m *record.Message) {
 	c.t.Helper()
 	cm := interopCMs[m.AttributeID]
 	c.num("MAD attribute ID", r["infiniband.mad.attributeid"], uint64(m.AttributeID), true)
@@ -515,7 +516,7 @@ func (c *interopCmp) compare(r interopRow, m *dissect.Message) {
 
 // compareIPCM compares a REQ with an IP CM Service ID: tshark decodes the
 // IP CM header and shows only the consumer's 56 octets as private data.
-func (c *interopCmp) compareIPCM(r interopRow, m *dissect.Message) {
+func (c *interopCmp) compareIPCM(r interopRow, m *record.Message) {
 	c.t.Helper()
 	if tv := r["infiniband.cm.req.private"]; tv != "" {
 		c.fields++

@@ -6,8 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -69,15 +70,15 @@ func TestLengthFields(t *testing.T) {
 			if wire == 0 {
 				wire = len(tc.data)
 			}
-			var msgs []*dissect.Message
-			dissect.NewDecoder("t", dissect.Config{}).Decode(&dissect.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1},
-				func(m *dissect.Message) { msgs = append(msgs, m) })
-			if len(msgs) != 1 || msgs[0].Name != "REP" {
+			var msgs []*record.Message
+			decode.NewDecoder("t", decode.Config{}).Decode(&decode.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1},
+				func(m *record.Message) { msgs = append(msgs, m) })
+			if len(msgs) != 1 || msgs[0].Name() != "REP" {
 				t.Fatalf("%d messages, want one REP", len(msgs))
 			}
 			var got []finding
 			for _, f := range msgs[0].Findings {
-				got = append(got, finding{f.Code, f.Message})
+				got = append(got, finding{f.Code.String(), f.Message})
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("findings\n got %q\nwant %q", got, tc.want)
@@ -96,10 +97,10 @@ func TestLengthFields(t *testing.T) {
 		{"GRH PayLen 0", set16(v1, 14+4, 0), "nothing decodes after the GRH"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := dissect.NewDecoder("t", dissect.Config{})
+			d := decode.NewDecoder("t", decode.Config{})
 			n := 0
 			for i := 1; i <= 2; i++ {
-				d.Decode(&dissect.Frame{Data: tc.data, WireLen: len(tc.data), LinkType: 1, Index: i}, func(*dissect.Message) { n++ })
+				d.Decode(&decode.Frame{Data: tc.data, WireLen: len(tc.data), LinkType: 1, Index: i}, func(*record.Message) { n++ })
 			}
 			if got, first, why := d.Undecodable(); n != 0 || got != 2 || first != 1 || why != tc.why {
 				t.Errorf("%d messages, undecodable %d, first %d, why %q; want 0, 2, 1, %q", n, got, first, why, tc.why)
@@ -108,10 +109,10 @@ func TestLengthFields(t *testing.T) {
 	}
 	// The capture cut inside the MAD header: still a message, named CM.
 	cut := std[:62+10]
-	var msgs []*dissect.Message
-	dissect.NewDecoder("t", dissect.Config{}).Decode(&dissect.Frame{Data: cut, WireLen: len(std), LinkType: 1, Index: 1},
-		func(m *dissect.Message) { msgs = append(msgs, m) })
-	if len(msgs) != 1 || msgs[0].Name != "CM" || !reflect.DeepEqual(codes(msgs[0].Findings), []string{"capture-truncated"}) {
+	var msgs []*record.Message
+	decode.NewDecoder("t", decode.Config{}).Decode(&decode.Frame{Data: cut, WireLen: len(std), LinkType: 1, Index: 1},
+		func(m *record.Message) { msgs = append(msgs, m) })
+	if len(msgs) != 1 || msgs[0].Name() != "CM" || !reflect.DeepEqual(codes(msgs[0].Findings), []string{"capture-truncated"}) {
 		t.Errorf("cut inside the MAD header: %d messages %+v", len(msgs), msgs)
 	}
 }
@@ -124,11 +125,11 @@ func TestLegacyQinQ(t *testing.T) {
 		// Outer legacy tag, inner 802.1Q tag, then IPv4.
 		b := slices.Concat(std[:12], []byte{byte(tpid >> 8), byte(tpid), 0, 10, 0x81, 0x00, 0, 20}, std[12:])
 		msgs := decodeFrames(t, 1, b)
-		if len(msgs) != 1 || msgs[0].Name != "REP" || msgs[0].Src != "192.0.2.1" || msgs[0].Dst != "192.0.2.2" ||
+		if len(msgs) != 1 || msgs[0].Name() != "REP" || msgs[0].Src != "192.0.2.1" || msgs[0].Dst != "192.0.2.2" ||
 			msgs[0].IB.ICRC == nil || !msgs[0].IB.ICRC.Valid || len(msgs[0].Findings) != 0 {
 			t.Errorf("TPID 0x%04x: %d messages", tpid, len(msgs))
 			for _, m := range msgs {
-				t.Errorf("%s %s→%s %+v %+v", m.Name, m.Src, m.Dst, m.IB.ICRC, m.Findings)
+				t.Errorf("%s %s→%s %+v %+v", m.Name(), m.Src, m.Dst, m.IB.ICRC, m.Findings)
 			}
 		}
 	}
@@ -161,12 +162,12 @@ func TestERFHeaderLengths(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msgs := decodeFrames(t, layers.LinkTypeERF, tc.data)
-			if len(msgs) != 1 || msgs[0].Name != "REP" || msgs[0].RPCRDMA == nil {
+			if len(msgs) != 1 || msgs[0].Name() != "REP" || msgs[0].RPCRDMA == nil {
 				t.Fatalf("%+v", msgs)
 			}
 			var got string
 			for _, f := range msgs[0].Findings {
-				if f.Code == "length-mismatch" {
+				if f.Code.String() == "length-mismatch" {
 					got = f.Message
 				} else {
 					t.Errorf("unexpected finding %+v", f)
@@ -199,7 +200,7 @@ func TestIPv6ExtensionHeaders(t *testing.T) {
 		f[20] = nh
 		binary.BigEndian.PutUint16(f[18:], binary.BigEndian.Uint16(f[18:])+8)
 		msgs := decodeFrames(t, 1, f)
-		if len(msgs) != 1 || msgs[0].Name != "REP" || msgs[0].RPCRDMA == nil || msgs[0].RPCRDMA.SendSize != 4096 {
+		if len(msgs) != 1 || msgs[0].Name() != "REP" || msgs[0].RPCRDMA == nil || msgs[0].RPCRDMA.SendSize != 4096 {
 			t.Errorf("next header %d: %d messages %+v", nh, len(msgs), msgs)
 		}
 	}

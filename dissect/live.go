@@ -6,6 +6,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // LiveSource is an open capture on one interface (dissect/live.Handle).
@@ -53,18 +57,18 @@ type liveFrame struct {
 // as soon as they are known. Each source is read in a goroutine of its own;
 // frames are numbered in the order they are dissected, which is the order of
 // the -w file. A source that fails stops the capture with an error.
-func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptions, sink Sink) (*Summary, error) {
+func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptions, sink Sink) (*record.Summary, error) {
 	cfg.Live = true
 	names := make([]string, len(sources))
 	for i, s := range sources {
 		names[i] = s.Name()
 	}
 	name := strings.Join(names, ",")
-	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: NewTracker(true, cfg.MaxConnections),
-		sum: &Summary{Connections: map[State]int{}, Findings: map[string]int{}}}
-	inputs := make([]Input, len(sources))
+	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: conn.NewTracker(true, cfg.MaxConnections),
+		sum: record.NewSummary()}
+	inputs := make([]record.Input, len(sources))
 	for i, s := range sources {
-		inputs[i] = Input{Name: s.Name(), Format: "live", LinkTypes: []uint16{s.LinkType()}}
+		inputs[i] = record.Input{Name: s.Name(), Format: "live", LinkTypes: []uint16{s.LinkType()}}
 	}
 
 	stop := make(chan struct{})
@@ -85,8 +89,8 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 		timer = t.C
 	}
 
-	d := NewDecoder(name, cfg)
-	var fr Frame
+	d := decode.NewDecoder(name, cfg.decoder())
+	var fr decode.Frame
 	var capErr error
 	n := 0
 	// The -w file is flushed when no frame came for a poll interval, and
@@ -126,8 +130,8 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 				dirty, lastFlush = true, time.Now()
 			}
 		}
-		d.file = sources[f.src].Name()
-		fr = Frame{Data: f.data, WireLen: f.wireLen, Time: f.ts, LinkType: sources[f.src].LinkType(), Index: n}
+		d.SetFile(sources[f.src].Name())
+		fr = decode.Frame{Data: f.data, WireLen: f.wireLen, Time: f.ts, LinkType: sources[f.src].LinkType(), Index: n}
 		d.Decode(&fr, r.message)
 		select {
 		case free <- f.data[:0]:
@@ -173,7 +177,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 		}
 	}
 
-	d.file = name // what is still pending when the capture stops
+	d.SetFile(name) // what is still pending when the capture stops
 	d.Flush(r.message)
 	r.sum.StateDrops += d.Dropped()
 	r.sum.KeylessEvictions += d.KeylessEvictions()

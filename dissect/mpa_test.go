@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // seg is a TCP segment of a test connection between the default endpoints:
@@ -86,17 +87,17 @@ func mpaBytes(m craft.MPA) []byte { return m.Bytes() }
 
 // decodeTCP runs frames through a decoder with limits, wire length from the
 // uncut frames.
-func decodeTCP(t *testing.T, lim dissect.TCPLimits, frames [][]byte, wire []int) ([]*dissect.Message, *dissect.Decoder) {
+func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) ([]*record.Message, *decode.Decoder) {
 	t.Helper()
-	d := dissect.NewDecoder("test", dissect.Config{TCP: lim})
-	var out []*dissect.Message
-	emit := func(m *dissect.Message) { out = append(out, m) }
+	d := decode.NewDecoder("test", decode.Config{TCP: lim})
+	var out []*record.Message
+	emit := func(m *record.Message) { out = append(out, m) }
 	for i, b := range frames {
 		w := len(b)
 		if wire != nil && wire[i] > w {
 			w = wire[i]
 		}
-		d.Decode(&dissect.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)}, emit)
+		d.Decode(&decode.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)}, emit)
 	}
 	d.Flush(emit)
 	return out, d
@@ -106,7 +107,7 @@ func decodeTCP(t *testing.T, lim dissect.TCPLimits, frames [][]byte, wire []int)
 // millisecond apart.
 func frameTime(i int) time.Time { return craft.DefaultStart.Add(time.Duration(i) * time.Millisecond) }
 
-func field(m *dissect.Message, key string) string {
+func field(m *record.Message, key string) string {
 	for _, f := range m.MPA {
 		if f.Key == key {
 			return f.Text()
@@ -136,16 +137,16 @@ func TestMPA(t *testing.T) {
 		name     string
 		ipv6     bool
 		segs     []seg
-		lim      dissect.TCPLimits
+		lim      decode.TCPLimits
 		dropped  int // directions given up at a limit
 		silent   int // of which no message shows
 		want     []want
 		contains string
-		check    func(t *testing.T, ms []*dissect.Message)
+		check    func(t *testing.T, ms []*record.Message)
 	}{
 		{name: "v1", segs: with(seg{fromA: true, payload: req1}, seg{payload: rep1}),
 			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}, {"MPA_REP", 4, []int{4}, 0, nil}},
-			check: func(t *testing.T, ms []*dissect.Message) {
+			check: func(t *testing.T, ms []*record.Message) {
 				if ms[0].Src != "192.0.2.1:49153" || ms[0].Dst != "192.0.2.2:20049" || ms[1].Src != "192.0.2.2:20049" {
 					t.Errorf("endpoints %s → %s", ms[0].Src, ms[0].Dst)
 				}
@@ -159,7 +160,7 @@ func TestMPA(t *testing.T) {
 			}},
 		{name: "v2 IPv6", ipv6: true, segs: with(seg{fromA: true, payload: req2}, seg{payload: rep2}),
 			want: []want{{"MPA_REQ", 3, []int{3}, 4, nil}, {"MPA_REP", 4, []int{4}, 4, nil}},
-			check: func(t *testing.T, ms []*dissect.Message) {
+			check: func(t *testing.T, ms []*record.Message) {
 				if ms[0].Src != "[2001:db8::1]:49153" || ms[0].ExpectedOffset != 4 {
 					t.Errorf("src %s, expected offset %d", ms[0].Src, ms[0].ExpectedOffset)
 				}
@@ -193,7 +194,7 @@ func TestMPA(t *testing.T) {
 			seg{fromA: true, payload: append(append([]byte(nil), req1[:17]...), 2, 0, 8)}, seg{fromA: true, off: 20, payload: req1[20:]}),
 			want:     []want{{"MPA_REQ", 5, []int{3, 4, 5}, 0, []string{"tcp-retransmission-mismatch"}}},
 			contains: "frame 4 carried octet 17 of the MPA frame again with different contents; the first copy is shown",
-			check: func(t *testing.T, ms []*dissect.Message) {
+			check: func(t *testing.T, ms []*record.Message) {
 				if field(ms[0], "rev") != "1" {
 					t.Errorf("rev %s, want the first copy's 1", field(ms[0], "rev"))
 				}
@@ -220,7 +221,7 @@ func TestMPA(t *testing.T) {
 		{name: "capture ends inside the key", segs: with(seg{fromA: true, payload: req1[:12]}),
 			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
 			contains: "the capture ends after 12 of the MPA frame's 20 octets",
-			check: func(t *testing.T, ms []*dissect.Message) {
+			check: func(t *testing.T, ms []*record.Message) {
 				if field(ms[0], "key") != "MPA ID Req F" || field(ms[0], "rev") != "<none>" || len(ms[0].MPA) != 1 {
 					t.Errorf("fields %v", ms[0].MPA)
 				}
@@ -232,7 +233,7 @@ func TestMPA(t *testing.T) {
 		// and checked; PD_Length and the rules on it are not.
 		{name: "capture ends inside the header", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 2, NoEnhanced: true, CRC: true, Data: rpcIni})[:18]}),
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated", "mpa-enhanced-mismatch"}}},
-			check: func(t *testing.T, ms []*dissect.Message) {
+			check: func(t *testing.T, ms []*record.Message) {
 				got := []string{field(ms[0], "key"), field(ms[0], "crc"), field(ms[0], "enhanced"), field(ms[0], "rev"), field(ms[0], "pd_length")}
 				if !reflect.DeepEqual(got, []string{"MPA ID Req Frame", "true", "false", "2", "<none>"}) {
 					t.Errorf("fields %v", got)
@@ -240,7 +241,7 @@ func TestMPA(t *testing.T) {
 			}},
 		{name: "capture ends after the flags", segs: with(seg{fromA: true, payload: req1[:17]}),
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
-			check: func(t *testing.T, ms []*dissect.Message) {
+			check: func(t *testing.T, ms []*record.Message) {
 				if field(ms[0], "crc") != "true" || field(ms[0], "rev") != "<none>" {
 					t.Errorf("fields %v", ms[0].MPA)
 				}
@@ -291,23 +292,23 @@ func TestMPA(t *testing.T) {
 			want: nil},
 		// Giving up early segments at a limit is counted, never silent.
 		{name: "no handshake, early octets over the per-stream limit", segs: reverse(splitAt(req1, 5, 10)),
-			lim: dissect.TCPLimits{StreamBytes: 20}, dropped: 1, silent: 1, want: nil},
+			lim: decode.TCPLimits{StreamBytes: 20}, dropped: 1, silent: 1, want: nil},
 		{name: "no handshake, early segments over the count limit", segs: reverse(splitAt(req1, 5, 10, 15)),
-			lim: dissect.TCPLimits{MaxEarlySegs: 2}, dropped: 1, silent: 1, want: nil},
+			lim: decode.TCPLimits{MaxEarlySegs: 2}, dropped: 1, silent: 1, want: nil},
 		// The segments before the key given up at the total buffer are counted
 		// when the key arrives (here too little of it for a message); keyless
 		// segments in between are not taken up again.
 		{name: "no handshake, total buffer full", segs: reverse(splitAt(req1, 5, 10, 15)),
-			lim: dissect.TCPLimits{TotalBytes: 100}, dropped: 1, silent: 1, want: nil},
+			lim: decode.TCPLimits{TotalBytes: 100}, dropped: 1, silent: 1, want: nil},
 		{name: "no handshake, total buffer full, key shown later", segs: []seg{{fromA: true, off: 15, payload: req1[15:]},
 			{fromA: true, off: 10, payload: req1[10:15]}, {fromA: true, payload: req1[:15]}},
-			lim: dissect.TCPLimits{TotalBytes: 100}, dropped: 1,
+			lim: decode.TCPLimits{TotalBytes: 100}, dropped: 1,
 			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"state-limit-reached"}}},
 			contains: "arrived before its MPA key were given up at a state limit"},
 		// A frame that fills the total buffer is given up at once, counted
 		// and reported with what arrived (frame 3 and its time).
 		{name: "total buffer full, key shown", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 20, payload: req1[20:]}),
-			lim: dissect.TCPLimits{TotalBytes: 24}, dropped: 1,
+			lim: decode.TCPLimits{TotalBytes: 24}, dropped: 1,
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"state-limit-reached"}}}, contains: "buffers of all streams are full (24 octets)"},
 		// A SYN (or SYN-ACK) repeating the start of a finished direction is a
 		// retransmission: it does not reopen it.
@@ -382,10 +383,10 @@ func TestMPA(t *testing.T) {
 			{fromA: true, off: 536, payload: []byte("zz")}, {fromA: true, off: 538, payload: []byte("zz")}, {fromA: true, off: 540, payload: req1}},
 			want: nil},
 		{name: "per-stream limit", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Data: append(rpcIni, make([]byte, 200)...)})}),
-			lim: dissect.TCPLimits{StreamBytes: 100}, dropped: 1,
+			lim: decode.TCPLimits{StreamBytes: 100}, dropped: 1,
 			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"state-limit-reached"}}}, contains: "more than the per-stream limit of 100"},
 		{name: "active flow limit", segs: []seg{{fromA: true, payload: req1[:18]}, {payload: rep1[:5]}, {fromA: true, off: 18, payload: req1[18:]}},
-			lim: dissect.TCPLimits{ActiveFlows: 1}, dropped: 1,
+			lim: decode.TCPLimits{ActiveFlows: 1}, dropped: 1,
 			// The Reply's first segment evicts the Request's direction, which is
 			// reported; the Reply's 5 octets never show a whole key: nothing.
 			want:     []want{{"MPA_REQ", 1, []int{1}, -1, []string{"state-limit-reached"}}},
@@ -419,20 +420,20 @@ func TestMPA(t *testing.T) {
 			}
 			if len(ms) != len(tc.want) {
 				for _, m := range ms {
-					t.Logf("%s frame %d %v %v", m.Name, m.Frame, m.Frames, m.Findings)
+					t.Logf("%s frame %d %v %v", m.Name(), m.Frame, m.Frames, m.Findings)
 				}
 				t.Fatalf("%d messages, want %d", len(ms), len(tc.want))
 			}
 			for i, w := range tc.want {
 				m := ms[i]
-				got := want{m.Name, m.Frame, m.Frames, -1, codes(m.Findings)}
+				got := want{m.Name(), m.Frame, m.Frames, -1, codes(m.Findings)}
 				if m.RPCRDMA != nil {
 					got.rpcOff = m.RPCRDMA.Offset
 				}
 				if !reflect.DeepEqual(got, w) {
 					t.Errorf("message %d:\n got %+v\nwant %+v\n%v", i, got, w, m.Findings)
 				}
-				if m.Transport != dissect.IWARP {
+				if m.Transport != record.IWARP {
 					t.Errorf("transport %s", m.Transport)
 				}
 				// The time is that of the frame named, also when the frame

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // The third-party captures (see SOURCES.md beside them) are read in place
@@ -59,11 +60,11 @@ func TestRealCaptures(t *testing.T) {
 			inputs := sum.Inputs
 			var got []msg
 			for _, m := range c.msgs {
-				got = append(got, msg{m.Frame, m.Name})
+				got = append(got, msg{m.Frame, m.Name()})
 				if m.IB.ICRC == nil || !m.IB.ICRC.Valid {
 					t.Errorf("frame %d: ICRC %+v", m.Frame, m.IB.ICRC)
 				}
-				if m.Transport == dissect.InfiniBand && (m.IB.VCRC == nil || !m.IB.VCRC.Valid) {
+				if m.Transport == record.InfiniBand && (m.IB.VCRC == nil || !m.IB.VCRC.Valid) {
 					t.Errorf("frame %d: VCRC %+v", m.Frame, m.IB.VCRC)
 				}
 			}

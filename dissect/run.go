@@ -9,64 +9,29 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // Sink receives what the dissector produces, in order: messages as they are
 // decoded, connection attempts (at the end, or as soon as their state is
 // known in live mode), and last the summary.
 type Sink interface {
-	Message(*Message) error
-	Connection(*Connection) error
-	Summary(*Summary) error
+	Message(*record.Message) error
+	Connection(*record.Connection) error
+	Summary(*record.Summary) error
 }
 
 // NopSink ignores everything; embed it to take only some of the records.
 type NopSink struct{}
 
-func (NopSink) Message(*Message) error       { return nil }
-func (NopSink) Connection(*Connection) error { return nil }
-func (NopSink) Summary(*Summary) error       { return nil }
-
-// Input describes one capture file after it was read.
-type Input struct {
-	Name        string   // as given
-	Format      string   // "pcap" or "pcapng", "" when unreadable
-	Compressed  bool     // gzip
-	LinkTypes   []uint16 // link types of its interfaces
-	Size        int64    // octets of the file as stored (compressed if it is)
-	SHA256      string   // of the file as stored; "" when not computed
-	Frames      int      // frames read
-	Skipped     int      // frames of link types that cannot carry RDMA
-	First, Last time.Time
-	Err         error // what stopped reading early, or nil
-}
-
-// Summary totals a run.
-type Summary struct {
-	Frames       int
-	Messages     int
-	Connections  map[State]int
-	Findings     map[string]int // by code, messages and connections together
-	DecodeErrors int            // inputs that could not be read to their end
-	StateDrops   int            // streams and connection attempts given up at a state limit
-	// KeylessEvictions counts TCP directions given up at a state limit
-	// before they showed any octet of an MPA key (no finding: nothing of an
-	// MPA frame was lost; counted if the key arrives later).
-	KeylessEvictions int
-	Inputs           []Input
-	// Notes are findings about the run itself, not about one message or
-	// connection: state limits that dropped what no record can show.
-	Notes []Finding
-}
-
-// note adds a run-level finding and counts it.
-func (s *Summary) note(f Finding) {
-	s.Notes = append(s.Notes, f)
-	s.Findings[f.Code]++
-}
+func (NopSink) Message(*record.Message) error       { return nil }
+func (NopSink) Connection(*record.Connection) error { return nil }
+func (NopSink) Summary(*record.Summary) error       { return nil }
 
 // InputError is a problem reading one input; it names the input.
 type InputError struct {
@@ -89,19 +54,17 @@ type run struct {
 	ctx     context.Context
 	cfg     Config
 	sink    Sink
-	tracker *Tracker
-	sum     *Summary
+	tracker *conn.Tracker
+	sum     *record.Summary
 	err     error // the sink's first error
 }
 
-func (r *run) message(m *Message) {
+func (r *run) message(m *record.Message) {
 	if r.err != nil {
 		return
 	}
 	r.sum.Messages++
-	for _, f := range m.Findings {
-		r.sum.Findings[f.Code]++
-	}
+	r.sum.Count(m.Findings)
 	if r.err = r.sink.Message(m); r.err != nil {
 		return
 	}
@@ -110,14 +73,12 @@ func (r *run) message(m *Message) {
 	}
 }
 
-func (r *run) connection(c *Connection) {
+func (r *run) connection(c *record.Connection) {
 	if r.err != nil {
 		return
 	}
 	r.sum.Connections[c.State]++
-	for _, f := range c.Findings {
-		r.sum.Findings[f.Code]++
-	}
+	r.sum.Count(c.Findings)
 	r.err = r.sink.Connection(c)
 }
 
@@ -128,9 +89,9 @@ func (r *run) connection(c *Connection) {
 // current input ends there and everything is flushed as at a normal end.
 // Run returns the summary and the errors met, one per damaged input; the
 // summary is also handed to sink.
-func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink Sink) (*Summary, error) {
-	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: NewTracker(cfg.Live, cfg.MaxConnections),
-		sum: &Summary{Connections: map[State]int{}, Findings: map[string]int{}}}
+func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink Sink) (*record.Summary, error) {
+	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: conn.NewTracker(cfg.Live, cfg.MaxConnections),
+		sum: record.NewSummary()}
 	var errs []error
 	for _, name := range names {
 		if ctx.Err() != nil {
@@ -168,7 +129,7 @@ func (r *run) finish() error {
 	r.connections()
 	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
 	if n := r.tracker.Forgotten(); n > 0 {
-		r.sum.note(newFinding("state-limit-reached",
+		r.sum.Note(finding.New(finding.StateLimitReached,
 			"what %d established connections negotiated was forgotten at the --max-connections limit: a reconnection after them was not compared (properties-changed-on-reconnect)", n))
 	}
 	if r.err == nil {
@@ -188,13 +149,13 @@ func (r *run) connections() {
 // but could not show as messages: CM candidates that do not decode, first IP
 // fragments of a CM MAD or an MPA frame, and TCP directions given up at a
 // state limit with too little of an MPA key to show.
-func (r *run) silentDrops(name string, d *Decoder) {
+func (r *run) silentDrops(name string, d *decode.Decoder) {
 	if n, first, why := d.Undecodable(); n > 0 {
 		what := "frame looks like a CM MAD but its headers do"
 		if n > 1 {
 			what = "frames look like CM MADs but their headers do"
 		}
-		r.sum.note(newFinding("cm-undecodable",
+		r.sum.Note(finding.New(finding.CMUndecodable,
 			"%s: %d %s not decode as far as the MAD (first at frame %d: %s); not shown as messages",
 			name, n, what, first, why))
 	}
@@ -203,20 +164,20 @@ func (r *run) silentDrops(name string, d *Decoder) {
 		if n > 1 {
 			what = "fragments hold"
 		}
-		r.sum.note(newFinding("ip-fragment-skipped",
+		r.sum.Note(finding.New(finding.IPFragmentSkipped,
 			"%s: %d first IP %s the start of a CM MAD or an MPA frame (first at frame %d); fragments are not reassembled, so no message is shown for them",
 			name, n, what, first))
 	}
 	if n := d.SilentDrops(); n > 0 {
-		r.sum.note(newFinding("state-limit-reached",
+		r.sum.Note(finding.New(finding.StateLimitReached,
 			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) with too little of an MPA key to show",
 			name, n))
 	}
 }
 
 // input reads one capture file through a Decoder.
-func (r *run) input(name string, stdin io.Reader) (in Input, err error) {
-	in = Input{Name: name}
+func (r *run) input(name string, stdin io.Reader) (in record.Input, err error) {
+	in = record.Input{Name: name}
 	src, size, hashed, closeSrc, err := openInput(r.ctx, name, stdin, r.cfg.Hash)
 	if err != nil {
 		in.Err = err
@@ -240,8 +201,8 @@ func (r *run) input(name string, stdin io.Reader) (in Input, err error) {
 	in.Format = rd.Format()
 	in.Compressed = rd.Compressed()
 
-	d := NewDecoder(name, r.cfg)
-	var fr Frame
+	d := decode.NewDecoder(name, r.cfg.decoder())
+	var fr decode.Frame
 	var readErr error
 	for {
 		if in.Frames&1023 == 0 && r.ctx.Err() != nil {
@@ -265,7 +226,7 @@ func (r *run) input(name string, stdin io.Reader) (in Input, err error) {
 				in.Last = pf.Time
 			}
 		}
-		if !supportedLink(pf.LinkType) {
+		if !decode.SupportedLink(pf.LinkType) {
 			if pf.LinkType >= maxLinkType {
 				// Not a LINKTYPE value at all: a damaged header, not a
 				// capture of something else.
@@ -277,7 +238,7 @@ func (r *run) input(name string, stdin io.Reader) (in Input, err error) {
 			in.Skipped++
 			continue
 		}
-		fr = Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}
+		fr = decode.Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}
 		d.Decode(&fr, r.message)
 		if r.err != nil {
 			return in, r.err
@@ -379,18 +340,6 @@ func hashFile(ctx context.Context, name string) string {
 			return ""
 		}
 	}
-}
-
-// Describe is a short label for an input's content, such as "pcapng.gz".
-func (in *Input) Describe() string {
-	s := in.Format
-	if in.Compressed {
-		s += ".gz"
-	}
-	if s == "" {
-		return "unreadable"
-	}
-	return s
 }
 
 // countingReader counts the octets of a stream whose size is not known

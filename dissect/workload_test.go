@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // TestWorkload is the performance workload at a small size: every message
@@ -47,12 +48,12 @@ func TestWorkload(t *testing.T) {
 	}
 	byName := map[string]int{}
 	for _, m := range c.msgs {
-		byName[m.Name]++
-		if m.Transport != dissect.IWARP && (m.IB.ICRC == nil || !m.IB.ICRC.Valid) {
+		byName[m.Name()]++
+		if m.Transport != record.IWARP && (m.IB.ICRC == nil || !m.IB.ICRC.Valid) {
 			t.Errorf("frame %d: ICRC %+v", m.Frame, m.IB.ICRC)
 		}
-		if m.Name != "RTU" && m.RPCRDMA == nil {
-			t.Errorf("frame %d %s: no RFC 8797 message", m.Frame, m.Name)
+		if m.Name() != "RTU" && m.RPCRDMA == nil {
+			t.Errorf("frame %d %s: no RFC 8797 message", m.Frame, m.Name())
 		}
 	}
 	want := map[string]int{"REQ": counts.CMExchange, "REP": counts.CMExchange, "RTU": counts.CMExchange,
@@ -63,7 +64,7 @@ func TestWorkload(t *testing.T) {
 		}
 	}
 	if sum.Frames != counts.Frames || sum.Messages != counts.Messages() ||
-		sum.Connections[dissect.Established] != counts.Connections() || len(c.conns) != counts.Connections() {
+		sum.Connections[record.Established] != counts.Connections() || len(c.conns) != counts.Connections() {
 		t.Errorf("summary: %d frames, %d messages, %v connections; workload %v", sum.Frames, sum.Messages, sum.Connections, counts)
 	}
 	if sum.StateDrops != 0 || sum.DecodeErrors != 0 {

@@ -24,6 +24,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -226,9 +227,9 @@ func TestICRCScapy(t *testing.T) {
 		name := filepath.Join(t.TempDir(), "scapy.pcap")
 		writePcap(t, name, all)
 
-		var msgs []*dissect.Message
+		var msgs []*record.Message
 		_, err := dissect.Run(context.Background(), []string{name}, nil, dissect.Config{},
-			sinkFunc(func(m *dissect.Message) error { msgs = append(msgs, m); return nil }))
+			sinkFunc(func(m *record.Message) error { msgs = append(msgs, m); return nil }))
 		if err != nil {
 			t.Fatalf("dissect.Run: %v", err)
 		}
@@ -236,26 +237,26 @@ func TestICRCScapy(t *testing.T) {
 		for _, m := range msgs {
 			want, ok := wantValid[m.Frame]
 			if !ok {
-				t.Errorf("frame %d: dissector reports a %s where scapy built no CM MAD", m.Frame, m.Name)
+				t.Errorf("frame %d: dissector reports a %s where scapy built no CM MAD", m.Frame, m.Name())
 				continue
 			}
 			seen[m.Frame] = true
 			frame := all[m.Frame-1]
 			stored := binary.LittleEndian.Uint32(frame[len(frame)-layers.ICRCLen:])
 			if m.IB == nil || m.IB.ICRC == nil {
-				t.Errorf("frame %d (%s): dissector reports no ICRC", m.Frame, m.Name)
+				t.Errorf("frame %d (%s): dissector reports no ICRC", m.Frame, m.Name())
 				continue
 			}
 			c := m.IB.ICRC
 			if c.Value != stored {
-				t.Errorf("frame %d (%s): ICRC value 0x%08x, stored 0x%08x", m.Frame, m.Name, c.Value, stored)
+				t.Errorf("frame %d (%s): ICRC value 0x%08x, stored 0x%08x", m.Frame, m.Name(), c.Value, stored)
 			}
 			if c.Valid != want {
 				t.Errorf("frame %d (%s): ICRC valid = %v, want %v (value 0x%08x, computed 0x%08x)",
-					m.Frame, m.Name, c.Valid, want, c.Value, c.Computed)
+					m.Frame, m.Name(), c.Valid, want, c.Value, c.Computed)
 			}
 			if want && c.Computed != stored {
-				t.Errorf("frame %d (%s): computed ICRC 0x%08x, scapy's 0x%08x", m.Frame, m.Name, c.Computed, stored)
+				t.Errorf("frame %d (%s): computed ICRC 0x%08x, scapy's 0x%08x", m.Frame, m.Name(), c.Computed, stored)
 			}
 		}
 		for f := range wantValid {
@@ -267,11 +268,11 @@ func TestICRCScapy(t *testing.T) {
 	})
 }
 
-type sinkFunc func(*dissect.Message) error
+type sinkFunc func(*record.Message) error
 
-func (f sinkFunc) Message(m *dissect.Message) error     { return f(m) }
-func (f sinkFunc) Connection(*dissect.Connection) error { return nil }
-func (f sinkFunc) Summary(*dissect.Summary) error       { return nil }
+func (f sinkFunc) Message(m *record.Message) error     { return f(m) }
+func (f sinkFunc) Connection(*record.Connection) error { return nil }
+func (f sinkFunc) Summary(*record.Summary) error       { return nil }
 
 func writePcap(t *testing.T, name string, frames [][]byte) {
 	t.Helper()

@@ -4,8 +4,9 @@ import (
 	"io"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
@@ -18,9 +19,9 @@ func BenchmarkRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var req *dissect.Message
-	d := dissect.NewDecoder("bench.pcap", dissect.Config{})
-	d.Decode(&dissect.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}, func(m *dissect.Message) { req = m })
+	var req *record.Message
+	d := decode.NewDecoder("bench.pcap", decode.Config{})
+	d.Decode(&decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}, func(m *record.Message) { req = m })
 	for _, f := range []output.Format{output.JSON, output.Text} {
 		b.Run(string(f), func(b *testing.B) {
 			r, err := output.New(io.Discard, output.Options{Format: f})
@@ -37,9 +38,9 @@ func BenchmarkRender(b *testing.B) {
 	}
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
-		f := &dissect.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}
+		f := &decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}
 		for b.Loop() {
-			d.Decode(f, func(*dissect.Message) {})
+			d.Decode(f, func(*record.Message) {})
 		}
 	})
 }

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // WriteDecode renders the result of checking a private-data blob on its own
 // (rdmacm-pd decode): the RFC 8797 message and the findings.
-func WriteDecode(w io.Writer, opts Options, pd []byte, rp *dissect.RPCRDMA, fs []dissect.Finding) error {
+func WriteDecode(w io.Writer, opts Options, pd []byte, rp *record.RPCRDMA, fs []finding.Finding) error {
 	bw := bufio.NewWriter(w)
 	if opts.Format == JSON {
 		var j jw

@@ -16,6 +16,8 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -259,17 +261,17 @@ func render(t *testing.T, opts output.Options, files ...string) []byte {
 // renamer keeps only the base name of each file.
 type renamer struct{ next output.Renderer }
 
-func (r renamer) Message(m *dissect.Message) error {
+func (r renamer) Message(m *record.Message) error {
 	m.File = filepath.Base(m.File)
 	return r.next.Message(m)
 }
 
-func (r renamer) Connection(c *dissect.Connection) error {
+func (r renamer) Connection(c *record.Connection) error {
 	c.File = filepath.Base(c.File)
 	return r.next.Connection(c)
 }
 
-func (r renamer) Summary(s *dissect.Summary) error {
+func (r renamer) Summary(s *record.Summary) error {
 	for i := range s.Inputs {
 		s.Inputs[i].Name = filepath.Base(s.Inputs[i].Name)
 	}
@@ -455,7 +457,7 @@ func TestUseColor(t *testing.T) {
 
 func TestDecodeOutput(t *testing.T) {
 	pd := append(make([]byte, 36), 0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 7)
-	rp, fs := dissect.CheckPrivateData(pd, 36)
+	rp, fs := decode.CheckPrivateData(pd, 36)
 	var txt, js bytes.Buffer
 	if err := output.WriteDecode(&txt, output.Options{Format: output.Text}, pd, rp, fs); err != nil {
 		t.Fatal(err)

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -18,7 +18,7 @@ type jsonRenderer struct {
 	j jw
 }
 
-func (r *jsonRenderer) Message(m *dissect.Message) error {
+func (r *jsonRenderer) Message(m *record.Message) error {
 	r.j.b = r.j.b[:0]
 	appendMessage(&r.j, m)
 	return r.line()
@@ -32,7 +32,7 @@ const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 func formatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // appendMessage writes a "message" record.
-func appendMessage(j *jw, m *dissect.Message) {
+func appendMessage(j *jw, m *record.Message) {
 	j.obj()
 	j.kstr("record", "message")
 	j.kstr("file", m.File)
@@ -49,7 +49,7 @@ func appendMessage(j *jw, m *dissect.Message) {
 	j.kstr("transport", string(m.Transport))
 	j.kstr("src", m.Src)
 	j.kstr("dst", m.Dst)
-	j.kstr("message", m.Name)
+	j.kstr("message", m.Name())
 	if ib := m.IB; ib != nil {
 		j.key("ib")
 		j.obj()
@@ -105,7 +105,7 @@ func fieldValue(j *jw, f layers.Field) {
 	}
 }
 
-func crcObj(j *jw, key string, c *dissect.CRCCheck) {
+func crcObj(j *jw, key string, c *record.CRCCheck) {
 	if c == nil {
 		return
 	}
@@ -116,7 +116,7 @@ func crcObj(j *jw, key string, c *dissect.CRCCheck) {
 	j.end()
 }
 
-func appendRPCRDMA(j *jw, r *dissect.RPCRDMA) {
+func appendRPCRDMA(j *jw, r *record.RPCRDMA) {
 	if r == nil {
 		j.null()
 		return
@@ -134,11 +134,11 @@ func appendRPCRDMA(j *jw, r *dissect.RPCRDMA) {
 	j.end()
 }
 
-func appendFindings(j *jw, fs []dissect.Finding) {
+func appendFindings(j *jw, fs []finding.Finding) {
 	j.arr()
 	for _, f := range fs {
 		j.obj()
-		j.kstr("code", f.Code)
+		j.kstr("code", f.Code.String())
 		j.kstr("severity", f.Severity.String())
 		j.kstr("message", f.Message)
 		j.kstr("reference", f.Reference)
@@ -147,13 +147,13 @@ func appendFindings(j *jw, fs []dissect.Finding) {
 	j.end()
 }
 
-func (r *jsonRenderer) Connection(c *dissect.Connection) error {
+func (r *jsonRenderer) Connection(c *record.Connection) error {
 	r.j.b = r.j.b[:0]
 	appendConnection(&r.j, c)
 	return r.line()
 }
 
-func (r *jsonRenderer) Summary(s *dissect.Summary) error {
+func (r *jsonRenderer) Summary(s *record.Summary) error {
 	r.j.b = r.j.b[:0]
 	appendSummary(&r.j, s)
 	return r.line()
@@ -168,7 +168,7 @@ func (r *jsonRenderer) line() error {
 }
 
 // appendConnection writes a "connection" record.
-func appendConnection(j *jw, c *dissect.Connection) {
+func appendConnection(j *jw, c *record.Connection) {
 	j.obj()
 	j.kstr("record", "connection")
 	j.kstr("file", c.File)
@@ -210,21 +210,21 @@ func appendConnection(j *jw, c *dissect.Connection) {
 }
 
 // appendSummary writes the "summary" record.
-func appendSummary(j *jw, s *dissect.Summary) {
+func appendSummary(j *jw, s *record.Summary) {
 	j.obj()
 	j.kstr("record", "summary")
 	j.kint("frames", int64(s.Frames))
 	j.kint("messages", int64(s.Messages))
 	j.key("connections")
 	j.obj()
-	for _, st := range []dissect.State{dissect.Established, dissect.Rejected, dissect.NoReply} {
+	for _, st := range []record.State{record.Established, record.Rejected, record.NoReply} {
 		j.kint(string(st), int64(s.Connections[st]))
 	}
 	j.end()
 	j.key("findings")
 	j.obj()
 	for _, code := range sortedCodes(s.Findings) {
-		j.kint(code, int64(s.Findings[code]))
+		j.kint(code.String(), int64(s.Findings[code]))
 	}
 	j.end()
 	j.kint("decode_errors", int64(s.DecodeErrors))
@@ -275,22 +275,13 @@ func timeOrNull(j *jw, key string, t time.Time) {
 	}
 }
 
-// sortedCodes lists finding codes in catalogue order, unknown ones last.
-func sortedCodes(m map[string]int) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range dissect.Catalogue {
+// sortedCodes lists the codes counted, in catalogue order.
+func sortedCodes(m map[finding.Code]int) []finding.Code {
+	var out []finding.Code
+	for _, c := range finding.Catalogue() {
 		if m[c.Code] > 0 {
 			out = append(out, c.Code)
-			seen[c.Code] = true
 		}
 	}
-	var rest []string
-	for code, n := range m {
-		if n > 0 && !seen[code] {
-			rest = append(rest, code)
-		}
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
+	return out
 }

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // MaxTableRows bounds the rows of the text connection table (memory stays
 // bounded on a flood of requests); -T json has every connection.
 const MaxTableRows = 1000
 
-func (r *textRenderer) Connection(c *dissect.Connection) error {
+func (r *textRenderer) Connection(c *record.Connection) error {
 	r.nConns++
 	if len(r.conns) < MaxTableRows {
 		r.conns = append(r.conns, c)
@@ -29,7 +30,7 @@ func (r *textRenderer) Connection(c *dissect.Connection) error {
 	return r.w.Flush()
 }
 
-func liveCodes(fs []dissect.Finding) string {
+func liveCodes(fs []finding.Finding) string {
 	if len(fs) == 0 {
 		return ""
 	}
@@ -37,7 +38,7 @@ func liveCodes(fs []dissect.Finding) string {
 }
 
 // Summary writes the table of connections and the totals.
-func (r *textRenderer) Summary(s *dissect.Summary) error {
+func (r *textRenderer) Summary(s *record.Summary) error {
 	w, p := r.w, r.p
 	// A blank line sets the summary off from what came before, if anything.
 	sep := func() {
@@ -71,7 +72,7 @@ func (r *textRenderer) Summary(s *dissect.Summary) error {
 			case row == 0:
 				return p.bold.Sprint(cell)
 			case col == stateCol:
-				return r.state(dissect.State(cell))
+				return r.state(record.State(cell))
 			}
 			return cell
 		})
@@ -88,17 +89,17 @@ func (r *textRenderer) Summary(s *dissect.Summary) error {
 	return w.Flush()
 }
 
-func (r *textRenderer) state(s dissect.State) string {
+func (r *textRenderer) state(s record.State) string {
 	switch s {
-	case dissect.Established:
+	case record.Established:
 		return r.p.good.Sprint(string(s))
-	case dissect.Rejected:
+	case record.Rejected:
 		return r.p.bad.Sprint(string(s))
 	}
 	return r.p.warning.Sprint(string(s))
 }
 
-func threshold(c *dissect.Connection, toResponder bool) string {
+func threshold(c *record.Connection, toResponder bool) string {
 	if c.Inline == nil {
 		return "-"
 	}
@@ -115,27 +116,27 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func findingCodes(fs []dissect.Finding) string {
+func findingCodes(fs []finding.Finding) string {
 	if len(fs) == 0 {
 		return "-"
 	}
 	var cs []string
 	for _, f := range fs {
-		cs = append(cs, f.Code)
+		cs = append(cs, f.Code.String())
 	}
 	return strings.Join(cs, ", ")
 }
 
 // totals is the one-line summary of a run.
-func totals(s *dissect.Summary) string {
+func totals(s *record.Summary) string {
 	n := 0
 	for _, v := range s.Findings {
 		n += v
 	}
-	conns := s.Connections[dissect.Established] + s.Connections[dissect.Rejected] + s.Connections[dissect.NoReply]
+	conns := s.Connections[record.Established] + s.Connections[record.Rejected] + s.Connections[record.NoReply]
 	line := fmt.Sprintf("%s, %s, %s (%d established, %d rejected, %d no reply), %s",
 		count(s.Frames, "frame"), count(s.Messages, "message"), count(conns, "connection"),
-		s.Connections[dissect.Established], s.Connections[dissect.Rejected], s.Connections[dissect.NoReply],
+		s.Connections[record.Established], s.Connections[record.Rejected], s.Connections[record.NoReply],
 		count(n, "finding"))
 	if s.DecodeErrors > 0 {
 		line += ", " + count(s.DecodeErrors, "unreadable input")

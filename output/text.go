@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -17,14 +18,14 @@ type textRenderer struct {
 	opts     Options
 	p        *palette
 	lastFile string
-	wrote    bool                  // a message line was written: the summary is set off from it by a blank line
-	conns    []*dissect.Connection // the first MaxTableRows
+	wrote    bool                 // a message line was written: the summary is set off from it by a blank line
+	conns    []*record.Connection // the first MaxTableRows
 	nConns   int
 }
 
 const indent = "       "
 
-func (r *textRenderer) Message(m *dissect.Message) error {
+func (r *textRenderer) Message(m *record.Message) error {
 	w, p := r.w, r.p
 	if r.opts.MultiFile && m.File != r.lastFile {
 		fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", m.File))
@@ -32,7 +33,7 @@ func (r *textRenderer) Message(m *dissect.Message) error {
 	r.lastFile = m.File
 	r.wrote = true
 	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s%s\n", m.Frame, textTime(m.Time),
-		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name), r.rpcSummary(m.RPCRDMA), r.mpaSummary(m))
+		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name()), r.rpcSummary(m.RPCRDMA), r.mpaSummary(m))
 	r.findings(m.Findings)
 	if r.opts.Verbose {
 		r.tree(m)
@@ -54,28 +55,28 @@ func textTime(t time.Time) string {
 
 func (r *textRenderer) Close() error { return r.w.Flush() }
 
-func (r *textRenderer) findings(fs []dissect.Finding) {
+func (r *textRenderer) findings(fs []finding.Finding) {
 	for _, f := range fs {
 		fmt.Fprintf(r.w, "%s%s %s: %s %s\n", indent, r.severity(f.Severity), r.p.bold.Sprint(f.Code), f.Message,
 			r.p.dim.Sprintf("[%s]", f.Reference))
 	}
 }
 
-func (r *textRenderer) severity(s dissect.Severity) string {
+func (r *textRenderer) severity(s finding.Severity) string {
 	name := fmt.Sprintf("%-7s", s)
 	switch s {
-	case dissect.Info:
+	case finding.Info:
 		return r.p.info.Sprint(name)
-	case dissect.Warning:
+	case finding.Warning:
 		return r.p.warning.Sprint(name)
-	case dissect.Error:
+	case finding.Error:
 		return r.p.error.Sprint(name)
 	}
 	return name
 }
 
 // rpcSummary is the short form of what a message says about RPC-over-RDMA.
-func (r *textRenderer) rpcSummary(rp *dissect.RPCRDMA) string {
+func (r *textRenderer) rpcSummary(rp *record.RPCRDMA) string {
 	if rp == nil {
 		return r.p.dim.Sprint("no RPC-over-RDMA data")
 	}
@@ -85,7 +86,7 @@ func (r *textRenderer) rpcSummary(rp *dissect.RPCRDMA) string {
 
 // mpaSummary adds an MPA frame's revision and, when it was spread over
 // several segments, their frames.
-func (r *textRenderer) mpaSummary(m *dissect.Message) string {
+func (r *textRenderer) mpaSummary(m *record.Message) string {
 	if m.MPA == nil {
 		return ""
 	}
@@ -103,7 +104,7 @@ func (r *textRenderer) mpaSummary(m *dissect.Message) string {
 	return "  " + r.p.dim.Sprintf("(%s)", s)
 }
 
-func mpaField(m *dissect.Message, key string) string {
+func mpaField(m *record.Message, key string) string {
 	for _, f := range m.MPA {
 		if f.Key == key {
 			return f.Text()
@@ -113,7 +114,7 @@ func mpaField(m *dissect.Message, key string) string {
 }
 
 // tree writes every decoded layer with its fields.
-func (r *textRenderer) tree(m *dissect.Message) {
+func (r *textRenderer) tree(m *record.Message) {
 	if ib := m.IB; ib != nil {
 		r.layer("LRH", ib.LRH)
 		r.layer("GRH", ib.GRH)
@@ -124,10 +125,10 @@ func (r *textRenderer) tree(m *dissect.Message) {
 	}
 	r.layer("MAD", m.MAD)
 	if m.CM != nil {
-		r.layer("CM "+m.Name, m.CM)
+		r.layer("CM "+m.Name(), m.CM)
 	}
 	r.layer("IP CM Header", m.IPCM)
-	r.layer("MPA "+mpaKind(m.Name), m.MPA)
+	r.layer("MPA "+mpaKind(m.Kind), m.MPA)
 	if m.PrivateDataSize > 0 || len(m.PrivateData) > 0 {
 		fmt.Fprintf(r.w, "%s%s: %d octets", indent, r.p.bold.Sprint("Private Data"), len(m.PrivateData))
 		if len(m.PrivateData) < m.PrivateDataSize {
@@ -139,7 +140,7 @@ func (r *textRenderer) tree(m *dissect.Message) {
 }
 
 // rpcTree writes the RFC 8797 fields under the names the RFC gives them.
-func (r *textRenderer) rpcTree(rp *dissect.RPCRDMA) {
+func (r *textRenderer) rpcTree(rp *record.RPCRDMA) {
 	if rp == nil {
 		return
 	}
@@ -177,7 +178,7 @@ func (r *textRenderer) field(name, value string) {
 	fmt.Fprintf(r.w, "%s  %s: %s\n", indent, name, value)
 }
 
-func (r *textRenderer) crc(name string, c *dissect.CRCCheck, digits int) {
+func (r *textRenderer) crc(name string, c *record.CRCCheck, digits int) {
 	if c == nil {
 		return
 	}
@@ -188,8 +189,8 @@ func (r *textRenderer) crc(name string, c *dissect.CRCCheck, digits int) {
 	fmt.Fprintf(r.w, "%s%s: 0x%0*x (%s)\n", indent, r.p.bold.Sprint(name), digits, c.Value, state)
 }
 
-func mpaKind(name string) string {
-	if name == "MPA_REQ" {
+func mpaKind(k record.Kind) string {
+	if k == record.KindMPARequest {
 		return "Request"
 	}
 	return "Reply"
@@ -225,7 +226,7 @@ func annotate(f layers.Field) string {
 // RFC 8797 message marked: highlighted in colour, and by a line of ^ beneath
 // in any case, so the mark survives copying into a bug report. Repeated
 // lines collapse into "*", as hexdump -C does.
-func (r *textRenderer) hexDump(pd []byte, rp *dissect.RPCRDMA) {
+func (r *textRenderer) hexDump(pd []byte, rp *record.RPCRDMA) {
 	if len(pd) == 0 {
 		return
 	}

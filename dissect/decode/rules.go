@@ -1,10 +1,12 @@
-package dissect
+package decode
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -14,9 +16,10 @@ import (
 
 // msgCtx is what the rules see of one message.
 type msgCtx struct {
-	m *Message
+	m    *record.Message
+	blob bool // a private-data blob checked on its own (rdmacm-pd decode)
 
-	// InfiniBand family
+	// record.InfiniBand family
 	bth  *layers.BTH
 	deth *layers.DETH
 	mad  *layers.MAD
@@ -49,15 +52,15 @@ type msgCtx struct {
 func (c *msgCtx) pdCut() bool { return len(c.pd) < c.pdSize }
 
 type rule struct {
-	code  string
+	code  finding.Code
 	check func(c *msgCtx) (string, bool)
 }
 
-func runRules(rules []rule, c *msgCtx) []Finding {
-	var out []Finding
+func runRules(rules []rule, c *msgCtx) []finding.Finding {
+	var out []finding.Finding
 	for _, r := range rules {
 		if msg, ok := r.check(c); ok {
-			out = append(out, newFinding(r.code, "%s", msg))
+			out = append(out, finding.New(r.code, "%s", msg))
 		}
 	}
 	return out
@@ -66,37 +69,37 @@ func runRules(rules []rule, c *msgCtx) []Finding {
 var messageRules = slices.Concat(ibRules, mpaRules, rpcRules)
 
 var ibRules = []rule{
-	{"capture-truncated", func(c *msgCtx) (string, bool) {
+	{finding.CaptureTruncated, func(c *msgCtx) (string, bool) {
 		return c.cut, c.cut != ""
 	}},
-	{"length-mismatch", func(c *msgCtx) (string, bool) {
+	{finding.LengthMismatch, func(c *msgCtx) (string, bool) {
 		return strings.Join(c.lengths, "; "), len(c.lengths) > 0
 	}},
-	{"icrc-absent", func(c *msgCtx) (string, bool) {
+	{finding.ICRCAbsent, func(c *msgCtx) (string, bool) {
 		return c.noICRC, c.noICRC != ""
 	}},
-	{"icrc-mismatch", func(c *msgCtx) (string, bool) {
-		k := c.m.IB.crc(true)
+	{finding.ICRCMismatch, func(c *msgCtx) (string, bool) {
+		k := crcOf(c.m.IB, true)
 		if k == nil || k.Valid {
 			return "", false
 		}
 		return fmt.Sprintf("ICRC is 0x%08x, the packet gives 0x%08x", k.Value, k.Computed), true
 	}},
-	{"vcrc-mismatch", func(c *msgCtx) (string, bool) {
-		k := c.m.IB.crc(false)
+	{finding.VCRCMismatch, func(c *msgCtx) (string, bool) {
+		k := crcOf(c.m.IB, false)
 		if k == nil || k.Valid {
 			return "", false
 		}
 		return fmt.Sprintf("VCRC is 0x%04x, the packet gives 0x%04x", k.Value, k.Computed), true
 	}},
-	{"mad-unexpected-header", func(c *msgCtx) (string, bool) {
+	{finding.MADUnexpectedHeader, func(c *msgCtx) (string, bool) {
 		if c.mad == nil || (c.mad.BaseVersion == 1 && c.mad.ClassVersion == 2) {
 			return "", false
 		}
 		return fmt.Sprintf("CM MAD with Base Version %d and Class Version %d (expected 1 and 2)",
 			c.mad.BaseVersion, c.mad.ClassVersion), true
 	}},
-	{"cm-not-gsi", func(c *msgCtx) (string, bool) {
+	{finding.CMNotGSI, func(c *msgCtx) (string, bool) {
 		var why []string
 		if c.bth != nil && c.bth.DestQP != 1 {
 			why = append(why, fmt.Sprintf("sent to QP 0x%06x, not QP1", c.bth.DestQP))
@@ -106,7 +109,7 @@ var ibRules = []rule{
 		}
 		return "CM MAD " + strings.Join(why, " and "), len(why) > 0
 	}},
-	{"cm-ip-header-invalid", func(c *msgCtx) (string, bool) {
+	{finding.CMIPHeaderInvalid, func(c *msgCtx) (string, bool) {
 		if !c.ipcmExpected {
 			return "", false
 		}
@@ -123,18 +126,18 @@ var ibRules = []rule{
 
 // rpcRules check the RFC 8797 message, whatever carried it.
 var rpcRules = []rule{
-	{"rpcrdma-absent", func(c *msgCtx) (string, bool) {
+	{finding.RPCRDMAAbsent, func(c *msgCtx) (string, bool) {
 		// When the capture cut the private data short, absence cannot be told.
 		if !c.absentApplies || c.search.Found || c.pdCut() {
 			return "", false
 		}
-		where := "no usable RPC-over-RDMA private data in " + c.m.Name
-		if c.m.Name == "" { // a blob checked on its own (rdmacm-pd decode)
+		where := "no usable RPC-over-RDMA private data in " + c.m.Name()
+		if c.blob { // a blob checked on its own (rdmacm-pd decode)
 			where = "no usable RPC-over-RDMA message in the private data"
 		}
 		return where + ": this peer counts as Send Size 1024, Receive Size 1024, R=0", true
 	}},
-	{"rpcrdma-version-unknown", func(c *msgCtx) (string, bool) {
+	{finding.RPCRDMAVersionUnknown, func(c *msgCtx) (string, bool) {
 		var at []string
 		for _, mt := range c.unusableMatches() {
 			if mt.Complete && mt.Version != layers.RPCRDMAVersion {
@@ -143,7 +146,7 @@ var rpcRules = []rule{
 		}
 		return "Format Identifier with " + strings.Join(at, ", ") + ": ignored", len(at) > 0
 	}},
-	{"rpcrdma-truncated", func(c *msgCtx) (string, bool) {
+	{finding.RPCRDMATruncated, func(c *msgCtx) (string, bool) {
 		var at []string
 		for _, mt := range c.unusableMatches() {
 			if !mt.Complete && !c.pdCut() {
@@ -152,14 +155,14 @@ var rpcRules = []rule{
 		}
 		return "Format Identifier too close to the end of the private data at " + strings.Join(at, ", "), len(at) > 0
 	}},
-	{"rpcrdma-reserved-nonzero", func(c *msgCtx) (string, bool) {
+	{finding.RPCRDMAReservedNonzero, func(c *msgCtx) (string, bool) {
 		if !c.search.Found || c.search.Message.Reserved == 0 {
 			return "", false
 		}
 		return fmt.Sprintf("Reserved bits are 0x%02x (octet 5 is 0x%02x)", c.search.Message.Reserved,
 			c.search.Message.Reserved<<1|bit(c.search.Message.RemoteInvalidate)), true
 	}},
-	{"rpcrdma-multiple", func(c *msgCtx) (string, bool) {
+	{finding.RPCRDMAMultiple, func(c *msgCtx) (string, bool) {
 		if c.search.Occurrences < 2 {
 			return "", false
 		}
@@ -174,7 +177,7 @@ var rpcRules = []rule{
 		return fmt.Sprintf("Format Identifier found %d times (offsets %s%s)", c.search.Occurrences,
 			strings.Join(offs, ", "), more), true
 	}},
-	{"rpcrdma-unexpected-offset", func(c *msgCtx) (string, bool) {
+	{finding.RPCRDMAUnexpectedOffset, func(c *msgCtx) (string, bool) {
 		if !c.search.Found || c.search.Offset == c.m.ExpectedOffset {
 			return "", false
 		}
@@ -207,11 +210,11 @@ func (c *msgCtx) carrier() string {
 	if c.cm == nil {
 		return "its carrier"
 	}
-	return "the " + c.m.Name
+	return "the " + c.m.Name()
 }
 
 // crc returns the ICRC (icrc true) or VCRC check, or nil.
-func (h *IBHeaders) crc(icrc bool) *CRCCheck {
+func crcOf(h *record.IBHeaders, icrc bool) *record.CRCCheck {
 	if h == nil {
 		return nil
 	}
@@ -231,11 +234,11 @@ func bit(b bool) uint8 {
 // CheckPrivateData searches a private-data blob on its own (pasted from a
 // log, say) and checks it as if it were a REQ's: expected is the offset where
 // its carrier would put the RFC 8797 message.
-func CheckPrivateData(pd []byte, expected int) (*RPCRDMA, []Finding) {
-	m := &Message{ExpectedOffset: expected, PrivateData: pd, PrivateDataSize: len(pd)}
-	c := &msgCtx{m: m, pd: pd, pdSize: len(pd), absentApplies: true, search: layers.SearchRPCRDMA(pd)}
+func CheckPrivateData(pd []byte, expected int) (*record.RPCRDMA, []finding.Finding) {
+	m := &record.Message{ExpectedOffset: expected, PrivateData: pd, PrivateDataSize: len(pd)}
+	c := &msgCtx{m: m, blob: true, pd: pd, pdSize: len(pd), absentApplies: true, search: layers.SearchRPCRDMA(pd)}
 	if c.search.Found {
-		m.RPCRDMA = NewRPCRDMA(&c.search.Message, c.search.Offset)
+		m.RPCRDMA = record.NewRPCRDMA(&c.search.Message, c.search.Offset)
 	}
 	return m.RPCRDMA, runRules(messageRules, c)
 }

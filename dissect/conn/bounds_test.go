@@ -1,34 +1,35 @@
-package dissect
+package conn
 
 import (
 	"testing"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // TestTrackerBounded: the tracker's tables stay bounded however long a live
 // capture runs, and are emptied between inputs.
 func TestTrackerBounded(t *testing.T) {
-	req := func(id uint32) *Message {
-		return &Message{Transport: RoCEv2, Src: "a", Dst: "b", Name: "REQ", AttributeID: layers.AttrREQ,
+	req := func(id uint32) *record.Message {
+		return &record.Message{Transport: record.RoCEv2, Src: "a", Dst: "b", Kind: record.KindREQ, AttributeID: layers.AttrREQ,
 			LocalCommID: id, TransactionID: uint64(id), ServiceID: 1, HasServiceID: true, Frame: int(id)}
 	}
-	rep := func(id uint32) *Message {
-		return &Message{Transport: RoCEv2, Src: "b", Dst: "a", Name: "REP", AttributeID: layers.AttrREP,
+	rep := func(id uint32) *record.Message {
+		return &record.Message{Transport: record.RoCEv2, Src: "b", Dst: "a", Kind: record.KindREP, AttributeID: layers.AttrREP,
 			LocalCommID: id + 1<<20, RemoteCommID: id}
 	}
-	rtu := func(id uint32) *Message {
-		return &Message{Transport: RoCEv2, Src: "a", Dst: "b", Name: "RTU", AttributeID: layers.AttrRTU,
+	rtu := func(id uint32) *record.Message {
+		return &record.Message{Transport: record.RoCEv2, Src: "a", Dst: "b", Kind: record.KindRTU, AttributeID: layers.AttrRTU,
 			LocalCommID: id, RemoteCommID: id + 1<<20}
 	}
-	orphan := func(id uint32) *Message { m := rep(id); m.RemoteCommID = id + 1<<24; return m }
+	orphan := func(id uint32) *record.Message { m := rep(id); m.RemoteCommID = id + 1<<24; return m }
 
 	tr := NewTracker(true, 100)
 	emitted := 0
 	for id := uint32(1); id <= 20000; id++ {
 		// One client reconnecting to one service, and a reply whose
 		// request is not in the capture.
-		for _, m := range []*Message{req(id), rep(id), rtu(id), orphan(id)} {
+		for _, m := range []*record.Message{req(id), rep(id), rtu(id), orphan(id)} {
 			emitted += len(tr.Message(m))
 		}
 	}

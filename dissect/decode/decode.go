@@ -1,15 +1,17 @@
-package dissect
+package decode
 
 import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -19,26 +21,6 @@ type Config struct {
 	RoCEPorts []uint16
 	// TCP bounds the reassembly of MPA frames.
 	TCP TCPLimits
-	// Live hands each connection attempt on as soon as its state is known
-	// (else all at the end, in the order of their requests).
-	Live bool
-	// MaxConnections bounds the attempts tracked at once (0: 65536).
-	MaxConnections int
-	// Hash computes each input's SHA-256 for the summary.
-	Hash bool
-}
-
-// MemoryBudget is the heap the state limits allow, with room for the rest
-// of the program: a soft memory limit for the Go runtime. With the default
-// limits it is under 100 MB.
-func (c Config) MemoryBudget() int64 {
-	l := c.TCP.withDefaults()
-	conns := c.MaxConnections
-	if conns <= 0 {
-		conns = DefaultMaxConnections
-	}
-	const base, perConn, perFlow = 40 << 20, 400, 400
-	return base + int64(l.TotalBytes) + perConn*int64(conns) + perFlow*int64(l.ActiveFlows)
 }
 
 // Frame is one captured frame handed to a Decoder. Data is only read during
@@ -117,6 +99,10 @@ func NewDecoder(file string, cfg Config) *Decoder {
 	return d
 }
 
+// SetFile names the input of the frames that follow (live capture: the
+// interface each frame came from).
+func (d *Decoder) SetFile(name string) { d.file = name }
+
 // parser returns the decoding-layer parser that starts at first.
 func (d *Decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser {
 	if p, ok := d.parsers[first]; ok {
@@ -136,7 +122,7 @@ func (d *Decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser
 
 // ipv6Ext steps over an IPv6 extension header of the generic form (Next
 // Header, Hdr Ext Len in 8-octet units beyond the first 8) without
-// decoding its options, as the fast filter does, so that RoCEv2 behind a
+// decoding its options, as the fast filter does, so that record.RoCEv2 behind a
 // Routing or Destination Options header still decodes. It does not
 // allocate.
 type ipv6Ext struct {
@@ -192,7 +178,7 @@ func firstLayer(lt uint16, data []byte) gopacket.LayerType {
 }
 
 // Decode looks at one frame and calls emit for each message it completes.
-func (d *Decoder) Decode(f *Frame, emit func(*Message)) {
+func (d *Decoder) Decode(f *Frame, emit func(*record.Message)) {
 	fi := d.classify(f.LinkType, f.Data)
 	switch fi.kind {
 	case kindCM:
@@ -224,7 +210,7 @@ func (d *Decoder) Decode(f *Frame, emit func(*Message)) {
 
 // Flush reports what is still pending at the end of the input: MPA frames
 // whose stream never completed them.
-func (d *Decoder) Flush(emit func(*Message)) { d.flushTCP(emit) }
+func (d *Decoder) Flush(emit func(*record.Message)) { d.flushTCP(emit) }
 
 // Undecodable counts the frames the fast filter took for CM MADs whose
 // headers did not decode as far as the MAD; first is the first one's frame
@@ -284,7 +270,7 @@ func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {
 	p := d.parser(firstLayer(f.LinkType, f.Data))
 	d.has.err = p.DecodeLayers(f.Data, &d.decoded) // errors show as missing layers
 	d.note(d.decoded)
-	// RoCEv2 on a port gopacket does not know: go on from the UDP payload.
+	// record.RoCEv2 on a port gopacket does not know: go on from the UDP payload.
 	if d.has.udp && !d.has.bth {
 		d.has.err = d.parser(layers.LayerTypeBTH).DecodeLayers(d.udp.Payload, &d.decoded)
 		d.note(d.decoded)
@@ -324,13 +310,13 @@ func (d *Decoder) note(decoded []gopacket.LayerType) {
 }
 
 // cmMessage builds the message of a decoded CM candidate and checks it.
-func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
-	m := &Message{
+func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
+	m := &record.Message{
 		File:      d.file,
 		Frame:     f.Index,
 		Time:      f.Time.UTC(),
 		Transport: fi.transport,
-		IB:        &IBHeaders{},
+		IB:        &record.IBHeaders{},
 	}
 	c := &msgCtx{m: m}
 	m.Src, m.Dst = d.addresses(fi)
@@ -355,13 +341,9 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
 		m.MAD = d.mad.Fields()
 		m.AttributeID = d.mad.AttributeID
 		m.TransactionID = d.mad.TransactionID
-		m.Name = layers.CMMessageName(d.mad.AttributeID)
-	}
-	switch {
-	case !d.has.mad:
-		m.Name = "CM" // the capture cut the MAD header: which message is unknown
-	case m.Name == "":
-		m.Name = fmt.Sprintf("CM attribute 0x%04x", m.AttributeID)
+		m.Kind = record.KindOfAttribute(d.mad.AttributeID)
+	} else {
+		m.Kind = record.KindCM // the capture cut the MAD header: which message is unknown
 	}
 	d.checkLengths(f, fi, c)
 
@@ -377,6 +359,13 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
 		switch v := cm.(type) {
 		case *layers.CMReq:
 			m.ServiceID, m.HasServiceID = v.ServiceID, true
+			m.CMInfo = &record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
+				InitiatorDepth: v.InitiatorDepth, PathMTU: v.PathPacketPayloadMTU}
+		case *layers.CMRep:
+			m.CMInfo = &record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
+				InitiatorDepth: v.InitiatorDepth}
+		case *layers.CMRej:
+			m.CMInfo = &record.CMInfo{RejectReason: v.Reason, ARI: slices.Clone(v.ARI[:min(int(v.RejectInfoLength), len(v.ARI))])}
 		case *layers.CMSidrReq:
 			m.ServiceID, m.HasServiceID = v.ServiceID, true
 		case *layers.CMSidrRep:
@@ -397,7 +386,7 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
 		}
 		c.search = layers.SearchRPCRDMA(pd)
 		if c.search.Found {
-			m.RPCRDMA = NewRPCRDMA(&c.search.Message, c.search.Offset)
+			m.RPCRDMA = record.NewRPCRDMA(&c.search.Message, c.search.Offset)
 		}
 	}
 	m.Findings = runRules(messageRules, c)
@@ -407,9 +396,9 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *Message {
 // addresses names the two ends of an IB-family message.
 func (d *Decoder) addresses(fi *frameInfo) (string, string) {
 	switch {
-	case fi.transport == RoCEv2 && d.has.ip4:
+	case fi.transport == record.RoCEv2 && d.has.ip4:
 		return ipString(d.ip4.SrcIP), ipString(d.ip4.DstIP)
-	case fi.transport == RoCEv2 && d.has.ip6:
+	case fi.transport == record.RoCEv2 && d.has.ip6:
 		return ipString(d.ip6.SrcIP), ipString(d.ip6.DstIP)
 	case d.has.grh:
 		return layers.AddrString(d.grh.SGID[:]), layers.AddrString(d.grh.DGID[:])
@@ -427,7 +416,7 @@ func ipString(ip []byte) string {
 	return a.Unmap().String()
 }
 
-// checkCRCs computes the ICRC, and for native InfiniBand the VCRC, when the
+// checkCRCs computes the ICRC, and for native record.InfiniBand the VCRC, when the
 // capture holds them.
 func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, c *msgCtx) {
 	b := f.Data
@@ -438,7 +427,7 @@ func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, c *msgCtx) {
 	ib := b[fi.bth:icrcAt]
 	var crc uint32
 	switch {
-	case fi.transport == RoCEv2:
+	case fi.transport == record.RoCEv2:
 		crc = layers.ICRCRoCEv2(b[fi.l3:fi.l4], b[fi.l4:fi.l4+8], ib)
 	case fi.grh >= 0:
 		crc = layers.ICRCGRH(b[fi.grh:fi.grh+layers.GRHLen], ib)
@@ -447,10 +436,10 @@ func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, c *msgCtx) {
 	default:
 		return
 	}
-	c.m.IB.ICRC = &CRCCheck{Value: d.bth.ICRC, Computed: crc, Valid: crc == d.bth.ICRC}
+	c.m.IB.ICRC = &record.CRCCheck{Value: d.bth.ICRC, Computed: crc, Valid: crc == d.bth.ICRC}
 	if fi.lrh >= 0 && d.has.lrh && d.lrh.HasVCRC {
 		v := layers.VCRC(b[fi.lrh:fi.ibEnd])
-		c.m.IB.VCRC = &CRCCheck{Value: uint32(d.lrh.VCRC), Computed: uint32(v), Valid: v == d.lrh.VCRC}
+		c.m.IB.VCRC = &record.CRCCheck{Value: uint32(d.lrh.VCRC), Computed: uint32(v), Valid: v == d.lrh.VCRC}
 	}
 }
 
@@ -486,7 +475,7 @@ func (d *Decoder) packetEnd(b []byte, fi *frameInfo) (int, lengthField) {
 func lengthFields(b []byte, fi *frameInfo) (fs [2]lengthField, n int) {
 	add := func(f lengthField) { fs[n] = f; n++ }
 	switch {
-	case fi.transport == RoCEv2:
+	case fi.transport == record.RoCEv2:
 		v := int(binary.BigEndian.Uint16(b[fi.l4+4:]))
 		add(lengthField{name: "UDP Length", value: v, end: fi.l4 + v})
 		if fi.ipv6 {

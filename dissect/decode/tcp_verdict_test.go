@@ -1,4 +1,4 @@
-package dissect
+package decode
 
 import (
 	"encoding/binary"

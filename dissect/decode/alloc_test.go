@@ -1,12 +1,12 @@
-package dissect
+package decode
 
 import (
 	"bytes"
-	"os"
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // hotFrames builds one frame of each kind of the hot path.
@@ -56,14 +56,14 @@ func hotFrames(t testing.TB) map[string]*Frame {
 }
 
 // TestHotPathAllocs: the frames that make up almost all of a capture cost
-// no allocation: a non-candidate (RoCEv2 data, small UDP), a TCP bulk
+// no allocation: a non-candidate (record.RoCEv2 data, small UDP), a TCP bulk
 // segment of a direction already decided, and the decoding of a CM frame
 // with gopacket DecodingLayers (building the message record, which is output,
 // is not part of it).
 func TestHotPathAllocs(t *testing.T) {
 	frames := hotFrames(t)
 	d := NewDecoder("t", Config{})
-	emit := func(*Message) {}
+	emit := func(*record.Message) {}
 	// Let the TCP bulk direction be decided first: its segment is not an MPA
 	// key; a single one is kept (it might be the tail of a frame whose start
 	// comes next), a second one decides the direction.
@@ -96,7 +96,7 @@ func BenchmarkHotPath(b *testing.B) {
 	for _, name := range []string{"roce data", "small udp", "tcp bulk", "cm"} {
 		b.Run(name, func(b *testing.B) {
 			d := NewDecoder("t", Config{})
-			emit := func(*Message) {}
+			emit := func(*record.Message) {}
 			f := frames[name]
 			d.Decode(f, emit)
 			b.ReportAllocs()
@@ -107,36 +107,3 @@ func BenchmarkHotPath(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkDissect runs the whole pipeline (read, classify, decode,
-// reassemble, track, render to nothing) over a 64 MiB workload in memory.
-func BenchmarkDissect(b *testing.B) {
-	var wl bytes.Buffer
-	counts, err := (craft.Workload{Size: 64 << 20, Seed: 1}).Write(&wl)
-	if err != nil {
-		b.Fatal(err)
-	}
-	path := b.TempDir() + "/w.pcap"
-	if err := os.WriteFile(path, wl.Bytes(), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(wl.Len()))
-	for b.Loop() {
-		var s countSink
-		if _, err := Run(b.Context(), []string{path}, nil, Config{}, &s); err != nil {
-			b.Fatal(err)
-		}
-		if s.messages != counts.Messages() {
-			b.Fatalf("%d messages, want %d", s.messages, counts.Messages())
-		}
-	}
-	b.ReportMetric(float64(counts.Frames), "frames/op")
-}
-
-type countSink struct {
-	NopSink
-	messages int
-}
-
-func (c *countSink) Message(*Message) error { c.messages++; return nil }

@@ -1,4 +1,4 @@
-package dissect
+package decode
 
 import (
 	"encoding/binary"
@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // boundSeg feeds one segment of flow i (its own source port) to d.
-func boundSeg(d *Decoder, i int, seq uint32, syn bool, payload []byte, frame int, at time.Time, emit func(*Message)) {
+func boundSeg(d *Decoder, i int, seq uint32, syn bool, payload []byte, frame int, at time.Time, emit func(*record.Message)) {
 	fullSeg(d, i, seq, syn, false, false, payload, frame, at, emit)
 }
 
@@ -21,8 +22,8 @@ func boundSeg(d *Decoder, i int, seq uint32, syn bool, payload []byte, frame int
 func TestTCPKeylessFirstSegmentsBounded(t *testing.T) {
 	const flows = 200
 	d := NewDecoder("t", Config{TCP: TCPLimits{TotalBytes: flows * (maxMPAFrame + earlyCost)}})
-	var got []*Message
-	emit := func(m *Message) { got = append(got, m) }
+	var got []*record.Message
+	emit := func(m *record.Message) { got = append(got, m) }
 	at := craft.DefaultStart
 	bulk := make([]byte, 1460)
 	for i := range flows {
@@ -35,11 +36,11 @@ func TestTCPKeylessFirstSegmentsBounded(t *testing.T) {
 	boundSeg(d, 60000, 99, true, nil, flows+1, at, emit)
 	boundSeg(d, 60000, 100, false, req, flows+2, at, emit)
 	d.Flush(emit)
-	if len(got) != 1 || got[0].Name != "MPA_REQ" || d.Dropped() != 0 {
+	if len(got) != 1 || got[0].Name() != "MPA_REQ" || d.Dropped() != 0 {
 		t.Fatalf("%d messages, %d dropped", len(got), d.Dropped())
 	}
 	for _, f := range got[0].Findings {
-		if f.Code == "state-limit-reached" || f.Code == "mpa-truncated" {
+		if f.Code.String() == "state-limit-reached" || f.Code.String() == "mpa-truncated" {
 			t.Errorf("finding %v", f)
 		}
 	}
@@ -49,7 +50,7 @@ func TestTCPKeylessFirstSegmentsBounded(t *testing.T) {
 // spans behind the hole, and segments that add nothing do not keep it alive.
 func TestTCPHoleAtStartBounded(t *testing.T) {
 	d := NewDecoder("t", Config{})
-	emit := func(m *Message) { t.Errorf("message %s", m.Name) }
+	emit := func(m *record.Message) { t.Errorf("message %s", m.Name()) }
 	at := craft.DefaultStart
 	boundSeg(d, 1, 999, true, nil, 1, at, emit)
 	for k := range 60 {
@@ -80,7 +81,7 @@ func TestTCPHoleAtStartBounded(t *testing.T) {
 // within an MPA frame's span, whatever the segments repeat.
 func TestTCPEarlyOverlapsBounded(t *testing.T) {
 	d := NewDecoder("t", Config{TCP: TCPLimits{StreamBytes: 1000}})
-	emit := func(*Message) {}
+	emit := func(*record.Message) {}
 	data := make([]byte, 400)
 	for i := range 130 {
 		boundSeg(d, 1, 5000+uint32(i), false, data, i+1, craft.DefaultStart, emit)
@@ -99,8 +100,8 @@ func TestTCPEarlyOverlapsBounded(t *testing.T) {
 // capture goes on (by capture time), not only at its end.
 func TestTCPQuietFrameSweptByTime(t *testing.T) {
 	d := NewDecoder("t", Config{})
-	var got []*Message
-	emit := func(m *Message) { got = append(got, m) }
+	var got []*record.Message
+	emit := func(m *record.Message) { got = append(got, m) }
 	at := craft.DefaultStart
 	req := (&craft.MPA{Request: true, Rev: 1}).Bytes()
 	boundSeg(d, 1, 999, true, nil, 1, at, emit)
@@ -122,8 +123,8 @@ func TestTCPQuietFrameSweptByTime(t *testing.T) {
 // buffer: memory per direction stays bounded and accounted.
 func TestTCPRetransmissionsBounded(t *testing.T) {
 	d := NewDecoder("t", Config{})
-	var got []*Message
-	emit := func(m *Message) { got = append(got, m) }
+	var got []*record.Message
+	emit := func(m *record.Message) { got = append(got, m) }
 	at := craft.DefaultStart
 	hdr := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 100)}).Bytes()[:20]
 	boundSeg(d, 1, 999, true, nil, 1, at, emit)
@@ -157,8 +158,8 @@ func flowKeyOf(i int) flowKey {
 // state-limit-reached, and counted once.
 func TestTCPHolesBounded(t *testing.T) {
 	d := NewDecoder("t", Config{})
-	var got []*Message
-	emit := func(m *Message) { got = append(got, m) }
+	var got []*record.Message
+	emit := func(m *record.Message) { got = append(got, m) }
 	at := craft.DefaultStart
 	req := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 1000)}).Bytes()
 	boundSeg(d, 1, 999, true, nil, 1, at, emit)

@@ -1,55 +1,30 @@
-package dissect
+// Package conn pairs connection messages into connection attempts and
+// works out what each attempt negotiated under RFC 8797: the inline
+// threshold each way and whether Send With Invalidate may be used. It is
+// the one home of the connection rules (the findings on a connection).
+//
+// Pairing: an InfiniBand-family REP answers the REQ whose Local
+// Communication ID is its Remote Communication ID, between the same two
+// addresses; a REJ or RTU names the attempt the same way; an iWARP MPA
+// Reply answers the Request of the same TCP connection. Replies seen before
+// their request are kept for a while (captures merged from several
+// interfaces). Attempts never pair across inputs.
+package conn
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
-// Connections: messages paired into connection attempts, and what each
-// attempt negotiated under RFC 8797.
-
-// State is where a connection attempt ended up.
-type State string
-
-// Connection states, as they appear in the JSON output.
-const (
-	Established State = "established" // an accepting reply was seen
-	Rejected    State = "rejected"    // REJ, or an MPA Reply with R set
-	NoReply     State = "no-reply"    // nothing answered by the end of the capture
-)
-
-// Connection is one connection attempt.
-type Connection struct {
-	File      string
-	Transport Transport
-	Initiator string
-	Responder string
-	// The service: the REQ's Service ID (InfiniBand family) or the
-	// responder's TCP port (iWARP).
-	ServiceID    uint64
-	HasServiceID bool
-	Port         uint16
-	HasPort      bool
-
-	RequestFrame int
-	ReplyFrame   int // 0: no reply
-	Retries      int // repeated REQs (CM retries) of the same attempt
-	State        State
-	RejectReason string // REJ reason or "MPA Reply with R set"
-
-	InitiatorRPCRDMA *RPCRDMA // what the initiator advertised, nil when nothing usable
-	ResponderRPCRDMA *RPCRDMA
-	// Inline is what the two sides agreed (nil without a reply).
-	Inline *InlineThresholds
-	// RemoteInvalidation: the responder may reply with Send With Invalidate
-	// (both sides set R).
-	RemoteInvalidation bool
-
-	Findings []Finding
-
+// attempt is a connection attempt being tracked: the record handed on,
+// and what the tracker needs to know of it.
+type attempt struct {
+	record.Connection
 	seq     int // order of the request
 	reqID   uint32
 	tid     uint64 // the REQ's Transaction ID
@@ -60,44 +35,26 @@ type Connection struct {
 	partialReply int // an MPA Reply that ended before its flags
 }
 
-// InlineThresholds are the largest RDMA Sends each way (RFC 8797, section
-// 3.1): the sender's Send Size against the receiver's Receive Size.
-type InlineThresholds struct {
-	InitiatorToResponder int
-	ResponderToInitiator int
-}
-
 // Negotiate computes what two sides agree from their RFC 8797 messages; a
 // side without one counts as Send Size 1024, Receive Size 1024, R=0.
-func Negotiate(ini, res *RPCRDMA) (InlineThresholds, bool) {
-	send := func(r *RPCRDMA) int {
+func Negotiate(ini, res *record.RPCRDMA) (record.InlineThresholds, bool) {
+	send := func(r *record.RPCRDMA) int {
 		if r == nil {
 			return layers.DefaultInline
 		}
 		return r.SendSize
 	}
-	recv := func(r *RPCRDMA) int {
+	recv := func(r *record.RPCRDMA) int {
 		if r == nil {
 			return layers.DefaultInline
 		}
 		return r.ReceiveSize
 	}
-	inv := func(r *RPCRDMA) bool { return r != nil && r.RemoteInvalidate }
-	return InlineThresholds{
+	inv := func(r *record.RPCRDMA) bool { return r != nil && r.RemoteInvalidate }
+	return record.InlineThresholds{
 		InitiatorToResponder: min(send(ini), recv(res)),
 		ResponderToInitiator: min(send(res), recv(ini)),
 	}, inv(ini) && inv(res)
-}
-
-// ServiceString names the service of a connection for people.
-func (c *Connection) ServiceString() string {
-	switch {
-	case c.HasPort:
-		return fmt.Sprintf("port %d", c.Port)
-	case c.HasServiceID:
-		return fmt.Sprintf("0x%016x", c.ServiceID)
-	}
-	return "?"
 }
 
 // Attempts are looked up by their endpoints (the tracker is emptied between
@@ -110,7 +67,7 @@ type reqKey struct {
 type tcpConnKey struct{ ini, res string }
 
 type serviceKey struct {
-	transport Transport
+	transport record.Transport
 	ini, res  string
 	svc       uint64
 }
@@ -125,7 +82,7 @@ type attemptState struct {
 // negotiated is what an established connection agreed, kept to compare the
 // next connection of the same initiator, responder and service with it.
 type negotiated struct {
-	inline InlineThresholds
+	inline record.InlineThresholds
 	inv    bool
 	frame  int
 	seq    int // when it was recorded, to evict the oldest
@@ -150,13 +107,13 @@ type Tracker struct {
 	live    bool
 	max     int // attempts held at once
 	seq     int
-	open    []*Connection // not yet handed on, in request order (live: handed-on ones until compacted)
-	held    int           // attempts in open not yet handed on
-	done    []*Connection // live: handed on, still recognised (CM retries, REJ of a REP)
-	byReq   map[reqKey]*Connection
-	byTCP   map[tcpConnKey]*Connection
-	orphans map[orphanKey]*Message // replies seen before their request
-	oOrder  []orphanKey            // orphans, oldest first
+	open    []*attempt // not yet handed on, in request order (live: handed-on ones until compacted)
+	held    int        // attempts in open not yet handed on
+	done    []*attempt // live: handed on, still recognised (CM retries, REJ of a REP)
+	byReq   map[reqKey]*attempt
+	byTCP   map[tcpConnKey]*attempt
+	orphans map[orphanKey]*record.Message // replies seen before their request
+	oOrder  []orphanKey                   // orphans, oldest first
 	history map[serviceKey]*negotiated
 	hOrder  []histEntry // history in the order it was recorded
 	dropped int
@@ -190,9 +147,9 @@ func NewTracker(live bool, max int) *Tracker {
 }
 
 func (t *Tracker) reset() {
-	t.byReq = map[reqKey]*Connection{}
-	t.byTCP = map[tcpConnKey]*Connection{}
-	t.orphans = map[orphanKey]*Message{}
+	t.byReq = map[reqKey]*attempt{}
+	t.byTCP = map[tcpConnKey]*attempt{}
+	t.orphans = map[orphanKey]*record.Message{}
 	t.oOrder = nil
 	t.history = map[serviceKey]*negotiated{}
 	t.hOrder = nil
@@ -213,24 +170,36 @@ func (t *Tracker) Forgotten() int { return t.forgot }
 
 // Message takes the next message and returns the attempts it makes ready
 // (live mode, or attempts pushed out by the limit).
-func (t *Tracker) Message(m *Message) []*Connection {
-	if m.Transport == IWARP {
-		return t.mpa(m)
+func (t *Tracker) Message(m *record.Message) []*record.Connection {
+	if m.Transport == record.IWARP {
+		return records(t.mpa(m))
 	}
-	return t.cm(m)
+	return records(t.cm(m))
+}
+
+// records are the connection records of attempts.
+func records(as []*attempt) []*record.Connection {
+	if len(as) == 0 {
+		return nil
+	}
+	out := make([]*record.Connection, len(as))
+	for i, a := range as {
+		out[i] = &a.Connection
+	}
+	return out
 }
 
 // byLocal finds the attempt a message belongs to from its sender's side:
 // the initiator's messages carry the REQ's Local Communication ID as their
 // own, the responder's carry it as the Remote Communication ID.
-func (t *Tracker) byLocal(m *Message) (c *Connection, fromInitiator bool) {
+func (t *Tracker) byLocal(m *record.Message) (c *attempt, fromInitiator bool) {
 	if c = t.byReq[reqKey{m.Src, m.Dst, m.LocalCommID}]; c != nil {
 		return c, true
 	}
 	return t.byReq[reqKey{m.Dst, m.Src, m.RemoteCommID}], false
 }
 
-func (t *Tracker) cm(m *Message) []*Connection {
+func (t *Tracker) cm(m *record.Message) []*attempt {
 	switch m.AttributeID {
 	case layers.AttrREQ:
 		k := reqKey{m.Src, m.Dst, m.LocalCommID}
@@ -245,9 +214,9 @@ func (t *Tracker) cm(m *Message) []*Connection {
 			}
 			t.unindex(c)
 		}
-		c := &Connection{File: m.File, Transport: m.Transport, Initiator: m.Src, Responder: m.Dst,
-			ServiceID: m.ServiceID, HasServiceID: m.HasServiceID, RequestFrame: m.Frame, State: NoReply,
-			InitiatorRPCRDMA: m.RPCRDMA, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
+		c := &attempt{Connection: record.Connection{File: m.File, Transport: m.Transport, Initiator: m.Src, Responder: m.Dst,
+			ServiceID: m.ServiceID, HasServiceID: m.HasServiceID, RequestFrame: m.Frame, State: record.NoReply,
+			InitiatorRPCRDMA: m.RPCRDMA}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
 		t.byReq[k] = c
 		ready := t.add(c)
 		if r := t.takeOrphan(orphanKey{req: k}); r != nil { // its reply came first
@@ -264,7 +233,7 @@ func (t *Tracker) cm(m *Message) []*Connection {
 		if c.ReplyFrame != 0 {
 			return nil // a repeated reply
 		}
-		return t.settle(c, m, Established, "", true)
+		return t.settle(c, m, record.Established, "", true)
 	case layers.AttrREJ:
 		c, fromInitiator := t.byLocal(m)
 		switch {
@@ -278,9 +247,9 @@ func (t *Tracker) cm(m *Message) []*Connection {
 		case fromInitiator && c.ReplyFrame == 0:
 			// The initiator gave up before any reply (Linux sends a REJ
 			// with reason Timeout when it abandons a REQ).
-			return t.settle(c, m, Rejected, "the initiator gave up before any reply: "+rejReason(m), false)
+			return t.settle(c, m, record.Rejected, "the initiator gave up before any reply: "+rejReason(m), false)
 		case c.ReplyFrame == 0:
-			return t.settle(c, m, Rejected, rejReason(m), true)
+			return t.settle(c, m, record.Rejected, rejReason(m), true)
 		}
 		// A REJ of the REP, instead of an RTU: from the initiator (it did
 		// not accept the REP) or from the responder (the RTU never came).
@@ -290,7 +259,7 @@ func (t *Tracker) cm(m *Message) []*Connection {
 		}
 		return t.rejectLate(c, fmt.Sprintf("%s rejected the REP in frame %d: %s", who, m.Frame, rejReason(m)))
 	case layers.AttrRTU:
-		if c, fromInitiator := t.byLocal(m); c != nil && fromInitiator && c.State == Established && !c.st.final {
+		if c, fromInitiator := t.byLocal(m); c != nil && fromInitiator && c.State == record.Established && !c.st.final {
 			c.st.final = true
 			return t.emit(c)
 		}
@@ -303,7 +272,7 @@ func (t *Tracker) cm(m *Message) []*Connection {
 	return nil
 }
 
-// orphanKey names the request a reply answers: the REQ's (InfiniBand
+// orphanKey names the request a reply answers: the REQ's (record.InfiniBand
 // family) or the TCP connection's (iWARP).
 type orphanKey struct {
 	req reqKey
@@ -312,7 +281,7 @@ type orphanKey struct {
 
 // orphan keeps a reply whose request was not seen (yet), the oldest
 // forgotten first.
-func (t *Tracker) orphan(k orphanKey, m *Message) {
+func (t *Tracker) orphan(k orphanKey, m *record.Message) {
 	t.orphans[k] = m
 	t.oOrder = append(t.oOrder, k)
 	for len(t.oOrder) > maxOrphans {
@@ -322,28 +291,26 @@ func (t *Tracker) orphan(k orphanKey, m *Message) {
 }
 
 // takeOrphan returns and forgets the reply kept for k, or nil.
-func (t *Tracker) takeOrphan(k orphanKey) *Message {
+func (t *Tracker) takeOrphan(k orphanKey) *record.Message {
 	m := t.orphans[k]
 	delete(t.orphans, k)
 	return m
 }
 
-func rejReason(m *Message) string {
-	for _, f := range m.CM {
-		if f.Key == "reason" {
-			name := layers.RejectReasonName(uint16(f.Value))
-			if name == "" {
-				return fmt.Sprintf("REJ reason %d", f.Value)
-			}
-			return fmt.Sprintf("REJ reason %d (%s)", f.Value, name)
-		}
+func rejReason(m *record.Message) string {
+	if m.CMInfo == nil {
+		return "REJ"
 	}
-	return "REJ"
+	r := m.CMInfo.RejectReason
+	if name := layers.RejectReasonName(r); name != "" {
+		return fmt.Sprintf("REJ reason %d (%s)", r, name)
+	}
+	return fmt.Sprintf("REJ reason %d", r)
 }
 
-func (t *Tracker) mpa(m *Message) []*Connection {
-	switch m.Name {
-	case "MPA_REQ":
+func (t *Tracker) mpa(m *record.Message) []*attempt {
+	switch m.Kind {
+	case record.KindMPARequest:
 		// One TCP connection carries one MPA Request (the reassembler hands
 		// on each stream's once), so a Request on a 4-tuple already seen is
 		// a new TCP connection that reuses it.
@@ -351,8 +318,8 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 		if old := t.byTCP[k]; old != nil {
 			t.unindex(old)
 		}
-		c := &Connection{File: m.File, Transport: IWARP, Initiator: m.Src, Responder: m.Dst, RequestFrame: m.Frame,
-			State: NoReply, InitiatorRPCRDMA: m.RPCRDMA, st: &attemptState{}}
+		c := &attempt{Connection: record.Connection{File: m.File, Transport: record.IWARP, Initiator: m.Src, Responder: m.Dst,
+			RequestFrame: m.Frame, State: record.NoReply, InitiatorRPCRDMA: m.RPCRDMA}, st: &attemptState{}}
 		if port, ok := portOf(m.Dst); ok {
 			c.Port, c.HasPort = port, true
 		}
@@ -362,7 +329,7 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 			ready = append(ready, t.mpa(r)...)
 		}
 		return ready
-	case "MPA_REP":
+	case record.KindMPAReply:
 		k := tcpConnKey{m.Dst, m.Src}
 		c := t.byTCP[k]
 		if c == nil {
@@ -372,22 +339,16 @@ func (t *Tracker) mpa(m *Message) []*Connection {
 		if c.ReplyFrame != 0 {
 			return nil
 		}
-		reject, known := false, false
-		for _, f := range m.MPA {
-			if f.Key == "reject" {
-				reject, known = f.Value != 0, true
-			}
-		}
-		switch {
-		case !known:
+		switch h := m.MPAInfo; {
+		case h == nil || !h.HasFlags:
 			c.partialReply = m.Frame // the stream ended before the Reply's flags: it settles nothing
 			return nil
-		case reject:
-			return t.settle(c, m, Rejected, "MPA Reply with R set", true)
+		case h.Reject:
+			return t.settle(c, m, record.Rejected, "MPA Reply with R set", true)
 		}
 		// MPA has no third message: the Reply establishes the connection.
 		c.st.final = true
-		return t.settle(c, m, Established, "", true)
+		return t.settle(c, m, record.Established, "", true)
 	}
 	return nil
 }
@@ -414,7 +375,7 @@ func hostOf(s string) string {
 
 // add queues a new attempt; beyond the limit it hands on the oldest one
 // still held, as far as it is known.
-func (t *Tracker) add(c *Connection) []*Connection {
+func (t *Tracker) add(c *attempt) []*attempt {
 	t.seq++
 	c.seq = t.seq
 	t.open = append(t.open, c)
@@ -429,20 +390,20 @@ func (t *Tracker) add(c *Connection) []*Connection {
 	t.dropped++
 	t.unindex(old)
 	if old.st.final {
-		old.Findings = append(old.Findings, newFinding("state-limit-reached",
+		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
 			"more than %d connection attempts were held at once: this one is reported early, out of request order, and later messages (CM retries) can no longer join it", t.max))
 	} else {
-		old.Findings = append(old.Findings, newFinding("state-limit-reached",
+		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
 			"more than %d connection attempts were held at once: this one is reported before its end, as far as it is known", t.max))
 	}
 	old.emitted = true
-	return []*Connection{old}
+	return []*attempt{old}
 }
 
 // unindex stops later messages from finding c (a newer attempt may already
 // have taken its place).
-func (t *Tracker) unindex(c *Connection) {
-	if c.Transport == IWARP {
+func (t *Tracker) unindex(c *attempt) {
+	if c.Transport == record.IWARP {
 		k := tcpConnKey{c.Initiator, c.Responder}
 		if t.byTCP[k] == c {
 			delete(t.byTCP, k)
@@ -456,7 +417,7 @@ func (t *Tracker) unindex(c *Connection) {
 }
 
 // settle records the reply and works out the negotiation and findings.
-func (t *Tracker) settle(c *Connection, m *Message, st State, reason string, fromResponder bool) []*Connection {
+func (t *Tracker) settle(c *attempt, m *record.Message, st record.State, reason string, fromResponder bool) []*attempt {
 	c.State = st
 	c.ReplyFrame = m.Frame
 	c.RejectReason = reason
@@ -464,9 +425,9 @@ func (t *Tracker) settle(c *Connection, m *Message, st State, reason string, fro
 		c.ResponderRPCRDMA = m.RPCRDMA
 	}
 	in, inv := Negotiate(c.InitiatorRPCRDMA, c.ResponderRPCRDMA)
-	c.Inline, c.RemoteInvalidation = &in, inv && st == Established
+	c.Inline, c.RemoteInvalidation = &in, inv && st == record.Established
 	c.Findings = append(c.Findings, t.checks(c)...)
-	if st == Rejected {
+	if st == record.Rejected {
 		c.st.final, c.st.rejected = true, true
 		return t.emit(c)
 	}
@@ -479,12 +440,12 @@ func (t *Tracker) settle(c *Connection, m *Message, st State, reason string, fro
 }
 
 // rejectLate turns an attempt whose REP was seen into a rejected one.
-func (t *Tracker) rejectLate(c *Connection, reason string) []*Connection {
-	c.State, c.RejectReason, c.RemoteInvalidation = Rejected, reason, false
+func (t *Tracker) rejectLate(c *attempt, reason string) []*attempt {
+	c.State, c.RejectReason, c.RemoteInvalidation = record.Rejected, reason, false
 	c.st.final, c.st.rejected = true, true // its history entry no longer counts
 	kept := c.Findings[:0]
 	for _, f := range c.Findings {
-		if f.Code == "state-limit-reached" {
+		if f.Code == finding.StateLimitReached {
 			kept = append(kept, f)
 		}
 	}
@@ -495,7 +456,7 @@ func (t *Tracker) rejectLate(c *Connection, reason string) []*Connection {
 // emit hands c on in live mode. A live tracker still recognises it for a
 // while, so that its RTU, a CM retry or a late REJ does not open a new
 // attempt.
-func (t *Tracker) emit(c *Connection) []*Connection {
+func (t *Tracker) emit(c *attempt) []*attempt {
 	if !t.live || c.emitted {
 		return nil
 	}
@@ -507,7 +468,7 @@ func (t *Tracker) emit(c *Connection) []*Connection {
 		t.unindex(t.done[0])
 		t.done = t.done[1:]
 	}
-	return []*Connection{c}
+	return []*attempt{c}
 }
 
 // dropEmitted removes handed-on attempts from the front of the queue, and
@@ -532,7 +493,7 @@ func (t *Tracker) dropEmitted() {
 
 // remember records what an established attempt negotiated, to compare the
 // next connection of the same initiator, responder and service with it.
-func (t *Tracker) remember(c *Connection) {
+func (t *Tracker) remember(c *attempt) {
 	k := c.serviceKey()
 	prev := t.history[k]
 	for prev == nil && len(t.history) >= t.max && len(t.hOrder) > 0 {
@@ -570,7 +531,7 @@ func (t *Tracker) remember(c *Connection) {
 
 // previous is the latest earlier connection to the service of c that was
 // not rejected after all.
-func (t *Tracker) previous(c *Connection) *negotiated {
+func (t *Tracker) previous(c *attempt) *negotiated {
 	for e := t.history[c.serviceKey()]; e != nil; e = e.prev {
 		if !e.st.rejected && e.st != c.st {
 			return e
@@ -579,7 +540,7 @@ func (t *Tracker) previous(c *Connection) *negotiated {
 	return nil
 }
 
-func (c *Connection) serviceKey() serviceKey {
+func (c *attempt) serviceKey() serviceKey {
 	svc := c.ServiceID
 	if c.HasPort {
 		svc = uint64(c.Port)
@@ -589,10 +550,10 @@ func (c *Connection) serviceKey() serviceKey {
 
 // checks are the connection rules. Whether one side sent RFC 8797 data
 // or set R matters only for a connection that was accepted.
-func (t *Tracker) checks(c *Connection) []Finding {
-	var out []Finding
-	if c.State == Rejected {
-		return append(out, newFinding("connection-rejected", "%s", c.RejectReason))
+func (t *Tracker) checks(c *attempt) []finding.Finding {
+	var out []finding.Finding
+	if c.State == record.Rejected {
+		return append(out, finding.New(finding.ConnectionRejected, "%s", c.RejectReason))
 	}
 	ini, res := c.InitiatorRPCRDMA != nil, c.ResponderRPCRDMA != nil
 	if ini != res {
@@ -600,7 +561,7 @@ func (t *Tracker) checks(c *Connection) []Finding {
 		if res {
 			who, other = "responder", "initiator"
 		}
-		out = append(out, newFinding("rpcrdma-one-sided",
+		out = append(out, finding.New(finding.RPCRDMAOneSided,
 			"only the %s sent RPC-over-RDMA private data; the %s counts as Send Size 1024, Receive Size 1024, R=0", who, other))
 	}
 	iniR := ini && c.InitiatorRPCRDMA.RemoteInvalidate
@@ -610,7 +571,7 @@ func (t *Tracker) checks(c *Connection) []Finding {
 		if resR {
 			who, other = "the responder", "the initiator"
 		}
-		out = append(out, newFinding("remote-invalidation-one-sided",
+		out = append(out, finding.New(finding.RemoteInvalidationOneSided,
 			"%s set R, %s did not: replies use plain Send, never Send With Invalidate", who, other))
 	}
 	in, inv := *c.Inline, c.RemoteInvalidation
@@ -625,7 +586,7 @@ func (t *Tracker) checks(c *Connection) []Finding {
 		if prev.inv != inv {
 			what = append(what, fmt.Sprintf("remote invalidation %s → %s", onOff(prev.inv), onOff(inv)))
 		}
-		out = append(out, newFinding("properties-changed-on-reconnect", "since the connection of frame %d: %s",
+		out = append(out, finding.New(finding.PropertiesChangedOnReconnect, "since the connection of frame %d: %s",
 			prev.frame, strings.Join(what, ", ")))
 	}
 	return out
@@ -633,26 +594,26 @@ func (t *Tracker) checks(c *Connection) []Finding {
 
 // Finish returns the attempts not yet handed on, in request order, with
 // those that got no reply marked so.
-func (t *Tracker) Finish() []*Connection {
-	var out []*Connection
+func (t *Tracker) Finish() []*record.Connection {
+	var out []*attempt
 	for _, c := range t.open {
 		if c.emitted {
 			continue
 		}
 		switch {
-		case c.State == NoReply && c.partialReply != 0:
-			c.Findings = append(c.Findings, newFinding("reply-missing",
+		case c.State == record.NoReply && c.partialReply != 0:
+			c.Findings = append(c.Findings, finding.New(finding.ReplyMissing,
 				"the MPA Reply of frame %d ended before its flags: whether it accepted the request of frame %d is not known",
 				c.partialReply, c.RequestFrame))
-		case c.State == NoReply:
-			c.Findings = append(c.Findings, newFinding("reply-missing",
+		case c.State == record.NoReply:
+			c.Findings = append(c.Findings, finding.New(finding.ReplyMissing,
 				"no reply to the request of frame %d by the end of the capture", c.RequestFrame))
 		}
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	t.open, t.held = nil, 0
-	return out
+	return records(out)
 }
 
 func onOff(b bool) string {

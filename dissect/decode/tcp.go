@@ -1,4 +1,4 @@
-package dissect
+package decode
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -33,7 +34,7 @@ type TCPLimits struct {
 	MaxEarlySegs int // segments kept from a direction whose start is unknown; default 1024
 }
 
-func (l TCPLimits) withDefaults() TCPLimits {
+func (l TCPLimits) WithDefaults() TCPLimits {
 	if l.StreamBytes <= 0 {
 		l.StreamBytes = layers.MPAHeaderLen + 0xffff
 	}
@@ -191,7 +192,7 @@ const maxCarried = 1024
 const maxMPAFrame = layers.MPAHeaderLen + layers.MPAMaxPDLength
 
 func newTCPState(lim TCPLimits) *tcpState {
-	return &tcpState{lim: lim.withDefaults(), active: map[flowKey]*stream{}}
+	return &tcpState{lim: lim.WithDefaults(), active: map[flowKey]*stream{}}
 }
 
 // hash is the flow hash of the verdict cache. It is fixed (no random seed)
@@ -306,7 +307,7 @@ func parseTCP(b []byte, fi *frameInfo, s *tcpSeg) bool {
 }
 
 // segment takes one TCP segment; emit receives MPA messages it completes.
-func (d *Decoder) segment(s *tcpSeg, emit func(*Message)) {
+func (d *Decoder) segment(s *tcpSeg, emit func(*record.Message)) {
 	t := d.tcp
 	// Quiet directions are swept by capture time too, so that the age rules
 	// apply while the capture goes on, not only when many directions open:
@@ -518,7 +519,7 @@ func (st *stream) held() int {
 // direction was closed: not MPA (the segments span more than an MPA frame
 // within the RFC's limit can hold, and none starts a key), or given up at a
 // limit.
-func (d *Decoder) keepEarly(st *stream, h uint64, s *tcpSeg, seq uint32, cut bool, emit func(*Message)) bool {
+func (d *Decoder) keepEarly(st *stream, h uint64, s *tcpSeg, seq uint32, cut bool, emit func(*record.Message)) bool {
 	t := d.tcp
 	lo, hi := seq, seq+uint32(len(s.payload))
 	if st.anyData {
@@ -562,7 +563,7 @@ func (d *Decoder) keepEarly(st *stream, h uint64, s *tcpSeg, seq uint32, cut boo
 // lower sequence number, the segment that begins with the key (key, added
 // first), or a SYN. With known, seq becomes the known start. Octets before
 // seq are dropped.
-func (d *Decoder) rebase(st *stream, seq uint32, key *tcpSeg, known, cut bool, emit func(*Message)) {
+func (d *Decoder) rebase(st *stream, seq uint32, key *tcpSeg, known, cut bool, emit func(*record.Message)) {
 	t := d.tcp
 	shift := int(int32(st.start - seq))
 	buf, got := st.buf, st.got
@@ -614,7 +615,7 @@ func (st *stream) frameAt(lo, hi int) int {
 // open starts following a direction. At the active-flow limit the least
 // recently progressed eighth of the directions is given up first (in one
 // sort, so a flood of connections costs O(log n) per connection).
-func (d *Decoder) open(s *tcpSeg, h uint64, start uint32, known bool, emit func(*Message)) *stream {
+func (d *Decoder) open(s *tcpSeg, h uint64, start uint32, known bool, emit func(*record.Message)) *stream {
 	t := d.tcp
 	// Sweep after as many new directions as are followed (at least
 	// sweepEvery): a sweep costs one look at each, so each new direction
@@ -684,7 +685,7 @@ func (t *tcpState) tick(at time.Time) {
 }
 
 // sweep decides the directions that have been quiet too long.
-func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
+func (d *Decoder) sweep(now time.Time, emit func(*record.Message)) {
 	t := d.tcp
 	t.sweeps++
 	for _, st := range t.active {
@@ -719,7 +720,7 @@ func (d *Decoder) sweep(now time.Time, emit func(*Message)) {
 // its key takes it up again, and then it is counted and its frame flagged,
 // as the octets kept before were lost). One that showed the first octets of
 // a key, too few for a message, is decided as before.
-func (d *Decoder) ageOut(st *stream, h uint64, emit func(*Message)) {
+func (d *Decoder) ageOut(st *stream, h uint64, emit func(*record.Message)) {
 	t := d.tcp
 	switch {
 	case st.startKnown && !st.anyData && len(st.buf) == 0:
@@ -736,7 +737,7 @@ func (d *Decoder) ageOut(st *stream, h uint64, emit func(*Message)) {
 
 // evict gives up the least recently progressed directions. One that already
 // showed an MPA key is reported with what arrived; every one is counted.
-func (d *Decoder) evict(emit func(*Message)) {
+func (d *Decoder) evict(emit func(*record.Message)) {
 	t := d.tcp
 	all := make([]*stream, 0, len(t.active))
 	for _, st := range t.active {
@@ -751,7 +752,7 @@ func (d *Decoder) evict(emit func(*Message)) {
 
 // reserve accounts n more buffered octets, within the limits. With the total
 // buffer full, other directions are given up first (makeRoom).
-func (d *Decoder) reserve(st *stream, n int, emit func(*Message)) bool {
+func (d *Decoder) reserve(st *stream, n int, emit func(*record.Message)) bool {
 	t := d.tcp
 	if t.total+n > t.lim.TotalBytes {
 		d.makeRoom(st, n, emit)
@@ -772,7 +773,7 @@ func (d *Decoder) reserve(st *stream, n int, emit func(*Message)) bool {
 // progress: no sort), then, if that was not enough, those that did, in the
 // order they last progressed (reported in that order). Freeing an eighth of
 // the buffer at a time, a flood pays O(1) per direction.
-func (d *Decoder) makeRoom(keep *stream, n int, emit func(*Message)) {
+func (d *Decoder) makeRoom(keep *stream, n int, emit func(*record.Message)) {
 	t := d.tcp
 	goal := max(0, t.lim.TotalBytes-t.lim.TotalBytes/8-n)
 	type cand struct {
@@ -831,7 +832,7 @@ func (d *Decoder) makeRoom(keep *stream, n int, emit func(*Message)) {
 // add stores a segment's octets that fall inside the part of the stream we
 // want; the first copy of an octet wins over retransmissions. It reports
 // whether the segment added octets.
-func (d *Decoder) add(st *stream, seq uint32, data []byte, frame int, now time.Time, cut bool, emit func(*Message)) bool {
+func (d *Decoder) add(st *stream, seq uint32, data []byte, frame int, now time.Time, cut bool, emit func(*record.Message)) bool {
 	limit := d.tcp.lim.StreamBytes
 	off := int(int32(seq - st.start))
 	if off < 0 {
@@ -887,7 +888,7 @@ func (d *Decoder) add(st *stream, seq uint32, data []byte, frame int, now time.T
 // between the ranges already received. An octet already held that data
 // carries differently is noted (the lowest such offset). It reports whether
 // octets were added.
-func (d *Decoder) store(st *stream, off int, data []byte, frame int, emit func(*Message)) bool {
+func (d *Decoder) store(st *stream, off int, data []byte, frame int, emit func(*record.Message)) bool {
 	lo, hi := off, off+len(data)
 	if hi > len(st.buf) {
 		grow := hi - len(st.buf)
@@ -1047,7 +1048,7 @@ func (st *stream) want(limit int) int {
 
 // checkStream looks at what has arrived: not an MPA key, a complete frame,
 // or not yet. It reports whether the stream was closed.
-func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, emit func(*Message)) bool {
+func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, emit func(*record.Message)) bool {
 	t := d.tcp
 	n := st.firm()
 	if !st.key16 {
@@ -1084,7 +1085,7 @@ func (d *Decoder) checkStream(st *stream, h uint64, frame int, now time.Time, em
 // end of the capture, age, a limit) before its frame was complete. One that
 // showed an MPA key is reported with what arrived; finish reports whether it
 // was.
-func (d *Decoder) finish(st *stream, h uint64, why string, emit func(*Message)) bool {
+func (d *Decoder) finish(st *stream, h uint64, why string, emit func(*record.Message)) bool {
 	t := d.tcp
 	shown := st.reportable()
 	if shown {
@@ -1159,7 +1160,7 @@ func (st *stream) keyStart() bool {
 // octet is marked lost in the verdict cache: it is counted, and its frame
 // flagged, only if its key arrives later (chargeLost); a busy capture's
 // other traffic given up at a limit loses nothing to report.
-func (d *Decoder) giveUp(st *stream, h uint64, emit func(*Message)) {
+func (d *Decoder) giveUp(st *stream, h uint64, emit func(*record.Message)) {
 	t := d.tcp
 	switch {
 	case st.startKnown && !st.anyData && len(st.buf) == 0:
@@ -1199,7 +1200,7 @@ func (t *tcpState) close(st *stream, h uint64) {
 
 // flushTCP reports, at the end of an input, every direction with a
 // recognised key whose frame never completed.
-func (d *Decoder) flushTCP(emit func(*Message)) {
+func (d *Decoder) flushTCP(emit func(*record.Message)) {
 	t := d.tcp
 	var open []*stream
 	for _, st := range t.active {

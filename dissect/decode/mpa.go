@@ -1,4 +1,4 @@
-package dissect
+package decode
 
 import (
 	"fmt"
@@ -7,13 +7,15 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // mpaMessage builds the message of an MPA frame reassembled from a stream.
 // frame holds the frame's octets as far as they arrived; ended says why the
 // rest never came ("" when the frame is complete).
-func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, ended string) *Message {
+func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, ended string) *record.Message {
 	var mpa layers.MPAFrame
 	_ = mpa.DecodeFromBytes(frame, gopacket.NilDecodeFeedback) // the key was checked; a short header leaves zeros
 	frames := st.framesWithin(max(len(frame), 1))
@@ -24,18 +26,18 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 			now = t
 		}
 	}
-	m := &Message{
+	m := &record.Message{
 		File:      d.file,
 		Frame:     last,
 		Frames:    frames,
 		Time:      now.UTC(),
-		Transport: IWARP,
+		Transport: record.IWARP,
 		Src:       endpoint(st.key.src, st.v6, st.key.sport),
 		Dst:       endpoint(st.key.dst, st.v6, st.key.dport),
-		Name:      "MPA_REP",
+		Kind:      record.KindMPAReply,
 	}
 	if mpa.Request || string(frame[:min(16, len(frame))]) == string(layers.MPARequestKey[:min(16, len(frame))]) {
-		m.Name = "MPA_REQ"
+		m.Kind = record.KindMPARequest
 	}
 	c := &msgCtx{m: m, absentApplies: true}
 	switch n := len(frame); {
@@ -50,7 +52,7 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 		}
 		c.search = layers.SearchRPCRDMA(mpa.PrivateData)
 		if c.search.Found {
-			m.RPCRDMA = NewRPCRDMA(&c.search.Message, c.search.Offset)
+			m.RPCRDMA = record.NewRPCRDMA(&c.search.Message, c.search.Offset)
 		}
 	default:
 		// The frame ends inside its header: show the fields that arrived. The
@@ -83,6 +85,7 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 			c.mpaEnded = fmt.Sprintf("%s after %d of the MPA frame's %d octets", ended, len(frame), want)
 		}
 	}
+	m.MPAInfo = mpaHeader(&mpa, m.Kind == record.KindMPARequest, len(frame))
 	c.limit = st.capped
 	if st.differ > 0 && st.differ <= len(frame) {
 		c.retransDiffer = fmt.Sprintf("frame %d carried octet %d of the MPA frame again with different contents; the first copy is shown, the receiver may have kept the other",
@@ -92,24 +95,40 @@ func (d *Decoder) mpaMessage(st *stream, frame []byte, last int, now time.Time, 
 	return m
 }
 
+// mpaHeader is what the n octets that arrived of an MPA frame say.
+func mpaHeader(f *layers.MPAFrame, request bool, n int) *record.MPAHeader {
+	h := &record.MPAHeader{Request: request}
+	if n > 16 {
+		h.HasFlags, h.Marker, h.CRC, h.Reject, h.Enhanced = true, f.Marker, f.CRC, f.Reject, f.Enhanced
+	}
+	if n > 17 {
+		h.HasRev, h.Rev = true, f.Rev
+	}
+	if n >= layers.MPAHeaderLen {
+		h.HasPDLength, h.PDLength = true, f.PDLength
+		h.HasIRDORD, h.IRD, h.ORD = f.HasIRDORD, f.IRD, f.ORD
+	}
+	return h
+}
+
 // The MPA rules; they run in the message rule table (rules.go).
 var mpaRules = []rule{
-	{"mpa-truncated", func(c *msgCtx) (string, bool) {
+	{finding.MPATruncated, func(c *msgCtx) (string, bool) {
 		return c.mpaEnded, c.mpaEnded != ""
 	}},
-	{"state-limit-reached", func(c *msgCtx) (string, bool) {
+	{finding.StateLimitReached, func(c *msgCtx) (string, bool) {
 		return c.limit, c.limit != ""
 	}},
-	{"tcp-retransmission-mismatch", func(c *msgCtx) (string, bool) {
+	{finding.TCPRetransmissionMismatch, func(c *msgCtx) (string, bool) {
 		return c.retransDiffer, c.retransDiffer != ""
 	}},
-	{"mpa-rev-unknown", func(c *msgCtx) (string, bool) {
+	{finding.MPARevUnknown, func(c *msgCtx) (string, bool) {
 		if c.mpa == nil || c.mpa.Rev == 1 || c.mpa.Rev == 2 {
 			return "", false
 		}
 		return fmt.Sprintf("revision %d: only 1 (RFC 5044) and 2 (RFC 6581) are defined", c.mpa.Rev), true
 	}},
-	{"mpa-reserved-nonzero", func(c *msgCtx) (string, bool) {
+	{finding.MPAReservedNonzero, func(c *msgCtx) (string, bool) {
 		if c.mpa == nil {
 			return "", false
 		}
@@ -121,7 +140,7 @@ var mpaRules = []rule{
 		}
 		return "", false
 	}},
-	{"mpa-enhanced-mismatch", func(c *msgCtx) (string, bool) {
+	{finding.MPAEnhancedMismatch, func(c *msgCtx) (string, bool) {
 		switch {
 		case c.mpa == nil:
 		case c.mpa.Rev == 1 && c.mpa.Enhanced:
@@ -131,13 +150,13 @@ var mpaRules = []rule{
 		}
 		return "", false
 	}},
-	{"mpa-pd-too-long", func(c *msgCtx) (string, bool) {
+	{finding.MPAPDTooLong, func(c *msgCtx) (string, bool) {
 		if c.mpa == nil || c.mpaNoLength || c.mpa.PDLength <= layers.MPAMaxPDLength {
 			return "", false
 		}
 		return fmt.Sprintf("PD_Length is %d, over the limit of %d", c.mpa.PDLength, layers.MPAMaxPDLength), true
 	}},
-	{"pd-capacity-too-small", func(c *msgCtx) (string, bool) {
+	{finding.PDCapacityTooSmall, func(c *msgCtx) (string, bool) {
 		if c.mpa == nil || c.mpaNoLength || c.mpa.Rev != 2 || int(c.mpa.PDLength) >= layers.MPAIRDORDLen+layers.RPCRDMALen {
 			return "", false
 		}
@@ -147,7 +166,7 @@ var mpaRules = []rule{
 		return fmt.Sprintf("PD_Length %d leaves %d octets after the IRD/ORD words, fewer than the 8 of an RPC-over-RDMA message",
 			c.mpa.PDLength, int(c.mpa.PDLength)-layers.MPAIRDORDLen), true
 	}},
-	{"mpa-reject", func(c *msgCtx) (string, bool) {
+	{finding.MPAReject, func(c *msgCtx) (string, bool) {
 		if c.mpa == nil || c.mpa.Request || !c.mpa.Reject {
 			return "", false
 		}

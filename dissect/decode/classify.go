@@ -1,8 +1,9 @@
-package dissect
+package decode
 
 import (
 	"encoding/binary"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -16,7 +17,7 @@ type frameKind uint8
 
 const (
 	kindNone     frameKind = iota // nothing for us
-	kindCM                        // an InfiniBand-family packet carrying a CM MAD
+	kindCM                        // an record.InfiniBand-family packet carrying a CM MAD
 	kindTCP                       // a TCP segment with payload (MPA candidate)
 	kindFragment                  // the first IP fragment of a CM MAD or an MPA frame
 )
@@ -40,8 +41,8 @@ const (
 // (after the ICRC) and may lie beyond the captured octets.
 type frameInfo struct {
 	kind      frameKind
-	transport Transport
-	l3, l4    int // IP header and UDP or TCP header (RoCEv2, TCP)
+	transport record.Transport
+	l3, l4    int // IP header and UDP or TCP header (record.RoCEv2, TCP)
 	grh       int // GRH offset, or -1
 	lrh       int // LRH offset, or -1
 	bth       int // BTH offset
@@ -49,8 +50,8 @@ type frameInfo struct {
 	ipv6      bool
 }
 
-// supportedLink reports whether a link type can carry what we decode.
-func supportedLink(lt uint16) bool {
+// SupportedLink reports whether a link type can carry what we decode.
+func SupportedLink(lt uint16) bool {
 	switch lt {
 	case linkNull, linkEthernet, linkRaw, linkLoop, linkSLL, linkERF, linkIPv4, linkIPv6, linkIB, linkSLL2:
 		return true
@@ -133,7 +134,7 @@ func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) 
 	case layers.EtherTypeRoCEv1:
 		d.classifyGRH(fi, b, off)
 		if fi.kind == kindCM {
-			fi.transport = RoCEv1
+			fi.transport = record.RoCEv1
 		}
 	case 0x0800:
 		d.classifyIPv4(fi, b, off)
@@ -186,7 +187,7 @@ func (d *Decoder) classifyIPv4(fi *frameInfo, b []byte, off int) {
 	if ihl < 20 || len(b) < off+ihl {
 		return
 	}
-	// Fragments are not reassembled (RoCEv2 senders set DF and CM MADs fit
+	// Fragments are not reassembled (record.RoCEv2 senders set DF and CM MADs fit
 	// any MTU). A first fragment that shows the start of a CM MAD or an MPA
 	// frame is counted, so that the loss is reported; later fragments hold
 	// no transport header and say nothing.
@@ -239,7 +240,7 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 		fi.ibEnd = off + int(binary.BigEndian.Uint16(b[off+4:off+6]))
 		if isCM(b, fi.bth) {
 			fi.kind = kindCM
-			fi.transport = RoCEv2
+			fi.transport = record.RoCEv2
 		}
 	case 6:
 		if len(b) < off+20 {
@@ -253,12 +254,12 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 		}
 		fi.l4 = off
 		fi.kind = kindTCP
-		fi.transport = IWARP
+		fi.transport = record.IWARP
 	}
 }
 
 // classifyFragment marks the first fragment of an IP datagram whose
-// transport header at off starts a CM MAD (UDP to a RoCEv2 port) or an MPA
+// transport header at off starts a CM MAD (UDP to a record.RoCEv2 port) or an MPA
 // frame (TCP payload starting with the key's common prefix).
 func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int) {
 	switch proto {
@@ -280,7 +281,7 @@ func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int
 // mpaKeyPrefix is what the Request and Reply keys share.
 const mpaKeyPrefix = "MPA ID Re"
 
-// classifyGRH handles a packet that starts with a GRH (RoCEv1, or native IB
+// classifyGRH handles a packet that starts with a GRH (record.RoCEv1, or native IB
 // after an LRH with LNH 3).
 func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
 	if len(b) < off+layers.GRHLen || b[off+6] != layers.NxtHdrIBA {
@@ -294,7 +295,7 @@ func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
 	}
 }
 
-// classifyIB handles a native InfiniBand packet starting with its LRH.
+// classifyIB handles a native record.InfiniBand packet starting with its LRH.
 func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 	if len(b) < off+layers.LRHLen {
 		return
@@ -314,7 +315,7 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 	}
 	fi.ibEnd = end
 	if fi.kind == kindCM {
-		fi.transport = InfiniBand
+		fi.transport = record.InfiniBand
 	}
 }
 

@@ -1,4 +1,4 @@
-package dissect
+package decode
 
 import (
 	"encoding/binary"
@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // fullSeg is boundSeg with the FIN and RST flags.
-func fullSeg(d *Decoder, i int, seq uint32, syn, fin, rst bool, payload []byte, frame int, at time.Time, emit func(*Message)) {
+func fullSeg(d *Decoder, i int, seq uint32, syn, fin, rst bool, payload []byte, frame int, at time.Time, emit func(*record.Message)) {
 	s := tcpSeg{seq: seq, syn: syn, fin: fin, rst: rst, payload: payload, wirePayload: len(payload), frame: frame, time: at}
 	binary.BigEndian.PutUint32(s.key.src[12:], 0x0a000001)
 	binary.BigEndian.PutUint32(s.key.dst[12:], 0x0a000002)
@@ -23,13 +24,13 @@ func fullSeg(d *Decoder, i int, seq uint32, syn, fin, rst bool, payload []byte, 
 // messages it emits.
 type segRun struct {
 	d     *Decoder
-	got   []*Message
+	got   []*record.Message
 	frame int
 }
 
 func newSegRun(cfg Config) *segRun { return &segRun{d: NewDecoder("t", cfg), frame: 1} }
 
-func (r *segRun) emit(m *Message) { r.got = append(r.got, m) }
+func (r *segRun) emit(m *record.Message) { r.got = append(r.got, m) }
 
 func (r *segRun) seg(i int, seq uint32, syn bool, p []byte, when time.Time) {
 	boundSeg(r.d, i, seq, syn, p, r.frame, when, r.emit)
@@ -46,7 +47,7 @@ func (r *segRun) whole(t *testing.T, pd int) bool {
 		return true
 	}
 	for _, m := range r.got {
-		t.Logf("%s frame %d %s", m.Name, m.Frame, findingsText(m))
+		t.Logf("%s frame %d %s", m.Name(), m.Frame, findingsText(m))
 	}
 	t.Logf("%d messages, dropped %d, keyless evictions %d", len(r.got), r.d.Dropped(), r.d.KeylessEvictions())
 	return false
@@ -58,10 +59,10 @@ func rpcRequest(rev uint8) []byte {
 	return (&craft.MPA{Request: true, Rev: rev, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
 }
 
-func findingCodes(m *Message) []string {
+func findingCodes(m *record.Message) []string {
 	var c []string
 	for _, f := range m.Findings {
-		c = append(c, f.Code)
+		c = append(c, f.Code.String())
 	}
 	return c
 }
@@ -71,7 +72,7 @@ func findingCodes(m *Message) []string {
 // capture time's high-water mark, and by segments since the last one.
 func TestTCPSweepTimestampsBackAndForth(t *testing.T) {
 	d := NewDecoder("t", Config{})
-	emit := func(*Message) {}
+	emit := func(*record.Message) {}
 	at := craft.DefaultStart
 	hdr := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 100)}).Bytes()[:20]
 	const dirs = 2000
@@ -124,8 +125,8 @@ func TestTCPTimeJumpEarlyTailCounted(t *testing.T) {
 	for _, quiet := range []bool{false, true} {
 		at := craft.DefaultStart
 		d := NewDecoder("t", Config{})
-		var got []*Message
-		emit := func(m *Message) { got = append(got, m) }
+		var got []*record.Message
+		emit := func(m *record.Message) { got = append(got, m) }
 		boundSeg(d, 1, 5011, false, req[10:], 1, at, emit)
 		frame := 2
 		if quiet {
@@ -152,10 +153,10 @@ func TestTCPTimeJumpEarlyTailCounted(t *testing.T) {
 	}
 }
 
-func findingsText(m *Message) string {
+func findingsText(m *record.Message) string {
 	var b strings.Builder
 	for _, f := range m.Findings {
-		b.WriteString(f.Code + ": " + f.Message + "; ")
+		b.WriteString(f.Code.String() + ": " + f.Message + "; ")
 	}
 	return b.String()
 }

@@ -1,0 +1,149 @@
+package finding
+
+import "fmt"
+
+// Code names a kind of finding. Codes are listed in catalogue order, which
+// is the order the JSON summary counts them in; their String is the stable
+// kebab-case name.
+type Code uint8
+
+// The codes.
+const (
+	RPCRDMAAbsent Code = iota + 1
+	RPCRDMAVersionUnknown
+	RPCRDMATruncated
+	RPCRDMAReservedNonzero
+	RPCRDMAMultiple
+	RPCRDMAUnexpectedOffset
+	ICRCMismatch
+	VCRCMismatch
+	CaptureTruncated
+	LengthMismatch
+	ICRCAbsent
+	CMUndecodable
+	IPFragmentSkipped
+	MADUnexpectedHeader
+	CMNotGSI
+	CMIPHeaderInvalid
+	MPAPDTooLong
+	MPARevUnknown
+	MPAReservedNonzero
+	MPAEnhancedMismatch
+	PDCapacityTooSmall
+	MPATruncated
+	TCPRetransmissionMismatch
+	MPAReject
+	RPCRDMAOneSided
+	RemoteInvalidationOneSided
+	PropertiesChangedOnReconnect
+	ReplyMissing
+	ConnectionRejected
+	StateLimitReached
+)
+
+// Check describes one finding code: its fixed severity, the specification
+// it rests on, and what it means.
+type Check struct {
+	Code      Code
+	Name      string // the kebab-case code, as in the JSON output
+	Severity  Severity
+	Reference string
+	Summary   string
+}
+
+// catalogue is indexed by Code - 1.
+var catalogue = [...]Check{
+	{RPCRDMAAbsent, "rpcrdma-absent", Info, "RFC 8797, section 5.1; RFC 8166, section 3.3.3",
+		"A REQ, REP, REJ or MPA frame carries no usable RPC-over-RDMA private data: this peer is taken to use 1024-octet inline thresholds and no remote invalidation."},
+	{RPCRDMAVersionUnknown, "rpcrdma-version-unknown", Warning, "RFC 8797, section 4",
+		"The Format Identifier is present but its Version is not 1; a receiver ignores the message, so it counts as absent."},
+	{RPCRDMATruncated, "rpcrdma-truncated", Warning, "RFC 8797, section 4",
+		"The Format Identifier is present but fewer than 8 octets of the private data remain after it."},
+	{RPCRDMAReservedNonzero, "rpcrdma-reserved-nonzero", Warning, "RFC 8797, section 4",
+		"Senders must zero the Reserved bits; receivers ignore them."},
+	{RPCRDMAMultiple, "rpcrdma-multiple", Warning, "RFC 8797, section 4",
+		"The Format Identifier occurs more than once in the private data; the first usable occurrence is the one decoded."},
+	{RPCRDMAUnexpectedOffset, "rpcrdma-unexpected-offset", Info, "RFC 8797, section 4",
+		"The message is not where its carrier puts it (offset 0; 36 after an IP CM header; 4 after the MPA v2 IRD/ORD words), so it may be a chance match. Linux looks only at the expected offset."},
+	{ICRCMismatch, "icrc-mismatch", Warning, "IBTA Vol 1, section 7.8.1; RoCEv2 Annex A17",
+		"The Invariant CRC does not match the packet: it was damaged, or the capturing device rewrote it."},
+	{VCRCMismatch, "vcrc-mismatch", Warning, "IBTA Vol 1, section 7.8.2",
+		"The Variant CRC of a native InfiniBand packet does not match the packet."},
+	{CaptureTruncated, "capture-truncated", Warning, "pcap snap length",
+		"The capture's snap length cut the frame (its captured length is less than its original length) inside the message or before its CRC, so part of it could not be decoded or checked."},
+	{LengthMismatch, "length-mismatch", Warning, "IBTA Vol 1, sections 7.7.8 (LRH PktLen) and 8.3.1 (GRH PayLen); RFC 768; RFC 791; RFC 8200; ERF record format",
+		"A length field of the packet's headers (UDP Length, IPv4 Total Length, IPv6 Payload Length, GRH PayLen, LRH PktLen, or the ERF header's rlen and wlen) disagrees with a frame the capture did not cut: it says the packet is longer than the frame, is too small for the headers, or cuts the message short."},
+	{ICRCAbsent, "icrc-absent", Info, "IBTA Vol 1, section 7.8.1; RoCEv2 Annex A17",
+		"The frame is complete (nothing cut by the snap length) but ends exactly where its ICRC would start: the capturing device stripped the ICRC (and VCRC), so it is not checked."},
+	{CMUndecodable, "cm-undecodable", Warning, "IBTA Vol 1, section 13.4; rdmacm-pd dissector",
+		"Frames that look like CM MADs (a UD SEND with management class 0x07) but whose headers do not decode as far as the MAD, though the capture did not cut them: they are not shown as messages. The finding names the first and why it stopped."},
+	{IPFragmentSkipped, "ip-fragment-skipped", Warning, "RFC 791, section 3.2; RFC 8200, section 4.5; rdmacm-pd dissector",
+		"First IP fragments whose transport header shows the start of a CM MAD (UDP to a RoCEv2 port) or of an MPA frame: fragments are not reassembled, so these are not shown as messages. The finding counts them per input and names the first."},
+	{MADUnexpectedHeader, "mad-unexpected-header", Warning, "IBTA Vol 1, sections 13.4.2 and 12.6",
+		"A Communication Manager MAD with a Base Version other than 1 or a Class Version other than 2."},
+	{CMNotGSI, "cm-not-gsi", Warning, "IBTA Vol 1, sections 12.6 and 13.5.1",
+		"A Communication Manager MAD not addressed to QP1 (the General Services Interface) or not carrying the GSI Q_Key 0x80010000."},
+	{CMIPHeaderInvalid, "cm-ip-header-invalid", Warning, "IBTA Vol 1, Annex A11",
+		"The Service ID carries the IP CM prefix but the private data does not start with a well-formed 36-octet IP CM header."},
+	{MPAPDTooLong, "mpa-pd-too-long", Warning, "RFC 5044, section 7.1",
+		"PD_Length is over 512, the most private data an MPA Request or Reply may carry; what is there is still decoded."},
+	{MPARevUnknown, "mpa-rev-unknown", Warning, "RFC 5044, section 7.1; RFC 6581, section 7",
+		"The MPA revision is neither 1 (RFC 5044) nor 2 (RFC 6581)."},
+	{MPAReservedNonzero, "mpa-reserved-nonzero", Warning, "RFC 5044, section 7.1; RFC 6581, section 7",
+		"Reserved flag bits of an MPA frame are set (or the Reply-only R bit in a Request)."},
+	{MPAEnhancedMismatch, "mpa-enhanced-mismatch", Warning, "RFC 6581, section 7",
+		"The enhanced connection establishment flag (0x10) disagrees with the revision: set with revision 1, or missing with revision 2."},
+	{PDCapacityTooSmall, "pd-capacity-too-small", Warning, "RFC 8797, section 4; RFC 6581, section 7",
+		"The private data left after the MPA revision 2 IRD/ORD words is shorter than the 8 octets of the RPC-over-RDMA message."},
+	{MPATruncated, "mpa-truncated", Warning, "RFC 5044, section 7.1",
+		"The stream (or the capture) ends before the PD_Length octets of private data arrived."},
+	{TCPRetransmissionMismatch, "tcp-retransmission-mismatch", Warning, "RFC 9293, section 3.10.7.4",
+		"Two copies of the same TCP octets of an MPA frame (a retransmission or overlapping segments) differ; the first copy is shown, and the receiving TCP may have kept the other."},
+	{MPAReject, "mpa-reject", Info, "RFC 5044, section 7.1",
+		"The MPA Reply rejects the connection (R set); it may still carry private data."},
+	{RPCRDMAOneSided, "rpcrdma-one-sided", Info, "RFC 8797, section 5.1",
+		"Only one peer of the connection sent usable RPC-over-RDMA private data; the other counts as Send Size 1024, Receive Size 1024, R=0."},
+	{RemoteInvalidationOneSided, "remote-invalidation-one-sided", Info, "RFC 8797, section 4.1",
+		"One peer set R, the other did not: the responder replies with plain Send, never Send With Invalidate."},
+	{PropertiesChangedOnReconnect, "properties-changed-on-reconnect", Info, "RFC 8797, section 3",
+		"The same initiator, responder and service connected again and negotiated different properties; peers must be prepared for this."},
+	{ReplyMissing, "reply-missing", Info, "IBTA Vol 1, section 12.6; RFC 5044, section 7.1",
+		"No reply (REP, REJ or MPA Reply) to the request was seen by the end of the capture."},
+	{ConnectionRejected, "connection-rejected", Info, "IBTA Vol 1, section 12.6.7; RFC 5044, section 7.1",
+		"The responder (or the initiator, of a REP) rejected the connection."},
+	{StateLimitReached, "state-limit-reached", Warning, "rdmacm-pd resource limits (docs/cli.md)",
+		"A memory or state limit of the dissector was reached: a stream or connection was given up or not fully buffered. Raise the limit to see all."},
+}
+
+// Check returns the catalogue entry of c; an unknown code has an empty entry.
+func (c Code) Check() Check {
+	if c < 1 || int(c) > len(catalogue) {
+		return Check{Code: c}
+	}
+	return catalogue[c-1]
+}
+
+// String is the code's kebab-case name.
+func (c Code) String() string {
+	if e := c.Check(); e.Name != "" {
+		return e.Name
+	}
+	return fmt.Sprintf("code-%d", uint8(c))
+}
+
+// Catalogue lists every code, in order.
+func Catalogue() []Check { return catalogue[:] }
+
+var byName = func() map[string]Code {
+	m := make(map[string]Code, len(catalogue))
+	for _, e := range catalogue {
+		m[e.Name] = e.Code
+	}
+	return m
+}()
+
+// Lookup finds a code by its kebab-case name.
+func Lookup(name string) (Code, bool) {
+	c, ok := byName[name]
+	return c, ok
+}

@@ -1,0 +1,69 @@
+package record
+
+import (
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+)
+
+// Input describes one capture file (or live interface) after it was read.
+type Input struct {
+	Name        string   // as given
+	Format      string   // "pcap", "pcapng" or "live"; "" when unreadable
+	Compressed  bool     // gzip
+	LinkTypes   []uint16 // link types of its interfaces
+	Size        int64    // octets of the file as stored (compressed if it is)
+	SHA256      string   // of the file as stored; "" when not computed
+	Frames      int      // frames read
+	Skipped     int      // frames of link types that cannot carry RDMA
+	First, Last time.Time
+	Err         error // what stopped reading early, or nil
+}
+
+// Describe is a short label for an input's content, such as "pcapng.gz".
+func (in *Input) Describe() string {
+	s := in.Format
+	if in.Compressed {
+		s += ".gz"
+	}
+	if s == "" {
+		return "unreadable"
+	}
+	return s
+}
+
+// Summary totals a run.
+type Summary struct {
+	Frames       int
+	Messages     int
+	Connections  map[State]int
+	Findings     map[finding.Code]int // by code: messages, connections and the run together
+	DecodeErrors int                  // inputs that could not be read to their end
+	StateDrops   int                  // streams and connection attempts given up at a state limit
+	// KeylessEvictions counts TCP directions given up at a state limit
+	// before they showed any octet of an MPA key (no finding: nothing of an
+	// MPA frame was lost; counted if the key arrives later).
+	KeylessEvictions int
+	Inputs           []Input
+	// Notes are findings about the run itself, not about one message or
+	// connection: state limits that dropped what no record can show.
+	Notes []finding.Finding
+}
+
+// NewSummary returns an empty summary.
+func NewSummary() *Summary {
+	return &Summary{Connections: map[State]int{}, Findings: map[finding.Code]int{}}
+}
+
+// Note adds a run-level finding and counts it.
+func (s *Summary) Note(f finding.Finding) {
+	s.Notes = append(s.Notes, f)
+	s.Findings[f.Code]++
+}
+
+// Count counts findings of messages or connections.
+func (s *Summary) Count(fs []finding.Finding) {
+	for _, f := range fs {
+		s.Findings[f.Code]++
+	}
+}
