@@ -272,7 +272,7 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 	return nil
 }
 
-// orphanKey names the request a reply answers: the REQ's (record.InfiniBand
+// orphanKey names the request a reply answers: the REQ's (InfiniBand
 // family) or the TCP connection's (iWARP).
 type orphanKey struct {
 	req reqKey

@@ -56,7 +56,7 @@ func hotFrames(t testing.TB) map[string]*Frame {
 }
 
 // TestHotPathAllocs: the frames that make up almost all of a capture cost
-// no allocation: a non-candidate (record.RoCEv2 data, small UDP), a TCP bulk
+// no allocation: a non-candidate (RoCEv2 data, small UDP), a TCP bulk
 // segment of a direction already decided, and the decoding of a CM frame
 // with gopacket DecodingLayers (building the message record, which is output,
 // is not part of it).

@@ -17,7 +17,7 @@ type frameKind uint8
 
 const (
 	kindNone     frameKind = iota // nothing for us
-	kindCM                        // an record.InfiniBand-family packet carrying a CM MAD
+	kindCM                        // an InfiniBand-family packet carrying a CM MAD
 	kindTCP                       // a TCP segment with payload (MPA candidate)
 	kindFragment                  // the first IP fragment of a CM MAD or an MPA frame
 )
@@ -42,7 +42,7 @@ const (
 type frameInfo struct {
 	kind      frameKind
 	transport record.Transport
-	l3, l4    int // IP header and UDP or TCP header (record.RoCEv2, TCP)
+	l3, l4    int // IP header and UDP or TCP header (RoCEv2, TCP)
 	grh       int // GRH offset, or -1
 	lrh       int // LRH offset, or -1
 	bth       int // BTH offset
@@ -187,7 +187,7 @@ func (d *Decoder) classifyIPv4(fi *frameInfo, b []byte, off int) {
 	if ihl < 20 || len(b) < off+ihl {
 		return
 	}
-	// Fragments are not reassembled (record.RoCEv2 senders set DF and CM MADs fit
+	// Fragments are not reassembled (RoCEv2 senders set DF and CM MADs fit
 	// any MTU). A first fragment that shows the start of a CM MAD or an MPA
 	// frame is counted, so that the loss is reported; later fragments hold
 	// no transport header and say nothing.
@@ -259,7 +259,7 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 }
 
 // classifyFragment marks the first fragment of an IP datagram whose
-// transport header at off starts a CM MAD (UDP to a record.RoCEv2 port) or an MPA
+// transport header at off starts a CM MAD (UDP to a RoCEv2 port) or an MPA
 // frame (TCP payload starting with the key's common prefix).
 func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int) {
 	switch proto {
@@ -281,7 +281,7 @@ func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int
 // mpaKeyPrefix is what the Request and Reply keys share.
 const mpaKeyPrefix = "MPA ID Re"
 
-// classifyGRH handles a packet that starts with a GRH (record.RoCEv1, or native IB
+// classifyGRH handles a packet that starts with a GRH (RoCEv1, or native IB
 // after an LRH with LNH 3).
 func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
 	if len(b) < off+layers.GRHLen || b[off+6] != layers.NxtHdrIBA {
@@ -295,7 +295,7 @@ func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
 	}
 }
 
-// classifyIB handles a native record.InfiniBand packet starting with its LRH.
+// classifyIB handles a native InfiniBand packet starting with its LRH.
 func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 	if len(b) < off+layers.LRHLen {
 		return

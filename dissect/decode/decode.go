@@ -122,7 +122,7 @@ func (d *Decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser
 
 // ipv6Ext steps over an IPv6 extension header of the generic form (Next
 // Header, Hdr Ext Len in 8-octet units beyond the first 8) without
-// decoding its options, as the fast filter does, so that record.RoCEv2 behind a
+// decoding its options, as the fast filter does, so that RoCEv2 behind a
 // Routing or Destination Options header still decodes. It does not
 // allocate.
 type ipv6Ext struct {
@@ -270,7 +270,7 @@ func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {
 	p := d.parser(firstLayer(f.LinkType, f.Data))
 	d.has.err = p.DecodeLayers(f.Data, &d.decoded) // errors show as missing layers
 	d.note(d.decoded)
-	// record.RoCEv2 on a port gopacket does not know: go on from the UDP payload.
+	// RoCEv2 on a port gopacket does not know: go on from the UDP payload.
 	if d.has.udp && !d.has.bth {
 		d.has.err = d.parser(layers.LayerTypeBTH).DecodeLayers(d.udp.Payload, &d.decoded)
 		d.note(d.decoded)
@@ -416,7 +416,7 @@ func ipString(ip []byte) string {
 	return a.Unmap().String()
 }
 
-// checkCRCs computes the ICRC, and for native record.InfiniBand the VCRC, when the
+// checkCRCs computes the ICRC, and for native InfiniBand the VCRC, when the
 // capture holds them.
 func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, c *msgCtx) {
 	b := f.Data

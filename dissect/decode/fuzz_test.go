@@ -189,7 +189,7 @@ func FuzzCraftRoundTrip(f *testing.F) {
 }
 
 // TestFuzzCorpusCoversLinks checks that the seed corpus of FuzzDecodeFrame
-// holds a CM frame of every link type it tries (Ethernet and record.InfiniBand
+// holds a CM frame of every link type it tries (Ethernet and InfiniBand
 // come from seedFrames), each decoding to a message,
 // and that FuzzDissectFile's holds a gzip file and an ERF capture.
 func TestFuzzCorpusCoversLinks(t *testing.T) {
@@ -229,7 +229,7 @@ func TestFuzzCorpusCoversLinks(t *testing.T) {
 		}
 	}
 	for _, lt := range fuzzLinks {
-		// seedFrames adds Ethernet and record.InfiniBand frames from craft.
+		// seedFrames adds Ethernet and InfiniBand frames from craft.
 		if !seen[lt] && lt != linkEthernet && lt != linkIB {
 			t.Errorf("no seed of link type %d decodes to a CM message", lt)
 		}

@@ -19,7 +19,7 @@ type msgCtx struct {
 	m    *record.Message
 	blob bool // a private-data blob checked on its own (rdmacm-pd decode)
 
-	// record.InfiniBand family
+	// InfiniBand family
 	bth  *layers.BTH
 	deth *layers.DETH
 	mad  *layers.MAD
