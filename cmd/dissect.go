@@ -81,7 +81,7 @@ and checks it.`,
 	f.UintSliceVar(&opts.RoCEPorts, "roce-port", nil, "also decode this UDP destination port as RoCEv2 (repeatable)")
 	f.IntVar(&opts.TCP.StreamBytes, "max-stream-bytes", 65555, "iWARP: octets buffered per TCP direction for its MPA frame")
 	f.IntVar(&opts.TCP.TotalBytes, "max-buffer-bytes", decode.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
-	f.IntVar(&opts.TCP.ActiveFlows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
+	f.IntVar(&opts.TCP.Flows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
 	f.IntVar(&opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 
@@ -192,7 +192,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.TCP.StreamBytes < 20 || opts.TCP.TotalBytes < opts.TCP.StreamBytes || opts.TCP.ActiveFlows < 1 || opts.MaxConnections < 1 {
+	if opts.TCP.StreamBytes < 20 || opts.TCP.TotalBytes < opts.TCP.StreamBytes || opts.TCP.Flows < 1 || opts.MaxConnections < 1 {
 		return usageError("--max-stream-bytes must be at least 20, --max-buffer-bytes at least that, --max-tcp-flows and --max-connections at least 1")
 	}
 	stdin := 0

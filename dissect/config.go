@@ -32,5 +32,5 @@ func (c Config) MemoryBudget() int64 {
 		conns = conn.DefaultMaxConnections
 	}
 	const base, perConn, perFlow = 40 << 20, 400, 400
-	return base + int64(l.TotalBytes) + perConn*int64(conns) + perFlow*int64(l.ActiveFlows)
+	return base + int64(l.TotalBytes) + perConn*int64(conns) + perFlow*int64(l.Flows)
 }

@@ -33,11 +33,10 @@ func (c *collect) Summary(s *record.Summary) error       { c.sum = s; return nil
 // decodeFrames runs a Decoder over frames given as data.
 func decodeFrames(t *testing.T, link uint16, frames ...[]byte) []*record.Message {
 	t.Helper()
-	d := decode.NewDecoder("test", decode.Config{})
 	var out []*record.Message
+	d := decode.New("test", decode.Config{}, func(m *record.Message) { out = append(out, m) })
 	for i, b := range frames {
-		f := &decode.Frame{Data: b, WireLen: len(b), LinkType: link, Index: i + 1, Time: craft.DefaultStart}
-		d.Decode(f, func(m *record.Message) { out = append(out, m) })
+		d.Decode(&decode.Frame{Data: b, WireLen: len(b), LinkType: link, Index: i + 1, Time: craft.DefaultStart})
 	}
 	return out
 }
@@ -187,10 +186,9 @@ func TestFindings(t *testing.T) {
 			if tc.cut > 0 {
 				frame = frame[:tc.cut]
 			}
-			d := decode.NewDecoder("test", decode.Config{})
 			var msgs []*record.Message
-			d.Decode(&decode.Frame{Data: frame, WireLen: wire, LinkType: link, Index: 1},
-				func(m *record.Message) { msgs = append(msgs, m) })
+			d := decode.New("test", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) })
+			d.Decode(&decode.Frame{Data: frame, WireLen: wire, LinkType: link, Index: 1})
 			if len(msgs) != 1 {
 				t.Fatalf("got %d messages, want 1", len(msgs))
 			}
@@ -327,9 +325,9 @@ func TestRoCEPort(t *testing.T) {
 	if msgs := decodeFrames(t, 1, frame); len(msgs) != 0 {
 		t.Fatalf("port 0x1234 decoded without --roce-port")
 	}
-	d := decode.NewDecoder("t", decode.Config{RoCEPorts: []uint16{0x1234}})
 	var got []*record.Message
-	d.Decode(&decode.Frame{Data: frame, WireLen: len(frame), LinkType: 1, Index: 1}, func(m *record.Message) { got = append(got, m) })
+	d := decode.New("t", decode.Config{RoCEPorts: []uint16{0x1234}}, func(m *record.Message) { got = append(got, m) })
+	d.Decode(&decode.Frame{Data: frame, WireLen: len(frame), LinkType: 1, Index: 1})
 	if len(got) != 1 || got[0].RPCRDMA == nil || got[0].Name() != "REP" || got[0].IB.ICRC == nil || !got[0].IB.ICRC.Valid {
 		t.Fatalf("extra port not decoded: %+v", got)
 	}
@@ -487,7 +485,7 @@ func TestStateDropCounts(t *testing.T) {
 		{"tcp-streams", decode.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0, 99},
 		// Unfinished Requests over the per-stream limit: each reported.
 		{"half-mpa", decode.TCPLimits{StreamBytes: 30}, 200, 0, 200, 0},
-		{"half-mpa", decode.TCPLimits{ActiveFlows: 16}, 184, 0, 184, 0},
+		{"half-mpa", decode.TCPLimits{Flows: 16}, 184, 0, 184, 0},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s %+v", tc.kind, tc.lim), func(t *testing.T) {

@@ -73,11 +73,10 @@ func TestIPFragments(t *testing.T) {
 		{"IPv4 whole packet", cm4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := decode.NewDecoder("t", decode.Config{})
 			msgs := 0
+			d := decode.New("t", decode.Config{}, func(*record.Message) { msgs++ })
 			for i := 1; i <= 2; i++ {
-				d.Decode(&decode.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart},
-					func(*record.Message) { msgs++ })
+				d.Decode(&decode.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart})
 			}
 			n, first := d.Fragments()
 			wantFirst, wantMsgs := 0, 0

@@ -71,8 +71,8 @@ func TestLengthFields(t *testing.T) {
 				wire = len(tc.data)
 			}
 			var msgs []*record.Message
-			decode.NewDecoder("t", decode.Config{}).Decode(&decode.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1},
-				func(m *record.Message) { msgs = append(msgs, m) })
+			decode.New("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
+				Decode(&decode.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1})
 			if len(msgs) != 1 || msgs[0].Name() != "REP" {
 				t.Fatalf("%d messages, want one REP", len(msgs))
 			}
@@ -97,10 +97,10 @@ func TestLengthFields(t *testing.T) {
 		{"GRH PayLen 0", set16(v1, 14+4, 0), "nothing decodes after the GRH"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := decode.NewDecoder("t", decode.Config{})
 			n := 0
+			d := decode.New("t", decode.Config{}, func(*record.Message) { n++ })
 			for i := 1; i <= 2; i++ {
-				d.Decode(&decode.Frame{Data: tc.data, WireLen: len(tc.data), LinkType: 1, Index: i}, func(*record.Message) { n++ })
+				d.Decode(&decode.Frame{Data: tc.data, WireLen: len(tc.data), LinkType: 1, Index: i})
 			}
 			if got, first, why := d.Undecodable(); n != 0 || got != 2 || first != 1 || why != tc.why {
 				t.Errorf("%d messages, undecodable %d, first %d, why %q; want 0, 2, 1, %q", n, got, first, why, tc.why)
@@ -110,8 +110,8 @@ func TestLengthFields(t *testing.T) {
 	// The capture cut inside the MAD header: still a message, named CM.
 	cut := std[:62+10]
 	var msgs []*record.Message
-	decode.NewDecoder("t", decode.Config{}).Decode(&decode.Frame{Data: cut, WireLen: len(std), LinkType: 1, Index: 1},
-		func(m *record.Message) { msgs = append(msgs, m) })
+	decode.New("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
+		Decode(&decode.Frame{Data: cut, WireLen: len(std), LinkType: 1, Index: 1})
 	if len(msgs) != 1 || msgs[0].Name() != "CM" || !reflect.DeepEqual(codes(msgs[0].Findings), []string{"capture-truncated"}) {
 		t.Errorf("cut inside the MAD header: %d messages %+v", len(msgs), msgs)
 	}

@@ -89,7 +89,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 		timer = t.C
 	}
 
-	d := decode.NewDecoder(name, cfg.decoder())
+	d := decode.New(name, cfg.decoder(), r.message)
 	var fr decode.Frame
 	var capErr error
 	n := 0
@@ -132,7 +132,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 		}
 		d.SetFile(sources[f.src].Name())
 		fr = decode.Frame{Data: f.data, WireLen: f.wireLen, Time: f.ts, LinkType: sources[f.src].LinkType(), Index: n}
-		d.Decode(&fr, r.message)
+		d.Decode(&fr)
 		select {
 		case free <- f.data[:0]:
 		default:
@@ -178,10 +178,12 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 	}
 
 	d.SetFile(name) // what is still pending when the capture stops
-	d.Flush(r.message)
+	d.Flush()
 	r.sum.StateDrops += d.Dropped()
 	r.sum.KeylessEvictions += d.KeylessEvictions()
-	r.silentDrops(name, d)
+	for _, f := range d.Notes() {
+		r.sum.Note(f)
+	}
 	r.sum.Inputs = inputs
 	r.sum.Frames = n
 	if capErr != nil {

@@ -89,17 +89,16 @@ func mpaBytes(m craft.MPA) []byte { return m.Bytes() }
 // uncut frames.
 func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) ([]*record.Message, *decode.Decoder) {
 	t.Helper()
-	d := decode.NewDecoder("test", decode.Config{TCP: lim})
 	var out []*record.Message
-	emit := func(m *record.Message) { out = append(out, m) }
+	d := decode.New("test", decode.Config{TCP: lim}, func(m *record.Message) { out = append(out, m) })
 	for i, b := range frames {
 		w := len(b)
 		if wire != nil && wire[i] > w {
 			w = wire[i]
 		}
-		d.Decode(&decode.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)}, emit)
+		d.Decode(&decode.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)})
 	}
-	d.Flush(emit)
+	d.Flush()
 	return out, d
 }
 
@@ -386,7 +385,7 @@ func TestMPA(t *testing.T) {
 			lim: decode.TCPLimits{StreamBytes: 100}, dropped: 1,
 			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"state-limit-reached"}}}, contains: "more than the per-stream limit of 100"},
 		{name: "active flow limit", segs: []seg{{fromA: true, payload: req1[:18]}, {payload: rep1[:5]}, {fromA: true, off: 18, payload: req1[18:]}},
-			lim: decode.TCPLimits{ActiveFlows: 1}, dropped: 1,
+			lim: decode.TCPLimits{Flows: 1}, dropped: 1,
 			// The Reply's first segment evicts the Request's direction, which is
 			// reported; the Reply's 5 octets never show a whole key: nothing.
 			want:     []want{{"MPA_REQ", 1, []int{1}, -1, []string{"state-limit-reached"}}},

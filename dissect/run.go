@@ -145,36 +145,6 @@ func (r *run) connections() {
 	}
 }
 
-// silentDrops notes, as run-level findings, what an input's decoder saw
-// but could not show as messages: CM candidates that do not decode, first IP
-// fragments of a CM MAD or an MPA frame, and TCP directions given up at a
-// state limit with too little of an MPA key to show.
-func (r *run) silentDrops(name string, d *decode.Decoder) {
-	if n, first, why := d.Undecodable(); n > 0 {
-		what := "frame looks like a CM MAD but its headers do"
-		if n > 1 {
-			what = "frames look like CM MADs but their headers do"
-		}
-		r.sum.Note(finding.New(finding.CMUndecodable,
-			"%s: %d %s not decode as far as the MAD (first at frame %d: %s); not shown as messages",
-			name, n, what, first, why))
-	}
-	if n, first := d.Fragments(); n > 0 {
-		what := "fragment holds"
-		if n > 1 {
-			what = "fragments hold"
-		}
-		r.sum.Note(finding.New(finding.IPFragmentSkipped,
-			"%s: %d first IP %s the start of a CM MAD or an MPA frame (first at frame %d); fragments are not reassembled, so no message is shown for them",
-			name, n, what, first))
-	}
-	if n := d.SilentDrops(); n > 0 {
-		r.sum.Note(finding.New(finding.StateLimitReached,
-			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) with too little of an MPA key to show",
-			name, n))
-	}
-}
-
 // input reads one capture file through a Decoder.
 func (r *run) input(name string, stdin io.Reader) (in record.Input, err error) {
 	in = record.Input{Name: name}
@@ -201,7 +171,7 @@ func (r *run) input(name string, stdin io.Reader) (in record.Input, err error) {
 	in.Format = rd.Format()
 	in.Compressed = rd.Compressed()
 
-	d := decode.NewDecoder(name, r.cfg.decoder())
+	d := decode.New(name, r.cfg.decoder(), r.message)
 	var fr decode.Frame
 	var readErr error
 	for {
@@ -239,17 +209,19 @@ func (r *run) input(name string, stdin io.Reader) (in record.Input, err error) {
 			continue
 		}
 		fr = decode.Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}
-		d.Decode(&fr, r.message)
+		d.Decode(&fr)
 		if r.err != nil {
 			return in, r.err
 		}
 	}
 	// What was decoded before the end, the damage or the interruption is
 	// not lost.
-	d.Flush(r.message)
+	d.Flush()
 	r.sum.StateDrops += d.Dropped()
 	r.sum.KeylessEvictions += d.KeylessEvictions()
-	r.silentDrops(name, d)
+	for _, f := range d.Notes() {
+		r.sum.Note(f)
+	}
 	in.LinkTypes = rd.LinkTypes()
 	in.SHA256 = hashed()
 	if readErr != nil {

@@ -138,6 +138,7 @@ func (b *BTH) SerializeTo(sb gopacket.SerializeBuffer, opts gopacket.SerializeOp
 func (b *BTH) Fields() []Field {
 	f := make(fieldList, 0, 16)
 	f.hex("OpCode", "opcode", 8, uint64(b.OpCode))
+	f.note(OpCodeName(b.OpCode))
 	f.flag("Solicited Event", "se", b.SE)
 	f.flag("MigReq", "mig_req", b.M)
 	f.dec("Pad Count", "pad_cnt", uint64(b.PadCnt))

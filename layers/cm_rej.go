@@ -76,6 +76,7 @@ func (m *CMRej) Fields() []Field {
 	f.dec("Message REJected", "message_rejected", uint64(m.MessageRejected))
 	f.dec("Reject Info Length", "reject_info_length", uint64(m.RejectInfoLength))
 	f.dec("Reason", "reason", uint64(m.Reason))
+	f.note(RejectReasonName(m.Reason))
 	n := int(m.RejectInfoLength)
 	if n > len(m.ARI) {
 		n = len(m.ARI)

@@ -130,6 +130,7 @@ func (m *CMReq) Fields() []Field {
 	f := make(fieldList, 0, 72)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.id64("Service ID", "service_id", m.ServiceID)
+	f.note(ServiceIDNote(m.ServiceID))
 	f.id64("Local CA GUID", "local_ca_guid", m.LocalCAGUID)
 	f.hex("Local Q_Key", "local_q_key", 32, uint64(m.LocalQKey))
 	f.hex("Local QPN", "local_qpn", 24, uint64(m.LocalQPN))

@@ -63,6 +63,7 @@ func (m *CMSidrReq) Fields() []Field {
 	f.hex("Request ID", "request_id", 32, uint64(m.RequestID))
 	f.hex("Partition Key", "partition_key", 16, uint64(m.PartitionKey))
 	f.id64("Service ID", "service_id", m.ServiceID)
+	f.note(ServiceIDNote(m.ServiceID))
 	return f
 }
 
@@ -130,6 +131,7 @@ func (m *CMSidrRep) Fields() []Field {
 	f.dec("Additional Information Length", "add_info_length", uint64(m.AddInfoLength))
 	f.hex("QPN", "qpn", 24, uint64(m.QPN))
 	f.id64("Service ID", "service_id", m.ServiceID)
+	f.note(ServiceIDNote(m.ServiceID))
 	f.hex("Q_Key", "q_key", 32, uint64(m.QKey))
 	n := int(m.AddInfoLength)
 	if n > len(m.AdditionalInfo) {

@@ -33,6 +33,9 @@ type Field struct {
 	Bits  int // width on the wire, for Hex
 	Value uint64
 	Bytes []byte
+	// Note names the value when it has a name (an opcode, a reject
+	// reason, an IP CM service), for people; "" otherwise.
+	Note string
 }
 
 // Text is the field's value as a person reads it.
@@ -102,6 +105,26 @@ func (l *fieldList) gid(name, key string, g [16]byte) {
 
 func (l *fieldList) blob(name, key string, b []byte) {
 	*l = append(*l, Field{Name: name, Key: key, Kind: Blob, Bytes: append([]byte(nil), b...)})
+}
+
+// note names the value of the field added last.
+func (l *fieldList) note(s string) {
+	if len(*l) > 0 {
+		(*l)[len(*l)-1].Note = s
+	}
+}
+
+// ServiceIDNote names an IP CM Service ID ("IP CM, TCP port 20049"), or "".
+func ServiceIDNote(id uint64) string {
+	if !IsIPCMServiceID(id) {
+		return ""
+	}
+	ps := IPCMPortSpace(id)
+	name := PortSpaceName(ps)
+	if name == "" {
+		name = fmt.Sprintf("port space 0x%02x", ps)
+	}
+	return fmt.Sprintf("IP CM, %s port %d", name, IPCMPort(id))
 }
 
 // printable shows octets as text, with anything unprintable as \xNN.

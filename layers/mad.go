@@ -119,12 +119,16 @@ func (m *MAD) Fields() []Field {
 	f := make(fieldList, 0, 16)
 	f.dec("Base Version", "base_version", uint64(m.BaseVersion))
 	f.hex("Management Class", "mgmt_class", 8, uint64(m.MgmtClass))
+	if m.MgmtClass == MgmtClassCM {
+		f.note("Communication Manager")
+	}
 	f.dec("Class Version", "class_version", uint64(m.ClassVersion))
 	f.hex("Method", "method", 8, uint64(m.Method))
 	f.hex("Status", "status", 16, uint64(m.Status))
 	f.hex("Class Specific", "class_specific", 16, uint64(m.ClassSpecific))
 	f.id64("Transaction ID", "transaction_id", m.TransactionID)
 	f.hex("Attribute ID", "attribute_id", 16, uint64(m.AttributeID))
+	f.note(CMMessageName(m.AttributeID))
 	f.hex("Attribute Modifier", "attribute_modifier", 32, uint64(m.AttributeModifier))
 	return f
 }

@@ -20,8 +20,8 @@ func BenchmarkRender(b *testing.B) {
 		b.Fatal(err)
 	}
 	var req *record.Message
-	d := decode.NewDecoder("bench.pcap", decode.Config{})
-	d.Decode(&decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}, func(m *record.Message) { req = m })
+	d := decode.New("bench.pcap", decode.Config{}, func(m *record.Message) { req = m })
+	d.Decode(&decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1})
 	for _, f := range []output.Format{output.JSON, output.Text} {
 		b.Run(string(f), func(b *testing.B) {
 			r, err := output.New(io.Discard, output.Options{Format: f})
@@ -40,7 +40,7 @@ func BenchmarkRender(b *testing.B) {
 		b.ReportAllocs()
 		f := &decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}
 		for b.Loop() {
-			d.Decode(f, func(*record.Message) {})
+			d.Decode(f)
 		}
 	})
 }

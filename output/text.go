@@ -91,8 +91,8 @@ func (r *textRenderer) mpaSummary(m *record.Message) string {
 		return ""
 	}
 	s := "MPA"
-	if rev := mpaField(m, "rev"); rev != "?" {
-		s += " rev " + rev // not when the frame ended before its Rev octet
+	if h := m.MPAInfo; h != nil && h.HasRev {
+		s += fmt.Sprintf(" rev %d", h.Rev) // not when the frame ended before its Rev octet
 	}
 	if len(m.Frames) > 1 {
 		var fs []string
@@ -102,15 +102,6 @@ func (r *textRenderer) mpaSummary(m *record.Message) string {
 		s += "; frames " + strings.Join(fs, ", ")
 	}
 	return "  " + r.p.dim.Sprintf("(%s)", s)
-}
-
-func mpaField(m *record.Message, key string) string {
-	for _, f := range m.MPA {
-		if f.Key == key {
-			return f.Text()
-		}
-	}
-	return "?"
 }
 
 // tree writes every decoded layer with its fields.
@@ -167,8 +158,8 @@ func (r *textRenderer) layer(name string, fs []layers.Field) {
 		if v == "" {
 			v = "(none)" // an empty blob, such as a REJ's Additional Reject Information
 		}
-		if note := annotate(f); note != "" {
-			v += " (" + note + ")"
+		if f.Note != "" {
+			v += " (" + f.Note + ")"
 		}
 		r.field(f.Name, v)
 	}
@@ -194,32 +185,6 @@ func mpaKind(k record.Kind) string {
 		return "Request"
 	}
 	return "Reply"
-}
-
-// annotate names well-known values.
-func annotate(f layers.Field) string {
-	switch f.Key {
-	case "opcode":
-		return layers.OpCodeName(uint8(f.Value))
-	case "mgmt_class":
-		if f.Value == layers.MgmtClassCM {
-			return "Communication Manager"
-		}
-	case "attribute_id":
-		return layers.CMMessageName(uint16(f.Value))
-	case "reason":
-		return layers.RejectReasonName(uint16(f.Value))
-	case "service_id":
-		if layers.IsIPCMServiceID(f.Value) {
-			ps := layers.IPCMPortSpace(f.Value)
-			name := layers.PortSpaceName(ps)
-			if name == "" {
-				name = fmt.Sprintf("port space 0x%02x", ps)
-			}
-			return fmt.Sprintf("IP CM, %s port %d", name, layers.IPCMPort(f.Value))
-		}
-	}
-	return ""
 }
 
 // hexDump writes private data 16 octets a line, with the octets of the

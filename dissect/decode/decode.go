@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -38,6 +39,7 @@ type Frame struct {
 // not safe for concurrent use.
 type Decoder struct {
 	file      string
+	emit      func(*record.Message)
 	rocePorts portSet
 
 	eth   golayers.Ethernet
@@ -85,9 +87,10 @@ type layerSet struct {
 	err                                                error // the decoding error that stopped the parser, or nil
 }
 
-// NewDecoder makes a decoder for the input named file.
-func NewDecoder(file string, cfg Config) *Decoder {
-	d := &Decoder{file: file, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}, tcp: newTCPState(cfg.TCP)}
+// New makes a decoder for the input named file; emit receives each message
+// as soon as it is complete.
+func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
+	d := &Decoder{file: file, emit: emit, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}, tcp: newTCPState(cfg.TCP)}
 	d.rocePorts.add(layers.RoCEv2Port)
 	for _, p := range cfg.RoCEPorts {
 		d.rocePorts.add(p)
@@ -177,8 +180,10 @@ func firstLayer(lt uint16, data []byte) gopacket.LayerType {
 	return gopacket.LayerTypeZero
 }
 
-// Decode looks at one frame and calls emit for each message it completes.
-func (d *Decoder) Decode(f *Frame, emit func(*record.Message)) {
+// Decode looks at one frame; the messages it completes go to the emit
+// function given to New.
+func (d *Decoder) Decode(f *Frame) {
+	emit := d.emit
 	fi := d.classify(f.LinkType, f.Data)
 	switch fi.kind {
 	case kindCM:
@@ -210,7 +215,40 @@ func (d *Decoder) Decode(f *Frame, emit func(*record.Message)) {
 
 // Flush reports what is still pending at the end of the input: MPA frames
 // whose stream never completed them.
-func (d *Decoder) Flush(emit func(*record.Message)) { d.flushTCP(emit) }
+func (d *Decoder) Flush() { d.flushTCP(d.emit) }
+
+// Notes are run-level findings: what an input's decoder saw
+// but could not show as messages: CM candidates that do not decode, first IP
+// fragments of a CM MAD or an MPA frame, and TCP directions given up at a
+// state limit with too little of an MPA key to show.
+func (d *Decoder) Notes() []finding.Finding {
+	var out []finding.Finding
+	name := d.file
+	if n, first, why := d.Undecodable(); n > 0 {
+		what := "frame looks like a CM MAD but its headers do"
+		if n > 1 {
+			what = "frames look like CM MADs but their headers do"
+		}
+		out = append(out, finding.New(finding.CMUndecodable,
+			"%s: %d %s not decode as far as the MAD (first at frame %d: %s); not shown as messages",
+			name, n, what, first, why))
+	}
+	if n, first := d.Fragments(); n > 0 {
+		what := "fragment holds"
+		if n > 1 {
+			what = "fragments hold"
+		}
+		out = append(out, finding.New(finding.IPFragmentSkipped,
+			"%s: %d first IP %s the start of a CM MAD or an MPA frame (first at frame %d); fragments are not reassembled, so no message is shown for them",
+			name, n, what, first))
+	}
+	if n := d.SilentDrops(); n > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) with too little of an MPA key to show",
+			name, n))
+	}
+	return out
+}
 
 // Undecodable counts the frames the fast filter took for CM MADs whose
 // headers did not decode as far as the MAD; first is the first one's frame

@@ -87,7 +87,7 @@ func FuzzReassembly(f *testing.F) {
 		if !useReq {
 			stream = script
 		}
-		lim := TCPLimits{StreamBytes: 64, TotalBytes: 200, ActiveFlows: 2, MaxEarlySegs: 3}
+		lim := TCPLimits{StreamBytes: 64, TotalBytes: 200, Flows: 2, MaxEarlySegs: 3}
 		d := NewDecoder("fuzz", Config{TCP: lim})
 		var got []*record.Message
 		emit := func(m *record.Message) { got = append(got, m) }
@@ -119,7 +119,7 @@ func FuzzReassembly(f *testing.F) {
 				s.wirePayload = len(s.payload) + int(fl>>4)
 			}
 			d.segment(&s, emit)
-			if d.tcp.total < 0 || d.tcp.total > lim.TotalBytes || len(d.tcp.active) > lim.ActiveFlows {
+			if d.tcp.total < 0 || d.tcp.total > lim.TotalBytes || len(d.tcp.active) > lim.Flows {
 				t.Fatalf("state: %d octets buffered, %d flows", d.tcp.total, len(d.tcp.active))
 			}
 		}

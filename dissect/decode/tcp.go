@@ -30,7 +30,7 @@ const (
 type TCPLimits struct {
 	StreamBytes  int // octets buffered for one direction; default 65555 (any PD_Length fits)
 	TotalBytes   int // octets buffered for all directions together; default 16 MiB
-	ActiveFlows  int // directions being followed at once; default 32768
+	Flows  int // directions being followed at once; default 32768
 	MaxEarlySegs int // segments kept from a direction whose start is unknown; default 1024
 }
 
@@ -41,8 +41,8 @@ func (l TCPLimits) WithDefaults() TCPLimits {
 	if l.TotalBytes <= 0 {
 		l.TotalBytes = DefaultTCPBuffer
 	}
-	if l.ActiveFlows <= 0 {
-		l.ActiveFlows = DefaultTCPFlows
+	if l.Flows <= 0 {
+		l.Flows = DefaultTCPFlows
 	}
 	if l.MaxEarlySegs <= 0 {
 		l.MaxEarlySegs = maxCarried
@@ -154,7 +154,7 @@ type tcpState struct {
 	// any octet of an MPA key: nothing of a frame was lost (yet).
 	keyless int
 	// complete remembers exactly the directions whose MPA frame was shown
-	// complete, with their start, for as many as ActiveFlows (the oldest
+	// complete, with their start, for as many as Flows (the oldest
 	// forgotten first, completeRing in order): the lossy verdict cache alone
 	// could lose one to another flow's hash, and a retransmitted Request
 	// would then be shown again.
@@ -224,7 +224,7 @@ func (t *tcpState) rememberComplete(st *stream) {
 		t.complete = map[flowKey]uint32{}
 	}
 	if _, ok := t.complete[st.key]; !ok {
-		if len(t.completeRing) < t.lim.ActiveFlows {
+		if len(t.completeRing) < t.lim.Flows {
 			t.completeRing = append(t.completeRing, st.key)
 		} else {
 			delete(t.complete, t.completeRing[t.completeNext])
@@ -624,7 +624,7 @@ func (d *Decoder) open(s *tcpSeg, h uint64, start uint32, known bool, emit func(
 		t.opens = 0
 		d.sweep(t.clock, emit)
 	}
-	if len(t.active) >= t.lim.ActiveFlows {
+	if len(t.active) >= t.lim.Flows {
 		d.evict(emit)
 	}
 	st := &stream{key: s.key, v6: s.v6, startKnown: known, start: start, progressSeen: s.frame, progress: t.clock}
@@ -745,7 +745,7 @@ func (d *Decoder) evict(emit func(*record.Message)) {
 	}
 	slices.SortFunc(all, func(a, b *stream) int { return a.progressSeen - b.progressSeen })
 	for _, st := range all[:max(1, len(all)/8)] {
-		st.capped = fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", t.lim.ActiveFlows)
+		st.capped = fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", t.lim.Flows)
 		d.giveUp(st, t.hash(&st.key), emit)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // boundSeg feeds one segment of flow i (its own source port) to d.
-func boundSeg(d *Decoder, i int, seq uint32, syn bool, payload []byte, frame int, at time.Time, emit func(*record.Message)) {
+func boundSeg(d *testDecoder, i int, seq uint32, syn bool, payload []byte, frame int, at time.Time, emit func(*record.Message)) {
 	fullSeg(d, i, seq, syn, false, false, payload, frame, at, emit)
 }
 

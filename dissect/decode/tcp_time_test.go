@@ -12,7 +12,7 @@ import (
 )
 
 // fullSeg is boundSeg with the FIN and RST flags.
-func fullSeg(d *Decoder, i int, seq uint32, syn, fin, rst bool, payload []byte, frame int, at time.Time, emit func(*record.Message)) {
+func fullSeg(d *testDecoder, i int, seq uint32, syn, fin, rst bool, payload []byte, frame int, at time.Time, emit func(*record.Message)) {
 	s := tcpSeg{seq: seq, syn: syn, fin: fin, rst: rst, payload: payload, wirePayload: len(payload), frame: frame, time: at}
 	binary.BigEndian.PutUint32(s.key.src[12:], 0x0a000001)
 	binary.BigEndian.PutUint32(s.key.dst[12:], 0x0a000002)
@@ -23,7 +23,7 @@ func fullSeg(d *Decoder, i int, seq uint32, syn, fin, rst bool, payload []byte, 
 // segRun feeds numbered segments (from frame 1) to a decoder and keeps the
 // messages it emits.
 type segRun struct {
-	d     *Decoder
+	d     *testDecoder
 	got   []*record.Message
 	frame int
 }
@@ -243,7 +243,7 @@ func TestTCPSkewedFrameDoesNotStopAgeing(t *testing.T) {
 func TestTCPSYNOnlyEvictedLosesNothing(t *testing.T) {
 	req := rpcRequest(1)
 	at := craft.DefaultStart
-	r := newSegRun(Config{TCP: TCPLimits{ActiveFlows: 16}})
+	r := newSegRun(Config{TCP: TCPLimits{Flows: 16}})
 	r.seg(1, 999, true, nil, at)
 	for i := range 40 {
 		r.seg(2+i, 5, true, nil, at)
