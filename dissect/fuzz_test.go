@@ -50,11 +50,6 @@ func (s *fuzzSink) Message(*record.Message) error       { s.messages++; return n
 func (s *fuzzSink) Summary(*record.Summary) error       { s.summary = true; return nil }
 func (s *fuzzSink) Connection(*record.Connection) error { return nil }
 
-// FuzzReassembly drives the MPA reassembler with a script of segments cut
-// from an MPA Request (or from arbitrary octets): each 4-octet step is an
-// offset, a length and flags (SYN, FIN, RST, retransmission). Properties: no
-// panic; memory accounting never goes negative nor above the limits; a
-
 // The FuzzDissectFile corpus holds a gzip seed and an ERF seed.
 func TestFuzzFileCorpus(t *testing.T) {
 	files, err := os.ReadDir("testdata/fuzz/FuzzDissectFile")

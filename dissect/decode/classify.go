@@ -3,6 +3,8 @@ package decode
 import (
 	"encoding/binary"
 
+	golayers "github.com/gopacket/gopacket/layers"
+
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -22,18 +24,38 @@ const (
 	kindFragment                  // the first IP fragment of a CM MAD or an MPA frame
 )
 
-// Link types (LINKTYPE_* values) the dissector reads.
+// Link, EtherType and protocol numbers as the classifier compares them
+// (gopacket's names; the InfiniBand and ERF link types are in layers).
 const (
-	linkNull     = 0
-	linkEthernet = 1
-	linkRaw      = 101
-	linkLoop     = 108
-	linkSLL      = 113
-	linkERF      = 197
-	linkIPv4     = 228
-	linkIPv6     = 229
-	linkIB       = 247
-	linkSLL2     = 276
+	linkNull     = uint16(golayers.LinkTypeNull)
+	linkEthernet = uint16(golayers.LinkTypeEthernet)
+	linkRaw      = uint16(golayers.LinkTypeRaw)
+	linkLoop     = uint16(golayers.LinkTypeLoop)
+	linkSLL      = uint16(golayers.LinkTypeLinuxSLL)
+	linkIPv4     = uint16(golayers.LinkTypeIPv4)
+	linkIPv6     = uint16(golayers.LinkTypeIPv6)
+	linkSLL2     = uint16(golayers.LinkTypeLinuxSLL2)
+	linkERF      = uint16(layers.LinkTypeERF)
+	linkIB       = uint16(layers.LinkTypeIB)
+
+	etherIPv4  = uint16(golayers.EthernetTypeIPv4)
+	etherIPv6  = uint16(golayers.EthernetTypeIPv6)
+	etherDot1Q = uint16(golayers.EthernetTypeDot1Q)
+	etherQinQ  = uint16(golayers.EthernetTypeQinQ)
+	// The legacy QinQ tags (layers registers them with gopacket).
+	etherQinQ9100 = 0x9100
+	etherQinQ9200 = 0x9200
+
+	protoUDP       = uint8(golayers.IPProtocolUDP)
+	protoTCP       = uint8(golayers.IPProtocolTCP)
+	protoHopByHop  = uint8(golayers.IPProtocolIPv6HopByHop)
+	protoRouting   = uint8(golayers.IPProtocolIPv6Routing)
+	protoFragment  = uint8(golayers.IPProtocolIPv6Fragment)
+	protoDestOpts  = uint8(golayers.IPProtocolIPv6Destination)
+	tcpMinHeader   = 20
+	ipv4MinHeader  = 20
+	ipv6HeaderLen  = 40
+	ipv6FragHdrLen = 8
 )
 
 // frameInfo locates the parts of a candidate frame. Offsets are into the
@@ -85,14 +107,14 @@ func (d *Decoder) classify(lt uint16, b []byte) frameInfo {
 		}
 		switch b[0] >> 4 {
 		case 4:
-			etype = 0x0800
-		case 6:
-			etype = 0x86dd
+			etype = etherIPv4
+		case protoTCP:
+			etype = etherIPv6
 		}
 	case linkIPv4:
-		etype = 0x0800
+		etype = etherIPv4
 	case linkIPv6:
-		etype = 0x86dd
+		etype = etherIPv6
 	case linkNull, linkLoop:
 		if len(b) < 4 {
 			return fi
@@ -103,9 +125,9 @@ func (d *Decoder) classify(lt uint16, b []byte) frameInfo {
 		}
 		switch fam {
 		case 2:
-			etype = 0x0800
+			etype = etherIPv4
 		case 10, 24, 28, 30:
-			etype = 0x86dd
+			etype = etherIPv6
 		}
 		off = 4
 	case linkIB:
@@ -136,9 +158,9 @@ func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) 
 		if fi.kind == kindCM {
 			fi.transport = record.RoCEv1
 		}
-	case 0x0800:
+	case etherIPv4:
 		d.classifyIPv4(fi, b, off)
-	case 0x86dd:
+	case etherIPv6:
 		d.classifyIPv6(fi, b, off)
 	}
 }
@@ -155,7 +177,7 @@ func etherType(b []byte, off int) (uint16, int) {
 // and 0x9200 (layers registers them with gopacket, so that the full decode
 // follows the same path).
 func vlanTags(b []byte, off int, et uint16) (uint16, int) {
-	for (et == 0x8100 || et == 0x88a8 || et == 0x9100 || et == 0x9200) && len(b) >= off+4 {
+	for (et == etherDot1Q || et == etherQinQ || et == etherQinQ9100 || et == etherQinQ9200) && len(b) >= off+4 {
 		et = binary.BigEndian.Uint16(b[off+2 : off+4])
 		off += 4
 	}
@@ -180,11 +202,11 @@ func erfHeader(b []byte) (int, uint8) {
 }
 
 func (d *Decoder) classifyIPv4(fi *frameInfo, b []byte, off int) {
-	if len(b) < off+20 || b[off]>>4 != 4 {
+	if len(b) < off+ipv4MinHeader || b[off]>>4 != 4 {
 		return
 	}
 	ihl := int(b[off]&0x0f) * 4
-	if ihl < 20 || len(b) < off+ihl {
+	if ihl < ipv4MinHeader || len(b) < off+ihl {
 		return
 	}
 	// Fragments are not reassembled (RoCEv2 senders set DF and CM MADs fit
@@ -202,24 +224,24 @@ func (d *Decoder) classifyIPv4(fi *frameInfo, b []byte, off int) {
 }
 
 func (d *Decoder) classifyIPv6(fi *frameInfo, b []byte, off int) {
-	if len(b) < off+40 || b[off]>>4 != 6 {
+	if len(b) < off+ipv6HeaderLen || b[off]>>4 != 6 {
 		return
 	}
 	fi.l3 = off
 	fi.ipv6 = true
 	nh := b[off+6]
-	p := off + 40
+	p := off + ipv6HeaderLen
 	for i := 0; i < 8; i++ {
 		switch nh {
-		case 0, 43, 60: // hop-by-hop, routing, destination options
+		case protoHopByHop, protoRouting, protoDestOpts:
 			if len(b) < p+2 {
 				return
 			}
 			nh = b[p]
 			p += (int(b[p+1]) + 1) * 8
-		case 44: // fragment: only the first shows the transport header
-			if len(b) >= p+8 && binary.BigEndian.Uint16(b[p+2:p+4])&0xfff8 == 0 {
-				d.classifyFragment(fi, b, b[p], p+8)
+		case protoFragment: // only the first fragment shows the transport header
+			if len(b) >= p+ipv6FragHdrLen && binary.BigEndian.Uint16(b[p+2:p+4])&0xfff8 == 0 {
+				d.classifyFragment(fi, b, b[p], p+ipv6FragHdrLen)
 			}
 			return
 		default:
@@ -231,7 +253,7 @@ func (d *Decoder) classifyIPv6(fi *frameInfo, b []byte, off int) {
 
 func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 	switch proto {
-	case 17:
+	case protoUDP:
 		if len(b) < off+8 || !d.rocePorts.has(binary.BigEndian.Uint16(b[off+2:off+4])) {
 			return
 		}
@@ -242,14 +264,14 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 			fi.kind = kindCM
 			fi.transport = record.RoCEv2
 		}
-	case 6:
+	case protoTCP:
 		if len(b) < off+20 {
 			return
 		}
 		hl := int(b[off+12]>>4) * 4
 		// Segments with payload, and SYN, FIN and RST (they start and end a
 		// direction); pure ACKs are of no interest.
-		if hl < 20 || (len(b) <= off+hl && b[off+13]&0x07 == 0) {
+		if hl < tcpMinHeader || (len(b) <= off+hl && b[off+13]&0x07 == 0) {
 			return
 		}
 		fi.l4 = off
@@ -263,11 +285,11 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 // frame (TCP payload starting with the key's common prefix).
 func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int) {
 	switch proto {
-	case 17:
+	case protoUDP:
 		if len(b) >= off+8 && d.rocePorts.has(binary.BigEndian.Uint16(b[off+2:off+4])) && isCM(b, off+8) {
 			fi.kind = kindFragment
 		}
-	case 6:
+	case protoTCP:
 		if len(b) < off+20 {
 			return
 		}

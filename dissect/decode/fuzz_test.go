@@ -1,13 +1,10 @@
 package decode
 
 import (
-	"bytes"
-	"encoding/binary"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -70,68 +67,6 @@ func FuzzDecodeFrame(f *testing.F) {
 		fr.Index = 2
 		d.Decode(fr, check)
 		d.Flush(check)
-	})
-}
-
-// completed frame is the original one when the input was a valid Request.
-func FuzzReassembly(f *testing.F) {
-	req := rpcRequest(2)
-	f.Add(true, []byte{0, 0, 0, 1, 0, 7, 0, 0, 7, 25, 0, 0})
-	f.Add(true, []byte{20, 12, 0, 0, 0, 20, 0, 0})
-	f.Add(false, bytes.Repeat([]byte{3, 9, 1, 0}, 10))
-	f.Add(true, []byte{0, 0, 1, 0, 0, 7, 0, 0, 7, 25, 0, 0, 0xff, 0xfb})                     // the ISN 4 octets before the wrap
-	f.Add(true, []byte{0, 0, 1, 0, 0, 20, 0, 0, 0, 3, 9, 0, 0, 28, 0, 0, 0, 28, 2, 0, 0xf0}) // a new ISN mid-frame
-	f.Add(true, []byte{20, 12, 2, 0, 0, 20, 0, 0, 0, 0, 4, 200, 0, 9, 0, 250})               // FIN first; an RST; time jumps
-	f.Fuzz(func(t *testing.T, useReq bool, script []byte) {
-		stream := req
-		if !useReq {
-			stream = script
-		}
-		lim := TCPLimits{StreamBytes: 64, TotalBytes: 200, Flows: 2, MaxEarlySegs: 3}
-		d := NewDecoder("fuzz", Config{TCP: lim})
-		var got []*record.Message
-		emit := func(m *record.Message) { got = append(got, m) }
-		// The octets after the last whole step choose the initial sequence
-		// number (near the wrap when present); a SYN with flag 8 starts a new
-		// connection, its ISN moved by the step's length octet.
-		isn := uint32(999)
-		if tail := script[len(script)&^3:]; len(tail) > 0 {
-			isn = ^uint32(0)
-			for _, b := range tail {
-				isn = isn<<8 | uint32(b)
-			}
-		}
-		var s tcpSeg
-		for i := 0; i+4 <= len(script) && i < 400; i += 4 {
-			off, n, fl := int(script[i]), int(script[i+1]), script[i+2]
-			if fl&9 == 9 {
-				isn += uint32(n)<<16 | 1
-			}
-			s = tcpSeg{seq: isn + 1 + uint32(off), frame: i/4 + 1, syn: fl&1 != 0, fin: fl&2 != 0, rst: fl&4 != 0,
-				time: craft.DefaultStart.Add(time.Duration(i) * time.Duration(script[i+3]) * time.Millisecond)}
-			s.key.sport, s.key.dport = 40000+uint16(script[i+3]%3), 20049
-			binary.BigEndian.PutUint32(s.key.src[12:], 0xc0000201)
-			if s.syn {
-				s.seq = isn
-			} else if off < len(stream) {
-				end := min(off+n, len(stream))
-				s.payload = stream[off:end]
-				s.wirePayload = len(s.payload) + int(fl>>4)
-			}
-			d.segment(&s, emit)
-			if d.tcp.total < 0 || d.tcp.total > lim.TotalBytes || len(d.tcp.active) > lim.Flows {
-				t.Fatalf("state: %d octets buffered, %d flows", d.tcp.total, len(d.tcp.active))
-			}
-		}
-		d.Flush(emit)
-		if d.tcp.total != 0 || len(d.tcp.active) != 0 {
-			t.Fatalf("after the flush: %d octets, %d flows", d.tcp.total, len(d.tcp.active))
-		}
-		for _, m := range got {
-			if useReq && m.Findings == nil && !bytes.Equal(m.PrivateData, req[20:]) {
-				t.Fatalf("a complete, clean Request with private data %x, want %x", m.PrivateData, req[20:])
-			}
-		}
 	})
 }
 

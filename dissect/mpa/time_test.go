@@ -1,98 +1,40 @@
-package decode
+package mpa
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 )
-
-// fullSeg is boundSeg with the FIN and RST flags.
-func fullSeg(d *testDecoder, i int, seq uint32, syn, fin, rst bool, payload []byte, frame int, at time.Time, emit func(*record.Message)) {
-	s := tcpSeg{seq: seq, syn: syn, fin: fin, rst: rst, payload: payload, wirePayload: len(payload), frame: frame, time: at}
-	binary.BigEndian.PutUint32(s.key.src[12:], 0x0a000001)
-	binary.BigEndian.PutUint32(s.key.dst[12:], 0x0a000002)
-	s.key.sport, s.key.dport = uint16(1024+i), 443
-	d.segment(&s, emit)
-}
-
-// segRun feeds numbered segments (from frame 1) to a decoder and keeps the
-// messages it emits.
-type segRun struct {
-	d     *testDecoder
-	got   []*record.Message
-	frame int
-}
-
-func newSegRun(cfg Config) *segRun { return &segRun{d: NewDecoder("t", cfg), frame: 1} }
-
-func (r *segRun) emit(m *record.Message) { r.got = append(r.got, m) }
-
-func (r *segRun) seg(i int, seq uint32, syn bool, p []byte, when time.Time) {
-	boundSeg(r.d, i, seq, syn, p, r.frame, when, r.emit)
-	r.frame++
-}
-
-// whole flushes the run and reports whether it showed just one MPA frame
-// with pd octets of private data, no finding, nothing dropped or evicted;
-// otherwise it logs what it showed.
-func (r *segRun) whole(t *testing.T, pd int) bool {
-	t.Helper()
-	r.d.Flush(r.emit)
-	if len(r.got) == 1 && len(r.got[0].PrivateData) == pd && len(r.got[0].Findings) == 0 && r.d.Dropped() == 0 && r.d.KeylessEvictions() == 0 {
-		return true
-	}
-	for _, m := range r.got {
-		t.Logf("%s frame %d %s", m.Name(), m.Frame, findingsText(m))
-	}
-	t.Logf("%d messages, dropped %d, keyless evictions %d", len(r.got), r.d.Dropped(), r.d.KeylessEvictions())
-	return false
-}
-
-// rpcRequest is an MPA Request (revision 1, or 2 with IRD/ORD words)
-// carrying an RFC 8797 message.
-func rpcRequest(rev uint8) []byte {
-	return (&craft.MPA{Request: true, Rev: rev, IRD: 8, ORD: 8, Data: []byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}}).Bytes()
-}
-
-func findingCodes(m *record.Message) []string {
-	var c []string
-	for _, f := range m.Findings {
-		c = append(c, f.Code.String())
-	}
-	return c
-}
 
 // Timestamps that jump back and forth by more than the sweep period do not
 // cost a sweep of every open direction per segment: sweeps go by the
 // capture time's high-water mark, and by segments since the last one.
 func TestTCPSweepTimestampsBackAndForth(t *testing.T) {
-	d := NewDecoder("t", Config{})
-	emit := func(*record.Message) {}
+	r := newSegRun(reassembly.Options{})
 	at := craft.DefaultStart
 	hdr := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 100)}).Bytes()[:20]
 	const dirs = 2000
 	for i := range dirs {
-		boundSeg(d, i, 999, true, nil, 2*i+1, at, emit)
-		boundSeg(d, i, 1000, false, hdr, 2*i+2, at, emit)
+		r.at(i, 999, true, nil, 2*i+1, at)
+		r.at(i, 1000, false, hdr, 2*i+2, at)
 	}
-	before := d.tcp.sweeps
+	before := r.a.Stats().Sweeps
 	for j := range 4000 {
 		when := at
 		if j%2 == 1 {
 			when = at.Add(20 * time.Second)
 		}
-		boundSeg(d, dirs+j%7, 5, false, nil, 2*dirs+j+1, when, emit)
+		r.at(dirs+j%7, 5, false, nil, 2*dirs+j+1, when)
 	}
-	if n := d.tcp.sweeps - before; n > 2 {
+	if n := r.a.Stats().Sweeps - before; n > 2 {
 		t.Fatalf("%d sweeps for 4000 segments whose time alternates", n)
 	}
-	if len(d.tcp.active) != dirs {
-		t.Fatalf("%d directions followed, want %d (20 s is younger than a frame's 60 s)", len(d.tcp.active), dirs)
+	if n := r.a.Stats().Followed; n != dirs {
+		t.Fatalf("%d directions followed, want %d (20 s is younger than a frame's 60 s)", n, dirs)
 	}
 }
 
@@ -102,7 +44,7 @@ func TestTCPSweepTimestampsBackAndForth(t *testing.T) {
 func TestTCPTimeJumpKeepsSYNDirection(t *testing.T) {
 	req := rpcRequest(2)
 	at := craft.DefaultStart
-	r := newSegRun(Config{})
+	r := newSegRun(reassembly.Options{})
 	r.seg(1, 999, true, nil, at)
 	r.seg(2, 7, false, []byte("x"), at.Add(11*time.Second))
 	r.seg(1, 1000, false, req, at.Add(time.Millisecond))
@@ -124,28 +66,27 @@ func TestTCPTimeJumpEarlyTailCounted(t *testing.T) {
 	req := (&craft.MPA{Request: true, Rev: 1, Data: make([]byte, 8)}).Bytes()
 	for _, quiet := range []bool{false, true} {
 		at := craft.DefaultStart
-		d := NewDecoder("t", Config{})
-		var got []*record.Message
-		emit := func(m *record.Message) { got = append(got, m) }
-		boundSeg(d, 1, 5011, false, req[10:], 1, at, emit)
+		r := newSegRun(reassembly.Options{})
+		r.at(1, 5011, false, req[10:], 1, at)
 		frame := 2
 		if quiet {
 			for k := range 20 { // 20 s of other traffic, a second apart
-				boundSeg(d, 2, 7, false, []byte("y"), frame, at.Add(time.Duration(k+1)*time.Second), emit)
+				r.at(2, 7, false, []byte("y"), frame, at.Add(time.Duration(k+1)*time.Second))
 				frame++
 			}
 		} else {
-			boundSeg(d, 2, 7, false, []byte("y"), frame, at.Add(time.Hour), emit)
+			r.at(2, 7, false, []byte("y"), frame, at.Add(time.Hour))
 			frame++
 		}
-		boundSeg(d, 1, 5001, false, req[:10], frame, at.Add(time.Millisecond), emit)
-		d.Flush(emit)
+		r.at(1, 5001, false, req[:10], frame, at.Add(time.Millisecond))
+		r.flush()
+		got := r.got
 		if len(got) != 1 {
 			t.Fatalf("quiet=%v: %d messages", quiet, len(got))
 		}
 		limited := slices.Contains(findingCodes(got[0]), "state-limit-reached")
-		if limited != quiet || d.Dropped() != map[bool]int{false: 0, true: 1}[quiet] {
-			t.Errorf("quiet=%v: findings %s, dropped %d", quiet, findingsText(got[0]), d.Dropped())
+		if limited != quiet || r.f.Dropped() != map[bool]int{false: 0, true: 1}[quiet] {
+			t.Errorf("quiet=%v: findings %s, dropped %d", quiet, findingsText(got[0]), r.f.Dropped())
 		}
 		if quiet && !strings.Contains(findingsText(got[0]), "given up") {
 			t.Errorf("findings %s", findingsText(got[0]))
@@ -153,13 +94,6 @@ func TestTCPTimeJumpEarlyTailCounted(t *testing.T) {
 	}
 }
 
-func findingsText(m *record.Message) string {
-	var b strings.Builder
-	for _, f := range m.Findings {
-		b.WriteString(f.Code.String() + ": " + f.Message + "; ")
-	}
-	return b.String()
-}
 
 // A Request split inside its first segments is not aged by timestamps that
 // do not say its direction went quiet: one frame stamped an hour ahead (with
@@ -178,7 +112,7 @@ func TestTCPSplitNotAged(t *testing.T) {
 					continue // only a frame begun waits 60 s
 				}
 				at := craft.DefaultStart
-				r := newSegRun(Config{})
+				r := newSegRun(reassembly.Options{})
 				switch mode {
 				case "jump ahead":
 					r.seg(5000, 1, false, []byte("z"), at.Add(time.Hour))
@@ -224,7 +158,7 @@ func TestTCPSkewedFrameDoesNotStopAgeing(t *testing.T) {
 	req := rpcRequest(2)
 	for _, ahead := range []time.Duration{45 * time.Second, time.Hour} {
 		at := craft.DefaultStart
-		r := newSegRun(Config{})
+		r := newSegRun(reassembly.Options{})
 		r.seg(60000, 1, false, []byte("z"), at.Add(ahead))
 		r.seg(1, 999, true, nil, at)
 		r.seg(1, 1000, false, req[:30], at.Add(2*time.Millisecond))
@@ -243,7 +177,7 @@ func TestTCPSkewedFrameDoesNotStopAgeing(t *testing.T) {
 func TestTCPSYNOnlyEvictedLosesNothing(t *testing.T) {
 	req := rpcRequest(1)
 	at := craft.DefaultStart
-	r := newSegRun(Config{TCP: TCPLimits{Flows: 16}})
+	r := newSegRun(reassembly.Options{Flows: 16})
 	r.seg(1, 999, true, nil, at)
 	for i := range 40 {
 		r.seg(2+i, 5, true, nil, at)
@@ -251,8 +185,8 @@ func TestTCPSYNOnlyEvictedLosesNothing(t *testing.T) {
 	r.seg(1, 1000, false, req, at)
 	// The 40 SYN-only directions given up at the limit are counted as
 	// keyless evictions: check the Request by hand.
-	r.d.Flush(r.emit)
-	if len(r.got) != 1 || len(r.got[0].PrivateData) != len(req)-20 || len(r.got[0].Findings) != 0 || r.d.Dropped() != 0 {
-		t.Fatalf("%d messages, dropped %d; want the Request, unflagged", len(r.got), r.d.Dropped())
+	r.flush()
+	if len(r.got) != 1 || len(r.got[0].PrivateData) != len(req)-20 || len(r.got[0].Findings) != 0 || r.f.Dropped() != 0 {
+		t.Fatalf("%d messages, dropped %d; want the Request, unflagged", len(r.got), r.f.Dropped())
 	}
 }

@@ -1,0 +1,455 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/privdata"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// A CM candidate is decoded once, from where the classifier found its
+// layers: the IP and UDP headers of RoCEv2 with gopacket's layers, then the
+// InfiniBand layers (LRH, GRH, BTH, DETH, MAD, the CM message, the IP CM
+// header) with a DecodingLayerParser that starts at the first of them. The
+// link layers the classifier stepped over are not decoded again.
+
+// layerSet records which layers the last decode produced.
+type layerSet struct {
+	lrh, grh, bth, deth, mad, ip4, ip6, udp, ipcm, erf bool
+	cm                                                 layers.CMMessage
+	err                                                error // the decoding error that stopped the decode, or nil
+}
+
+// parser returns the decoding-layer parser of the InfiniBand layers that
+// starts at first (LRH, GRH or BTH).
+func (d *Decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser {
+	if p, ok := d.parsers[first]; ok {
+		return p
+	}
+	all := []gopacket.DecodingLayer{&d.lrh, &d.grh, &d.bth, &d.deth, &d.mad, &d.ipcm, &d.rpc}
+	for _, cm := range d.cms {
+		all = append(all, cm)
+	}
+	p := gopacket.NewDecodingLayerParser(first, all...)
+	p.IgnoreUnsupported = true
+	d.parsers[first] = p
+	return p
+}
+
+// decodeLayers decodes a CM candidate's layers. It does not allocate.
+func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {
+	d.has = layerSet{}
+	b := f.Data
+	d.lens = lengthsOf(b, fi)
+	// A capture cut short inside the IB packet holds no ICRC at its end.
+	end := d.lens.end
+	fi.ibEnd = end
+	d.bth.NoICRC = end > len(b) || end < fi.bth+layers.BTHLen+layers.ICRCLen
+	if f.LinkType == linkERF {
+		if d.has.err = d.erf.DecodeFromBytes(b, gopacket.NilDecodeFeedback); d.has.err != nil {
+			return
+		}
+		d.has.erf = true
+	}
+	var ib []byte
+	first := layers.LayerTypeBTH
+	switch {
+	case fi.lrh >= 0:
+		ib, first = b[fi.lrh:], layers.LayerTypeLRH
+	case fi.transport == record.RoCEv1:
+		ib, first = b[fi.grh:], layers.LayerTypeGRH
+	default: // RoCEv2: the IP and UDP headers first
+		if ib = d.decodeIPUDP(b, fi); ib == nil {
+			return
+		}
+	}
+	d.has.err = d.parser(first).DecodeLayers(ib, &d.decoded) // errors show as missing layers
+	d.note(d.decoded)
+}
+
+// decodeIPUDP decodes the IP and UDP headers of a RoCEv2 candidate and
+// returns the UDP payload, or nil when decoding stops before it.
+func (d *Decoder) decodeIPUDP(b []byte, fi *frameInfo) []byte {
+	df := gopacket.NilDecodeFeedback
+	ipEnd := len(b)
+	if fi.ipv6 {
+		if d.has.err = d.ip6.DecodeFromBytes(b[fi.l3:], df); d.has.err != nil {
+			return nil
+		}
+		d.has.ip6 = true
+		if n := int(d.ip6.Length); n != 0 {
+			ipEnd = min(ipEnd, fi.l3+ipv6HeaderLen+n)
+		}
+	} else {
+		if d.has.err = d.ip4.DecodeFromBytes(b[fi.l3:], df); d.has.err != nil {
+			return nil
+		}
+		d.has.ip4 = true
+		ipEnd = fi.l3 + len(d.ip4.Contents) + len(d.ip4.Payload)
+	}
+	if ipEnd <= fi.l4 {
+		return nil // nothing after the IP header
+	}
+	if d.has.err = d.udp.DecodeFromBytes(b[fi.l4:ipEnd], df); d.has.err != nil {
+		return nil
+	}
+	d.has.udp = true
+	if len(d.udp.Payload) == 0 {
+		return nil
+	}
+	return d.udp.Payload
+}
+
+func (d *Decoder) note(decoded []gopacket.LayerType) {
+	for _, t := range decoded {
+		switch t {
+		case layers.LayerTypeLRH:
+			d.has.lrh = true
+		case layers.LayerTypeGRH:
+			d.has.grh = true
+		case layers.LayerTypeBTH:
+			d.has.bth = true
+		case layers.LayerTypeDETH:
+			d.has.deth = true
+		case layers.LayerTypeMAD:
+			d.has.mad = true
+		case layers.LayerTypeIPCM:
+			d.has.ipcm = true
+		default:
+			// The CM layer types are registered in attribute order.
+			if t >= layers.LayerTypeCMReq && t <= layers.LayerTypeCMApr {
+				d.has.cm = d.cms[t-layers.LayerTypeCMReq]
+			}
+		}
+	}
+}
+
+// cmMessage builds the message of a decoded CM candidate. Its findings are
+// raised as each layer is checked: the lengths and CRCs of the packet, the
+// MAD header and addressing, the IP CM header, then the RFC 8797 step.
+func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
+	m := &record.Message{
+		File:      d.file,
+		Frame:     f.Index,
+		Time:      f.Time.UTC(),
+		Transport: fi.transport,
+		IB:        &record.IBHeaders{},
+	}
+	var fs []finding.Finding
+	add := func(c finding.Code, format string, args ...any) { fs = append(fs, finding.New(c, format, args...)) }
+	m.Src, m.Dst = d.addresses(fi)
+	if d.has.lrh {
+		m.IB.LRH = d.lrh.Fields()
+	}
+	if d.has.grh {
+		m.IB.GRH = d.grh.Fields()
+	}
+	if d.has.bth {
+		m.IB.BTH = d.bth.Fields()
+	}
+	if d.has.deth {
+		m.IB.DETH = d.deth.Fields()
+	}
+	fs = d.checkLengths(f, fi, fs)
+	d.checkCRCs(f, fi, m)
+	if k := m.IB.ICRC; k != nil && !k.Valid {
+		add(finding.ICRCMismatch, "ICRC is 0x%08x, the packet gives 0x%08x", k.Value, k.Computed)
+	}
+	if k := m.IB.VCRC; k != nil && !k.Valid {
+		add(finding.VCRCMismatch, "VCRC is 0x%04x, the packet gives 0x%04x", k.Value, k.Computed)
+	}
+
+	if d.has.mad {
+		m.MAD = d.mad.Fields()
+		m.AttributeID = d.mad.AttributeID
+		m.TransactionID = d.mad.TransactionID
+		m.Kind = record.KindOfAttribute(d.mad.AttributeID)
+		if d.mad.BaseVersion != 1 || d.mad.ClassVersion != 2 {
+			add(finding.MADUnexpectedHeader, "CM MAD with Base Version %d and Class Version %d (expected 1 and 2)",
+				d.mad.BaseVersion, d.mad.ClassVersion)
+		}
+	} else {
+		m.Kind = record.KindCM // the capture cut the MAD header: which message is unknown
+	}
+	var why []string
+	if d.has.bth && d.bth.DestQP != 1 {
+		why = append(why, fmt.Sprintf("sent to QP 0x%06x, not QP1", d.bth.DestQP))
+	}
+	if d.has.deth && d.deth.QKey != layers.GSIQKey {
+		why = append(why, fmt.Sprintf("Q_Key 0x%08x, not 0x80010000", d.deth.QKey))
+	}
+	if len(why) > 0 {
+		add(finding.CMNotGSI, "CM MAD %s", strings.Join(why, " and "))
+	}
+
+	carrier := privdata.Carrier{Where: "its carrier"}
+	var pd []byte
+	if cm := d.has.cm; cm != nil {
+		m.CM = cm.Fields()
+		m.LocalCommID, m.RemoteCommID = cm.CommIDs()
+		pd = cm.PrivateDataBytes()
+		m.PrivateData = append([]byte(nil), pd...)
+		m.PrivateDataSize = cm.PrivateDataSize()
+		switch v := cm.(type) {
+		case *layers.CMReq:
+			m.ServiceID, m.HasServiceID = v.ServiceID, true
+			m.CMInfo = &record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
+				InitiatorDepth: v.InitiatorDepth, PathMTU: v.PathPacketPayloadMTU}
+		case *layers.CMRep:
+			m.CMInfo = &record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
+				InitiatorDepth: v.InitiatorDepth}
+		case *layers.CMRej:
+			m.CMInfo = &record.CMInfo{RejectReason: v.Reason, ARI: slices.Clone(v.ARI[:min(int(v.RejectInfoLength), len(v.ARI))])}
+		case *layers.CMSidrReq:
+			m.ServiceID, m.HasServiceID = v.ServiceID, true
+		case *layers.CMSidrRep:
+			m.ServiceID, m.HasServiceID = v.ServiceID, true
+		}
+		carrier = privdata.Carrier{Name: m.Name(), Where: "the " + m.Name(), Size: m.PrivateDataSize}
+		switch cm.AttributeID() {
+		case layers.AttrREQ, layers.AttrREP, layers.AttrREJ:
+			carrier.AbsentMatters = true
+		}
+		if m.HasServiceID && layers.IsIPCMServiceID(m.ServiceID) &&
+			(cm.AttributeID() == layers.AttrREQ || cm.AttributeID() == layers.AttrSIDRREQ) {
+			m.ExpectedOffset = layers.IPCMHeaderLen
+			carrier.Where = "an IP CM header"
+			switch {
+			case d.has.ipcm:
+				m.IPCM = d.ipcm.Fields()
+				if p := d.ipcm.Problem(); p != "" {
+					add(finding.CMIPHeaderInvalid, "IP CM header: %s", p)
+				}
+			case len(pd) >= m.PrivateDataSize: // else the capture cut it: capture-truncated says so
+				add(finding.CMIPHeaderInvalid, "IP CM Service ID but only %d octets of private data", len(pd))
+			}
+		}
+	}
+	carrier.Expected = m.ExpectedOffset
+	var rpc []finding.Finding
+	m.RPCRDMA, rpc = privdata.Check(pd, carrier)
+	m.Findings = append(fs, rpc...)
+	return m
+}
+
+// addresses names the two ends of an IB-family message.
+func (d *Decoder) addresses(fi *frameInfo) (string, string) {
+	switch {
+	case fi.transport == record.RoCEv2 && d.has.ip4:
+		return ipString(d.ip4.SrcIP), ipString(d.ip4.DstIP)
+	case fi.transport == record.RoCEv2 && d.has.ip6:
+		return ipString(d.ip6.SrcIP), ipString(d.ip6.DstIP)
+	case d.has.grh:
+		return layers.AddrString(d.grh.SGID[:]), layers.AddrString(d.grh.DGID[:])
+	case d.has.lrh:
+		return fmt.Sprintf("LID %d", d.lrh.SLID), fmt.Sprintf("LID %d", d.lrh.DLID)
+	}
+	return "?", "?"
+}
+
+func ipString(ip []byte) string {
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return "?"
+	}
+	return a.Unmap().String()
+}
+
+// checkCRCs computes the ICRC, and for native InfiniBand the VCRC, when the
+// capture holds them.
+func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, m *record.Message) {
+	b := f.Data
+	if !d.has.bth || !d.bth.HasICRC || fi.ibEnd > len(b) {
+		return
+	}
+	icrcAt := fi.ibEnd - layers.ICRCLen
+	ib := b[fi.bth:icrcAt]
+	var crc uint32
+	switch {
+	case fi.transport == record.RoCEv2:
+		crc = layers.ICRCRoCEv2(b[fi.l3:fi.l4], b[fi.l4:fi.l4+8], ib)
+	case fi.grh >= 0:
+		crc = layers.ICRCGRH(b[fi.grh:fi.grh+layers.GRHLen], ib)
+	case fi.lrh >= 0:
+		crc = layers.ICRCLRH(b[fi.lrh:fi.lrh+layers.LRHLen], ib)
+	default:
+		return
+	}
+	m.IB.ICRC = &record.CRCCheck{Value: d.bth.ICRC, Computed: crc, Valid: crc == d.bth.ICRC}
+	if fi.lrh >= 0 && d.has.lrh && d.lrh.HasVCRC {
+		v := layers.VCRC(b[fi.lrh:fi.ibEnd])
+		m.IB.VCRC = &record.CRCCheck{Value: uint32(d.lrh.VCRC), Computed: uint32(v), Valid: v == d.lrh.VCRC}
+	}
+}
+
+// lengthField names a header length field that sets where an IB-family
+// packet ends.
+type lengthField struct {
+	name  string // "UDP Length", "IPv4 Total Length", ...
+	value int
+	unit  string // "" (octets) or " words"
+	end   int    // where it puts the end of the IB packet in the frame
+}
+
+func (l lengthField) String() string { return fmt.Sprintf("%s %d%s", l.name, l.value, l.unit) }
+
+// lengths are the length fields of a candidate's headers, read once: each
+// with where it puts the end of the IB packet, and the smallest of them
+// (end, set by field), which decides. A zero IPv4 Total Length (TSO) or
+// IPv6 Payload Length (jumbogram) says nothing and is left out, as gopacket
+// does.
+type lengths struct {
+	fields [2]lengthField
+	n      int
+	end    int
+	field  lengthField
+}
+
+func lengthsOf(b []byte, fi *frameInfo) lengths {
+	var l lengths
+	add := func(f lengthField) { l.fields[l.n] = f; l.n++ }
+	switch {
+	case fi.transport == record.RoCEv2:
+		v := int(binary.BigEndian.Uint16(b[fi.l4+4:]))
+		add(lengthField{name: "UDP Length", value: v, end: fi.l4 + v})
+		if fi.ipv6 {
+			if v := int(binary.BigEndian.Uint16(b[fi.l3+4:])); v != 0 {
+				add(lengthField{name: "IPv6 Payload Length", value: v, end: fi.l3 + ipv6HeaderLen + v})
+			}
+		} else if v := int(binary.BigEndian.Uint16(b[fi.l3+2:])); v != 0 {
+			add(lengthField{name: "IPv4 Total Length", value: v, end: fi.l3 + v})
+		}
+	default:
+		if fi.lrh >= 0 {
+			v := int(binary.BigEndian.Uint16(b[fi.lrh+4:]) & 0x07ff)
+			add(lengthField{name: "LRH PktLen", value: v, unit: " (4-octet words)", end: fi.lrh + v*4})
+		}
+		if fi.grh >= 0 {
+			v := int(binary.BigEndian.Uint16(b[fi.grh+4:]))
+			add(lengthField{name: "GRH PayLen", value: v, end: fi.grh + layers.GRHLen + v})
+		}
+	}
+	l.end = fi.ibEnd
+	for _, f := range l.fields[:l.n] {
+		if l.field.name == "" || f.end < l.end {
+			l.end, l.field = f.end, f
+		}
+	}
+	return l
+}
+
+// erfPacket returns, for a frame of link type ERF whose header decoded, where
+// the packet starts after the ERF header and its wire length (wlen).
+func (d *Decoder) erfPacket(f *Frame) (start, wlen int, ok bool) {
+	if f.LinkType != linkERF || !d.has.erf {
+		return 0, 0, false
+	}
+	return len(d.erf.Contents), int(d.erf.WLen), true
+}
+
+// captureCut reports whether the capture holds fewer octets of the frame
+// than the wire carried: the record's original length (or, in an ERF
+// record, the ERF wire length) is larger than what was captured.
+func (d *Decoder) captureCut(f *Frame) bool {
+	if f.WireLen > len(f.Data) {
+		return true
+	}
+	if start, wlen, ok := d.erfPacket(f); ok && start+wlen > len(f.Data) {
+		return true
+	}
+	return false
+}
+
+// erfProblem says how the ERF header of the frame disagrees with the
+// record that holds it, or "". The record's length decides the frame's
+// extent in any case: rlen is not trusted (docs/capture.md).
+func (d *Decoder) erfProblem(f *Frame) string {
+	start, wlen, ok := d.erfPacket(f)
+	if !ok {
+		return ""
+	}
+	rec := max(f.WireLen, len(f.Data))
+	rlen := int(d.erf.RLen)
+	var why []string
+	switch {
+	case rlen < start:
+		why = append(why, fmt.Sprintf("ERF rlen %d is less than its %d-octet header", rlen, start))
+	case rlen < rec:
+		why = append(why, fmt.Sprintf("ERF rlen %d is less than the record's %d octets", rlen, rec))
+	case rlen > rec+7 && f.WireLen <= len(f.Data):
+		why = append(why, fmt.Sprintf("ERF rlen %d is more than the record's %d octets and their padding", rlen, rec))
+	}
+	// The record may keep the padding that rounds rlen up to 8.
+	if have := len(f.Data) - start; wlen+7 < have {
+		why = append(why, fmt.Sprintf("ERF wlen %d is less than the %d octets of the packet it holds", wlen, have))
+	}
+	return strings.Join(why, "; ")
+}
+
+// checkLengths compares the length fields of a CM candidate with the
+// octets captured and raises what is missing and why: the capture's snap
+// length cut it (capture-truncated), a length field disagrees with a
+// complete frame (length-mismatch), or the frame was captured without its
+// ICRC (icrc-absent).
+func (d *Decoder) checkLengths(f *Frame, fi *frameInfo, fs []finding.Finding) []finding.Finding {
+	b := f.Data
+	end, lf := d.lens.end, d.lens.field
+	var cut, noICRC string
+	var bad []string
+	if p := d.erfProblem(f); p != "" {
+		bad = append(bad, p)
+	}
+	madStart := fi.bth + layers.BTHLen + layers.DETHLen
+	madHave := min(len(b), end-layers.ICRCLen) - madStart
+	switch {
+	case end < fi.bth+layers.BTHLen+layers.ICRCLen:
+		// Too small to mean anything: the parsers ignore it (UDP Length 0,
+		// LRH PktLen under 2 words) or stop at it.
+		bad = append(bad, fmt.Sprintf("%s is too small for the packet's headers: the rest of the frame was decoded, without an ICRC check", lf))
+	case end > len(b) && d.captureCut(f):
+		if madHave < layers.MADLen {
+			cut = fmt.Sprintf("the capture holds %d of the MAD's %d octets", max(madHave, 0), layers.MADLen)
+		} else {
+			cut = "the capture ends before the ICRC"
+		}
+	case end > len(b) && end-len(b) == layers.ICRCLen && madHave >= layers.MADLen:
+		noICRC = fmt.Sprintf("the frame is complete but ends where the ICRC would start (%s): it was captured without its ICRC, which is not checked", lf)
+	case end > len(b):
+		s := fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which the capture did not cut", lf, end-len(b))
+		if madHave < layers.MADLen {
+			s += fmt.Sprintf(": %d of the MAD's %d octets are present", max(madHave, 0), layers.MADLen)
+		}
+		bad = append(bad, s)
+	case madHave < layers.MADLen:
+		bad = append(bad, fmt.Sprintf("%s leaves room for %d of the MAD's %d octets: the message is cut short by its own headers",
+			lf, max(madHave, 0), layers.MADLen))
+	}
+	// The smallest field decides where the packet ends; any other that
+	// reaches further, beyond a frame the capture did not cut, is wrong too.
+	if !d.captureCut(f) && end >= fi.bth+layers.BTHLen+layers.ICRCLen {
+		for _, o := range d.lens.fields[:d.lens.n] {
+			if o.end > len(b) && o.end > end {
+				bad = append(bad, fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which the capture did not cut (%s ends it %d octets earlier)",
+					o, o.end-len(b), lf, o.end-end))
+			}
+		}
+	}
+	if cut != "" {
+		fs = append(fs, finding.New(finding.CaptureTruncated, "%s", cut))
+	}
+	if len(bad) > 0 {
+		fs = append(fs, finding.New(finding.LengthMismatch, "%s", strings.Join(bad, "; ")))
+	}
+	if noICRC != "" {
+		fs = append(fs, finding.New(finding.ICRCAbsent, "%s", noICRC))
+	}
+	return fs
+}

@@ -1,0 +1,574 @@
+package reassembly
+
+import (
+	"time"
+)
+
+// Flow names one direction of a TCP connection. IPv4 addresses sit in the
+// last 4 octets of Src and Dst.
+type Flow struct {
+	Src, Dst         [16]byte
+	SrcPort, DstPort uint16
+	V6               bool
+}
+
+// Segment is one TCP segment. Payload points into the frame and is only
+// read during the call.
+type Segment struct {
+	Flow          Flow
+	Seq           uint32
+	SYN, FIN, RST bool
+	Payload       []byte // the octets captured
+	WireLen       int    // octets of payload on the wire, by the IP and TCP headers (more than len(Payload) when the capture cut it)
+	Frame         int    // 1-based frame number
+	Time          time.Time
+}
+
+// Defaults of Options.
+const (
+	DefaultStreamBytes  = 20 + 0xffff // an MPA frame with the largest PD_Length fits
+	DefaultTotalBytes   = 16 << 20
+	DefaultFlows        = 32768
+	DefaultMaxEarlySegs = 1024
+	DefaultRemembered   = 1 << 20
+	DefaultReuseWindow  = 1 << 20
+	DefaultQuietUnknown = 2 * time.Second
+	DefaultQuietNoData  = 10 * time.Second
+	DefaultQuietBegun   = 60 * time.Second
+)
+
+// Options bound what an Assembler keeps. Zero fields take the defaults.
+type Options struct {
+	StreamBytes  int // octets held for one direction
+	TotalBytes   int // octets held for all directions together, with what readers charge
+	Flows        int // directions followed at once
+	MaxEarlySegs int // segments kept from a direction whose start is not known
+	Remembered   int // directions remembered once decided
+	// ReuseWindow is how far from an old connection's sequence numbers a
+	// segment that Starts must lie to be taken for a new connection on the
+	// same 4-tuple.
+	ReuseWindow  int
+	QuietUnknown time.Duration // an unanchored direction quiet this long is given up
+	QuietNoData  time.Duration // an anchored one of no interest yet
+	QuietBegun   time.Duration // one whose reader is in the middle of something
+}
+
+// WithDefaults fills the zero fields.
+func (o Options) WithDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.StreamBytes, DefaultStreamBytes)
+	def(&o.TotalBytes, DefaultTotalBytes)
+	def(&o.Flows, DefaultFlows)
+	def(&o.MaxEarlySegs, DefaultMaxEarlySegs)
+	def(&o.Remembered, DefaultRemembered)
+	def(&o.ReuseWindow, DefaultReuseWindow)
+	o.Remembered = min(o.Remembered, maxEntries)
+	defd := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defd(&o.QuietUnknown, DefaultQuietUnknown)
+	defd(&o.QuietNoData, DefaultQuietNoData)
+	defd(&o.QuietBegun, DefaultQuietBegun)
+	return o
+}
+
+// Protocol is what the assembler asks of the layer above.
+type Protocol interface {
+	// Starts says whether a segment whose payload is p can be the first
+	// of a direction whose start was not captured; strong when it shows
+	// enough to start one above octets already kept.
+	Starts(p []byte) (ok, strong bool)
+	// EarlyWindow is how many octets, from the lowest sequence number
+	// seen, are kept of a direction before its start is known: the span
+	// of the protocol's first message.
+	EarlyWindow() int
+	// Open returns the reader of a direction the assembler starts to
+	// deliver. The reader may keep d.
+	Open(d *Dir) Reader
+}
+
+// Interest is how much giving a direction up would lose.
+type Interest uint8
+
+// Interests, in increasing order.
+const (
+	// Nothing: the reader has seen nothing of its protocol.
+	Nothing Interest = iota
+	// Begun: it has seen the first octets of something it reads.
+	Begun
+	// Shown: it has seen enough that it will show what it read.
+	Shown
+)
+
+// Status is what a reader says after octets were delivered.
+type Status uint8
+
+// Statuses.
+const (
+	More Status = iota // deliver more
+	Done               // the reader has seen all it wants: the direction is decided
+)
+
+// Reader reads one direction. Offsets are stream offsets: 0 is the first
+// octet after the start.
+type Reader interface {
+	// Seen says that the segment of frame carried octets [lo, hi) of the
+	// stream (lo may be negative for octets before the start), whether it
+	// added any octet not seen before, and whether the capture cut the
+	// segment just after hi. It comes before the octets are delivered.
+	Seen(lo, hi int, frame int, at time.Time, added, cut bool)
+	// Data delivers the next octets in order, at off.
+	Data(off int, b []byte) Status
+	// Again gives octets already delivered that a later segment (frame)
+	// carried again.
+	Again(off int, b []byte, frame int)
+	// Differ says that frame carried octet off again, with other contents,
+	// while it was held before delivery; the first copy is delivered.
+	Differ(off, frame int)
+	// Need is the stream offset up to which octets are worth holding.
+	Need() int
+	// Interest says how much giving the direction up would lose.
+	Interest() Interest
+	// End is the last call: the direction ends, or is given up.
+	End(e End)
+}
+
+// EndKind says why a direction ended.
+type EndKind uint8
+
+// End kinds.
+const (
+	EndInput    EndKind = iota // the input ended
+	EndFIN                     // the stream ended at its FIN, every octet before it delivered
+	EndRST                     // the connection was reset
+	EndReplaced                // a SYN with another initial sequence number started a new connection
+	EndQuiet                   // nothing more arrived for a while (Quiet): given up
+	EndLimit                   // a state limit (Detail): given up
+	EndIdle                    // quiet, and the reader's Interest was Nothing: no loss
+)
+
+// End tells a reader why its direction ends.
+type End struct {
+	Kind   EndKind
+	Detail string        // EndLimit: which limit
+	Quiet  time.Duration // EndQuiet: how long nothing arrived
+	// EndInput: a FIN was seen with octets missing before it.
+	FINMissing bool
+	// The last segment seen of the direction.
+	Frame int
+	Time  time.Time
+}
+
+// GivenUp reports whether the end is a give-up at a limit (or by age).
+func (e End) GivenUp() bool { return e.Kind == EndLimit || e.Kind == EndQuiet }
+
+// Dir is what a reader knows of its direction and may ask of the assembler.
+type Dir struct {
+	Flow Flow
+	// SYN: the start is the octet after a SYN (else the first octet of a
+	// segment the Protocol Starts).
+	SYN bool
+	// Lost: octets of this direction were given up at a limit before its
+	// start was known.
+	Lost bool
+	s    *stream
+	a    *Assembler
+}
+
+// Charge accounts n more octets held by the reader (negative to release),
+// within the total limit. When the total is full it reports false; the
+// octets are accounted all the same, and the direction is given up once the
+// current delivery returns.
+func (d *Dir) Charge(n int) bool { return d.a.charge(d.s, n) }
+
+// Limit gives the direction up at a limit of the reader's own, once the
+// current delivery returns.
+func (d *Dir) Limit(detail string) {
+	if d.s.capped == "" {
+		d.s.capped = detail
+	}
+}
+
+// Fits reports whether n more octets fit in the total without giving
+// anything up.
+func (d *Dir) Fits(n int) bool { return d.a.held+n <= d.a.opt.TotalBytes }
+
+// Last is the frame and capture time of the direction's latest segment:
+// the one being taken, during a delivery.
+func (d *Dir) Last() (frame int, at time.Time) { return d.s.lastFrame, d.s.lastTime }
+
+// StreamBytes is the per-direction limit.
+func (d *Dir) StreamBytes() int { return d.a.opt.StreamBytes }
+
+// Stats counts what an assembler did.
+type Stats struct {
+	Segments   int // segments taken
+	Followed   int // directions followed now
+	Remembered int // directions in the flow table
+	Held       int // octets held now, with what readers charged
+	Keyless    int // directions given up at a limit (or by age) whose reader had seen nothing of interest
+	Forgotten  int // decided directions forgotten at the Remembered limit
+	Sweeps     int // age sweeps run
+	Reused     int // decided directions started afresh by a segment that Starts, without a SYN
+}
+
+// Assembler follows the TCP directions of one input. It is not safe for
+// concurrent use.
+type Assembler struct {
+	opt  Options
+	p    Protocol
+	t4   *table[key4]
+	t6   *table[key6]
+	all  []*stream // followed directions; a stream's slot is its index
+	pool []*stream
+	st   Stats
+	held int
+
+	opens      int
+	clock      time.Time
+	hwm        time.Time
+	lastSweep  time.Time
+	behind     int
+	sinceSweep int
+}
+
+// New returns an assembler that follows directions for protocol p.
+func New(opt Options, p Protocol) *Assembler {
+	return &Assembler{opt: opt.WithDefaults(), p: p, t4: newTable(hash4), t6: newTable(hash6)}
+}
+
+// Stats returns the counters.
+func (a *Assembler) Stats() Stats {
+	s := a.st
+	s.Followed, s.Held, s.Remembered = len(a.all), a.held, a.t4.used+a.t6.used
+	return s
+}
+
+// Options returns the limits in force.
+func (a *Assembler) Options() Options { return a.opt }
+
+// lookup finds a direction's state, or nil.
+func (a *Assembler) lookup(f *Flow) *dirState {
+	if f.V6 {
+		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
+		return a.t6.find(&k, hash6(&k))
+	}
+	var k key4
+	copy(k[0:4], f.Src[12:16])
+	copy(k[4:8], f.Dst[12:16])
+	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
+	return a.t4.find(&k, hash4(&k))
+}
+
+// insert adds a direction, forgetting the least recently seen decided ones
+// beyond the Remembered limit.
+func (a *Assembler) insert(f *Flow) *dirState {
+	if a.t4.used+a.t6.used >= a.opt.Remembered {
+		a.forget()
+	}
+	if f.V6 {
+		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
+		return a.t6.insert(&k, hash6(&k))
+	}
+	var k key4
+	copy(k[0:4], f.Src[12:16])
+	copy(k[4:8], f.Dst[12:16])
+	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
+	return a.t4.insert(&k, hash4(&k))
+}
+
+func (a *Assembler) remove(f *Flow) {
+	if f.V6 {
+		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
+		a.t6.remove(&k, hash6(&k))
+		return
+	}
+	var k key4
+	copy(k[0:4], f.Src[12:16])
+	copy(k[4:8], f.Dst[12:16])
+	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
+	a.t4.remove(&k, hash4(&k))
+}
+
+// decide records a direction as decided, with its start when known.
+func (a *Assembler) decide(f *Flow, kind uint8, lo, end uint32, flags uint8) {
+	d := a.lookup(f)
+	if d == nil {
+		d = a.insert(f)
+	}
+	*d = dirState{kind: kind, lo: lo, end: end, seen: uint32(a.st.Segments), flags: flags}
+}
+
+// Segment takes one TCP segment.
+func (a *Assembler) Segment(s *Segment) {
+	a.st.Segments++
+	a.tick(s.Time)
+	if a.sinceSweep++; a.clock.Sub(a.lastSweep) >= sweepPeriod && a.sinceSweep >= len(a.all)/8 {
+		a.lastSweep, a.sinceSweep = a.clock, 0
+		if len(a.all) > 0 {
+			a.sweep()
+		}
+	}
+	// The SYN occupies its own sequence number, before the first data
+	// octet (RFC 9293, section 3.4): data in a SYN (TCP Fast Open) starts at
+	// ISN+1.
+	seq := s.Seq
+	if s.SYN {
+		seq++
+	}
+	var str *stream
+	lost := false
+	if d := a.lookup(&s.Flow); d != nil {
+		if d.kind == kindFollowed {
+			str = a.all[d.slot]
+		} else {
+			// The common case, TCP bulk: a direction already decided.
+			if !a.takeUp(d, s, seq) {
+				return
+			}
+			lost = d.kind == kindLost && !s.SYN
+			a.remove(&s.Flow)
+		}
+	}
+	if str != nil && s.SYN {
+		switch {
+		case str.anchored && str.start != seq:
+			// A SYN with another ISN: a new connection on the same addresses
+			// and ports. What the old one began ends here.
+			a.finish(str, End{Kind: EndReplaced})
+			str = nil
+		case !str.anchored:
+			a.anchorSYN(str, seq, s.Frame)
+		}
+	}
+	if str == nil {
+		ok, _ := a.p.Starts(s.Payload)
+		switch {
+		case s.SYN:
+			str = a.open(s, seq, true, lost)
+			str.syn = true
+			a.startReader(str)
+		case len(s.Payload) == 0:
+			return
+		case ok:
+			str = a.open(s, seq, true, lost)
+			a.startReader(str)
+		case len(s.Payload) > a.p.EarlyWindow() && len(s.Payload) > a.opt.StreamBytes:
+			// No handshake, no start, and longer than any first message and
+			// than what a direction may hold: bulk data of a connection whose
+			// start is not in the capture.
+			a.decide(&s.Flow, kindDecided, s.Seq, s.Seq+uint32(len(s.Payload)), 0)
+			return
+		default:
+			// No handshake seen and this segment does not start one: the
+			// capture may begin mid-connection, or this may be a later part
+			// of a first message whose start arrives next.
+			str = a.open(s, seq, false, lost)
+		}
+	}
+	str.lastFrame, str.lastTime = s.Frame, s.Time
+	if len(s.Payload) > 0 {
+		cut := len(s.Payload) < s.WireLen
+		if !str.anchored {
+			ok, strong := a.p.Starts(s.Payload)
+			if ok && (str.nEarly == 0 || int32(str.lowSeq()-seq) >= 0 || strong && str.startsAbove(seq)) {
+				if !a.anchorAt(str, s, seq, cut) {
+					return
+				}
+			} else if !a.keepEarly(str, s, seq, cut) {
+				return
+			}
+		} else if !a.add(str, seq, s.Payload, s.Frame, s.Time, cut) {
+			return
+		}
+		if e := seq + uint32(len(s.Payload)); !str.anyData || int32(e-str.end) > 0 {
+			str.anyData, str.end = true, e
+		}
+	}
+	if str.capped != "" {
+		a.giveUp(str, EndLimit, str.capped)
+		return
+	}
+	if s.RST && str.rstInWindow(seq, a) {
+		a.finish(str, End{Kind: EndRST})
+		return
+	}
+	if s.FIN && !str.fin && str.finInWindow(seq+uint32(len(s.Payload))) {
+		str.fin, str.finSeq = true, seq+uint32(len(s.Payload))
+	}
+	// The direction ends at its FIN once every octet before it is in: what
+	// has not arrived will not.
+	if str.fin && str.anchored && int(int32(str.finSeq-str.start)) <= str.contiguous() {
+		a.finish(str, End{Kind: EndFIN})
+	}
+}
+
+// takeUp decides whether a segment of a decided or lost direction starts it
+// afresh.
+func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
+	d.seen = uint32(a.st.Segments)
+	inside := func() bool {
+		w := uint32(a.opt.ReuseWindow)
+		return seq-(d.lo-w) < (d.end-d.lo)+2*w // within [lo-w, end+w) in sequence space
+	}
+	take := false
+	switch d.kind {
+	case kindDecided, kindStart:
+		ok, strong := a.p.Starts(s.Payload)
+		switch {
+		case s.SYN:
+			// Only a SYN of a new connection reopens it: one with the start
+			// already known is a retransmission.
+			take = !(d.kind == kindStart && d.lo == seq)
+		case d.flags&flagAged != 0 && seq == d.lo && ok:
+			take = true // aged with nothing but its SYN: its start takes it up
+		case strong && (d.flags&flagEnded != 0 || !inside()):
+			take = true // the 4-tuple reused without a captured SYN
+			a.st.Reused++
+		}
+	case kindLost:
+		// Given up at a limit before anything of interest: only a start (or
+		// a new SYN) takes it up again.
+		ok, _ := a.p.Starts(s.Payload)
+		take = s.SYN || ok
+	}
+	if !take {
+		if n := len(s.Payload); n > 0 {
+			if e := s.Seq + uint32(n); int32(e-d.end) > 0 {
+				d.end = e
+			}
+			if d.kind == kindDecided && int32(d.lo-s.Seq) > 0 {
+				d.lo = s.Seq
+			}
+		}
+		if s.FIN || s.RST {
+			d.flags |= flagEnded
+		}
+	}
+	return take
+}
+
+// open starts following a direction. At the Flows limit the least recently
+// progressed eighth of the directions followed is given up first.
+func (a *Assembler) open(s *Segment, seq uint32, anchored, lost bool) *stream {
+	// Sweep after as many new directions as are followed (at least
+	// sweepEvery): a sweep costs one look at each, so each new direction
+	// pays for one look or fewer.
+	if a.opens++; a.opens >= max(sweepEvery, len(a.all)) {
+		a.opens = 0
+		a.sweep()
+	}
+	if len(a.all) >= a.opt.Flows {
+		a.evict()
+	}
+	var str *stream
+	if n := len(a.pool); n > 0 {
+		str, a.pool = a.pool[n-1], a.pool[:n-1]
+	} else {
+		str = &stream{}
+	}
+	str.reset(s.Flow, seq)
+	str.anchored, str.lost = anchored, lost
+	str.progressFrame, str.progress = s.Frame, a.clock
+	str.dir = Dir{Flow: s.Flow, Lost: lost, s: str, a: a}
+	str.slot = len(a.all)
+	a.all = append(a.all, str)
+	d := a.lookup(&s.Flow)
+	if d == nil {
+		d = a.insert(&s.Flow)
+	}
+	*d = dirState{kind: kindFollowed, slot: uint32(str.slot), seen: uint32(a.st.Segments)}
+	return str
+}
+
+// startReader opens the reader of a direction that became anchored.
+func (a *Assembler) startReader(str *stream) {
+	str.dir.SYN = str.syn
+	str.r = a.p.Open(&str.dir)
+}
+
+// close stops following a direction and records it as decided (or lost).
+func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
+	lo := str.start
+	if !str.anchored {
+		lo = str.lowSeq()
+	}
+	end := str.end
+	if !str.anyData {
+		end = lo
+	}
+	if str.fin {
+		flags |= flagEnded
+	}
+	a.charge(str, -str.charged)
+	last := a.all[len(a.all)-1]
+	a.all[str.slot] = last
+	last.slot = str.slot
+	if d := a.lookup(&last.flow); d != nil {
+		d.slot = uint32(last.slot)
+	}
+	a.all = a.all[:len(a.all)-1]
+	a.decide(&str.flow, kind, lo, end, flags)
+	str.release()
+	a.pool = append(a.pool, str)
+}
+
+// finish ends a direction that ended (FIN, RST, a new SYN, the end of the
+// input, age): octets held before the SYN that nothing replaced are
+// delivered first, then the reader gets End.
+func (a *Assembler) finish(str *stream, e End) {
+	if str.r != nil {
+		if a.deliverSoft(str) == Done {
+			return // closed: the reader has seen all it wanted
+		}
+		e.Frame, e.Time = str.lastFrame, str.lastTime
+		str.r.End(e)
+	}
+	kind := uint8(kindDecided)
+	if str.anchored {
+		kind = kindStart
+	}
+	a.close(str, kind, 0)
+}
+
+// giveUp stops following a direction at a limit or by age (e.Kind EndLimit
+// or EndQuiet). One whose reader saw nothing of interest is counted as
+// keyless and marked lost; one that showed nothing but its SYN lost nothing.
+func (a *Assembler) giveUp(str *stream, e EndKind, detail string) {
+	switch {
+	case str.anchored && !str.anyData && len(str.got) == 0:
+		// Nothing but its SYN: nothing lost; its start still takes it up.
+		a.st.Keyless++
+		a.idle(str)
+		a.close(str, kindStart, flagAged)
+	case str.r == nil || str.r.Interest() == Nothing:
+		a.st.Keyless++
+		a.idle(str)
+		a.close(str, kindLost, 0)
+	default:
+		a.finish(str, End{Kind: e, Detail: detail, Quiet: a.opt.QuietBegun})
+	}
+}
+
+// idle ends the reader of a direction given up with nothing of interest.
+func (a *Assembler) idle(str *stream) {
+	if str.r != nil {
+		str.r.End(End{Kind: EndIdle, Frame: str.lastFrame, Time: str.lastTime})
+	}
+}
+
+// Flush ends every direction still followed, at the end of the input, in
+// the order they were last seen.
+func (a *Assembler) Flush() {
+	open := append([]*stream(nil), a.all...)
+	sortByLastFrame(open)
+	for _, str := range open {
+		a.finish(str, End{Kind: EndInput, FINMissing: str.fin})
+	}
+}

@@ -1,0 +1,76 @@
+// Package reassembly follows TCP directions and hands their octets, in
+// order, to a reader per direction. It knows nothing of what the octets
+// mean: a Protocol says which segments can start a direction whose start
+// was not captured and opens a Reader for each direction followed; the
+// Reader says how far it wants octets (Need) and when it has seen enough.
+// The MPA framer of dissect/mpa is one.
+//
+// # A direction's life
+//
+// Every direction (source address and port to destination address and
+// port) is in the flow table, exactly: entries are found by their whole
+// 4-tuple, never by a hash alone. A direction is in one of these states:
+//
+//	          SYN, or a segment the Protocol Starts
+//	(none) ─────────────────────────────────────────────► anchored
+//	   │                                                    ▲  │
+//	   │ other data                         SYN, or a       │  │ Reader done (Data says Done), FIN, RST,
+//	   ▼                                    segment that    │  │ a new SYN, age, end of input
+//	unanchored ──────────────────────────── Starts ─────────┘  ▼
+//	   │  more than the early window held, no start            decided
+//	   └──────────────────────────────────────────────────────►  (start known or not)
+//	   │  a limit (flows, buffers, segments), or age
+//	   └──────────────────────────────────────────────────────► lost
+//
+//   - unanchored: segments arrived but neither a SYN nor a segment that
+//     Starts (the capture began mid-connection, or reordered the start).
+//     Their octets are kept by sequence number, as far as the Protocol's
+//     EarlyWindow spans from the lowest one, in case they are the later
+//     part of a first message whose start arrives next. Octets kept when a
+//     SYN then arrives are provisional ("soft"): a later copy replaces them,
+//     and they are delivered only when nothing replaced them by the end.
+//   - anchored: the start is known (the octet after the SYN, or the first
+//     octet of the segment that Starts). Octets are delivered in order from
+//     there; out-of-order ones are held, up to what the Reader Needs and the
+//     per-direction limit, in a buffer indexed by sequence number modulo its
+//     size, so that no segment order ever makes the buffer be rebuilt.
+//     Octets that arrive again after delivery go to Reader.Again (a
+//     retransmission); held octets carried again differently go to
+//     Reader.Differ. The first copy of an octet wins.
+//   - decided: no more octets are wanted. Only the start (when known), the
+//     highest sequence number and whether a FIN or RST ended it are kept,
+//     32 octets with an IPv4 key. A SYN with another initial sequence number
+//     starts it afresh (a new connection on the same ports); one repeating
+//     the start is a retransmission. A segment that Starts strongly, at a
+//     point outside the old connection's sequence space (more than
+//     ReuseWindow away from it, or after its FIN or RST), is a new
+//     connection that reuses the 4-tuple without a captured SYN.
+//   - lost: given up at a limit before its Reader saw anything of interest.
+//     Only a SYN or a segment that Starts takes it up again; the Reader is
+//     then told (Dir.Lost), so that it can flag what it shows.
+//
+// # Limits
+//
+// Options bound everything: octets held per direction (StreamBytes) and in
+// all (TotalBytes, which also pays for held ranges and for what Readers
+// Charge), directions followed at once (Flows), segments kept before a
+// direction's start (MaxEarlySegs), holes per direction (64), and
+// directions remembered once decided (Remembered, about a million: the
+// least recently seen are forgotten beyond it). Reaching a limit gives a
+// direction up: its Reader gets End with EndLimit and says what it lost;
+// one whose Reader saw nothing of interest is counted in Stats.Keyless.
+//
+// # Time
+//
+// Directions that go quiet are given up by capture time: QuietUnknown for
+// unanchored ones, QuietNoData for anchored ones of no interest yet,
+// QuietBegun for those whose Reader is in the middle of something. Capture
+// timestamps are not trusted to be monotonic: the ageing clock advances by
+// how far each segment moves the latest timestamp forward, at most a
+// second, so one frame stamped an hour ahead ages nothing; and after 64
+// segments in a row stamped well before the latest timestamp, that one is
+// taken for a fluke and the clock follows the segments again. Sweeps run
+// when the clock advanced 10 s and at least an eighth as many segments as
+// directions followed came since, and after as many new directions as are
+// followed: each segment pays for a bounded number of looks.
+package reassembly

@@ -1,0 +1,221 @@
+package reassembly
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Sweeps run after sweepEvery new directions (or as many as are followed)
+// and whenever the ageing clock advanced sweepPeriod.
+const (
+	sweepEvery  = 1024
+	sweepPeriod = 10 * time.Second
+	// maxClockStep is the most one segment moves the ageing clock forward.
+	maxClockStep = time.Second
+	// rebaseAfter is how many segments in a row stamped more than
+	// maxClockStep before the latest timestamp make that timestamp a fluke.
+	rebaseAfter = 64
+)
+
+// tick advances the ageing clock by how far a segment's capture time moves
+// the latest one seen (the high-water mark) forward, at most maxClockStep:
+// a backwards jump moves nothing, and one frame with a wrong timestamp (an
+// hour ahead, a damaged first record from 1970) or a real idle hour moves
+// it a second, not an hour. When rebaseAfter segments in a row are stamped
+// well before the mark, the mark was a fluke and is set back to them. The
+// clock itself never moves back: ageing may come late, not early.
+func (a *Assembler) tick(at time.Time) {
+	switch {
+	case a.hwm.IsZero():
+		a.hwm, a.clock = at, at
+	case at.After(a.hwm):
+		a.clock = a.clock.Add(min(at.Sub(a.hwm), maxClockStep))
+		a.hwm, a.behind = at, 0
+	case a.hwm.Sub(at) > maxClockStep:
+		if a.behind++; a.behind >= rebaseAfter {
+			a.hwm, a.behind = at, 0
+		}
+	default:
+		a.behind = 0
+	}
+}
+
+// snapshot copies the directions followed, so that giving some up while
+// going through them is safe.
+func (a *Assembler) snapshot() []*stream {
+	return append([]*stream(nil), a.all...)
+}
+
+// sweep decides the directions that have been quiet too long.
+func (a *Assembler) sweep() {
+	a.st.Sweeps++
+	now := a.clock
+	for _, s := range a.snapshot() {
+		if s.slot >= len(a.all) || a.all[s.slot] != s {
+			continue // given up meanwhile
+		}
+		quiet := now.Sub(s.progress)
+		interest := Nothing
+		if s.r != nil {
+			interest = s.r.Interest()
+		}
+		switch {
+		case interest != Nothing:
+			if quiet > a.opt.QuietBegun {
+				a.giveUp(s, EndQuiet, "")
+			}
+		case !s.anchored && quiet > a.opt.QuietUnknown, s.anchored && quiet > a.opt.QuietNoData:
+			a.ageOut(s)
+		}
+	}
+}
+
+// ageOut stops following a direction of no interest that has been quiet
+// too long. Age is measured by capture time, which one frame with a wrong
+// timestamp can move ahead, so age decides nothing it cannot undo: one that
+// showed nothing but a SYN lost nothing and is marked aged (its start still
+// takes it up); one that held octets is marked lost (only a start takes it
+// up again, and its reader then flags what it shows).
+func (a *Assembler) ageOut(s *stream) {
+	switch {
+	case s.anchored && !s.anyData && len(s.got) == 0:
+		a.idle(s)
+		a.close(s, kindStart, flagAged)
+	case len(s.got) > 0:
+		a.idle(s)
+		a.close(s, kindLost, 0)
+	default:
+		a.finish(s, End{Kind: EndIdle})
+	}
+}
+
+// evict gives up the least recently progressed eighth of the directions
+// followed (in one sort, so that a flood of connections costs O(log n) per
+// connection).
+func (a *Assembler) evict() {
+	all := a.snapshot()
+	slices.SortFunc(all, func(x, y *stream) int { return x.progressFrame - y.progressFrame })
+	why := fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", a.opt.Flows)
+	for _, s := range all[:max(1, len(all)/8)] {
+		a.giveUp(s, EndLimit, why)
+	}
+}
+
+// makeRoom gives up other directions until n octets and an eighth of the
+// total are free: first those whose reader saw nothing of interest, least
+// recently progressed first (by a histogram of the octets they hold over
+// their last progress: no sort), then, if that was not enough, the others,
+// in the order they last progressed. Freeing an eighth at a time, a flood
+// pays O(1) per direction.
+func (a *Assembler) makeRoom(keep *stream, n int) {
+	goal := max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n)
+	type cand struct {
+		s          *stream
+		seen, held int
+		shown      bool
+	}
+	var all []cand
+	lo, hi := math.MaxInt, math.MinInt
+	for _, s := range a.all {
+		if s != keep && s.charged > 0 {
+			c := cand{s, s.progressFrame, s.charged, s.r != nil && s.r.Interest() != Nothing}
+			all = append(all, c)
+			if !c.shown {
+				lo, hi = min(lo, c.seen), max(hi, c.seen)
+			}
+		}
+	}
+	why := fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", a.opt.TotalBytes)
+	if lo <= hi {
+		const buckets = 64
+		var hist [buckets]int
+		width := (hi-lo)/buckets + 1
+		for _, c := range all {
+			if !c.shown {
+				hist[(c.seen-lo)/width] += c.held
+			}
+		}
+		cut, need := 0, a.held-goal
+		for cut < buckets && need > 0 {
+			need -= hist[cut]
+			cut++
+		}
+		below := lo + cut*width
+		for _, c := range all {
+			if !c.shown && c.seen < below {
+				a.giveUp(c.s, EndLimit, why)
+			}
+		}
+	}
+	if a.held <= goal {
+		return
+	}
+	all = slices.DeleteFunc(all, func(c cand) bool { return !c.shown })
+	slices.SortFunc(all, func(x, y cand) int { return x.seen - y.seen })
+	for _, c := range all {
+		if a.held <= goal {
+			break
+		}
+		a.giveUp(c.s, EndLimit, why)
+	}
+}
+
+// forget drops the least recently seen eighth of the decided directions
+// (by a histogram of when they were last seen: no sort), making room in the
+// flow table. A forgotten direction that sends again is followed afresh,
+// as if first seen.
+func (a *Assembler) forget() {
+	var hist [64]int
+	lo, hi := uint32(math.MaxUint32), uint32(0)
+	scan := func(st *dirState) {
+		if st.kind != kindFollowed {
+			lo, hi = min(lo, st.seen), max(hi, st.seen)
+		}
+	}
+	a.t4.each(func(_ *key4, st *dirState) { scan(st) })
+	a.t6.each(func(_ *key6, st *dirState) { scan(st) })
+	if lo > hi {
+		return
+	}
+	width := (hi-lo)/64 + 1
+	count := func(st *dirState) {
+		if st.kind != kindFollowed {
+			hist[(st.seen-lo)/width]++
+		}
+	}
+	a.t4.each(func(_ *key4, st *dirState) { count(st) })
+	a.t6.each(func(_ *key6, st *dirState) { count(st) })
+	want := max(1, (a.t4.used+a.t6.used)/8)
+	cut, got := 0, 0
+	for cut < 64 && got < want {
+		got += hist[cut]
+		cut++
+	}
+	below := lo + uint32(cut)*width
+	var k4 []key4
+	var k6 []key6
+	a.t4.each(func(k *key4, st *dirState) {
+		if st.kind != kindFollowed && st.seen < below {
+			k4 = append(k4, *k)
+		}
+	})
+	a.t6.each(func(k *key6, st *dirState) {
+		if st.kind != kindFollowed && st.seen < below {
+			k6 = append(k6, *k)
+		}
+	})
+	for i := range k4 {
+		a.t4.remove(&k4[i], hash4(&k4[i]))
+	}
+	for i := range k6 {
+		a.t6.remove(&k6[i], hash6(&k6[i]))
+	}
+	a.st.Forgotten += len(k4) + len(k6)
+}
+
+// sortByLastFrame orders directions by the frame of their last segment.
+func sortByLastFrame(all []*stream) {
+	slices.SortFunc(all, func(x, y *stream) int { return x.lastFrame - y.lastFrame })
+}

@@ -1,0 +1,601 @@
+package reassembly
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// stream is a direction being followed. Held octets sit in buf at their
+// sequence number modulo len(buf); their ranges are kept in got, in offsets
+// from the direction's first sequence number seen (origin), so that a
+// segment below everything held, or a start that moves, never moves an
+// octet.
+type stream struct {
+	flow Flow
+	dir  Dir
+	r    Reader
+	slot int
+
+	anchored bool // the start is known: octets are delivered from it
+	syn      bool // the start is the octet after a SYN
+	lost     bool
+	origin   uint32 // first sequence number seen: offsets count from it
+	start    uint32 // anchored: the sequence number of stream offset 0
+	next     int    // anchored: stream offset of the next octet to deliver
+	low      int    // unanchored: offset of the lowest octet seen
+	anyData  bool
+	end      uint32 // sequence number after the highest octet seen
+	fin      bool
+	finSeq   uint32
+
+	buf []byte
+	got []span // held ranges, sorted, merged where their softness agrees
+	tmp []span // scratch for merge
+	// early: the segments that brought held octets before the start was
+	// known (replayed to the reader as Seen once it is), and after a SYN
+	// the ones whose octets are soft (replayed when delivered).
+	early  []origin
+	nEarly int // early segments that added octets
+	dups   int // early segments that added nothing, recorded
+	// differ: 1 + the lowest offset a later copy carried differently while
+	// no reader was there, and that copy's frame.
+	differ, differFrame int
+
+	capped  string // a limit was reached: which (the direction is given up)
+	charged int    // octets charged to the total
+
+	lastFrame     int
+	lastTime      time.Time
+	progressFrame int       // frame of the last segment that added octets (or opened it)
+	progress      time.Time // the ageing clock then
+}
+
+// span is a held range of offsets [lo, hi).
+type span struct {
+	lo, hi int
+	soft   bool
+}
+
+// origin is a segment that brought held octets [lo, hi).
+type origin struct {
+	lo, hi     int
+	frame      int
+	time       time.Time
+	added, cut bool
+	soft       bool
+}
+
+// Costs charged to the total buffer besides held octets, so that many tiny
+// segments stay bounded too.
+const (
+	earlyCost  = 16 // an early segment that added octets
+	originCost = 48 // an entry of early
+	// maxHoles bounds the holes between held ranges of one direction:
+	// beyond it the direction is given up, so that storing a segment costs
+	// O(maxHoles) at most.
+	maxHoles = 64
+	// maxDupEarly bounds the early segments that added nothing recorded
+	// per direction.
+	maxDupEarly = 8
+)
+
+func (s *stream) reset(f Flow, seq uint32) {
+	buf := s.buf[:0]
+	got, early, tmp := s.got[:0], s.early[:0], s.tmp[:0]
+	*s = stream{flow: f, origin: seq, start: seq, buf: buf, got: got, early: early, tmp: tmp}
+}
+
+// release forgets what the stream refers to, for reuse from the pool.
+func (s *stream) release() {
+	s.r = nil
+	s.dir = Dir{}
+	if cap(s.buf) > 1<<16 {
+		s.buf = nil
+	}
+	clear(s.early[:cap(s.early)])
+}
+
+func (s *stream) rel(seq uint32) int { return int(int32(seq - s.origin)) }
+
+// startOff is the origin offset of stream offset 0.
+func (s *stream) startOff() int { return s.rel(s.start) }
+
+// lowSeq is the lowest sequence number seen of an unanchored direction.
+func (s *stream) lowSeq() uint32 { return s.origin + uint32(s.low) }
+
+// contiguous is the stream offset up to which octets are delivered or held
+// without a gap, soft ones included.
+func (s *stream) contiguous() int {
+	n, base := s.next, s.startOff()
+	for _, g := range s.got {
+		if g.lo-base > n {
+			break
+		}
+		n = max(n, g.hi-base)
+	}
+	return n
+}
+
+// startsAbove reports whether a segment that starts strongly at seq, above
+// octets held before the start is known, starts the direction: the octets
+// held do not run up to it, or are just one octet right before it (the
+// shape of a TCP keep-alive probe, RFC 9293 section 3.8.4). A start right
+// after longer data is inside a stream.
+func (s *stream) startsAbove(seq uint32) bool {
+	off := s.rel(seq)
+	if off <= s.low {
+		return false
+	}
+	held, before := 0, false
+	for _, g := range s.got {
+		if g.lo < off {
+			held += min(g.hi, off) - g.lo
+			before = before || g.hi >= off
+		}
+	}
+	return !before || held == 1
+}
+
+// rstInWindow reports whether an RST at seq ends the direction: its
+// sequence number lies within what the reader needs or what was seen (or,
+// without a start, within an early window of the octets held).
+func (s *stream) rstInWindow(seq uint32, a *Assembler) bool {
+	if !s.anchored {
+		if !s.anyData {
+			return true
+		}
+		w := int32(a.p.EarlyWindow())
+		return int32(seq-s.lowSeq()) >= -w && int32(seq-s.end) <= w
+	}
+	off := int(int32(seq - s.start))
+	hi := s.r.Need()
+	if s.anyData {
+		hi = max(hi, int(int32(s.end-s.start)))
+	}
+	return off >= 0 && off <= hi
+}
+
+// finInWindow reports whether a FIN ending the stream at finSeq can be
+// taken: not before the start, nor before octets already seen. Others
+// (stale or forged) are ignored, like an RST outside the window.
+func (s *stream) finInWindow(finSeq uint32) bool {
+	if s.anchored && int32(finSeq-s.start) < 0 {
+		return false
+	}
+	return !s.anyData || int32(finSeq-s.end) >= 0
+}
+
+// at is the position of an offset in buf.
+func (s *stream) at(off int) int { return int((s.origin + uint32(off)) % uint32(len(s.buf))) }
+
+// put copies b into buf at offset off.
+func (s *stream) put(off int, b []byte) {
+	for len(b) > 0 {
+		p := s.at(off)
+		n := copy(s.buf[p:], b)
+		b, off = b[n:], off+n
+	}
+}
+
+// view calls f with the held octets [lo, hi), in at most two pieces.
+func (s *stream) view(lo, hi int, f func(off int, b []byte)) {
+	for lo < hi {
+		p := s.at(lo)
+		n := min(hi-lo, len(s.buf)-p)
+		f(lo, s.buf[p:p+n])
+		lo += n
+	}
+}
+
+// room makes buf hold the range [lo, hi) with everything already held,
+// growing it (and charging the growth) when needed.
+func (a *Assembler) room(s *stream, lo, hi int) {
+	if len(s.got) > 0 {
+		lo, hi = min(lo, s.got[0].lo), max(hi, s.got[len(s.got)-1].hi)
+	}
+	need := hi - lo
+	if need <= len(s.buf) {
+		return
+	}
+	// Grow by doubling, but never past what the direction may hold: the
+	// early window before the start is known, the per-direction limit
+	// after.
+	limit := a.opt.StreamBytes
+	if !s.anchored {
+		limit = min(limit, a.p.EarlyWindow())
+	}
+	size := max(need, min(max(2*len(s.buf), 64), limit))
+	nb := make([]byte, size)
+	old := s.buf
+	for _, g := range s.got {
+		for o := g.lo; o < g.hi; {
+			p := int((s.origin + uint32(o)) % uint32(len(old)))
+			n := min(g.hi-o, len(old)-p)
+			q := int((s.origin + uint32(o)) % uint32(size))
+			m := copy(nb[q:], old[p:p+n])
+			if m < n {
+				copy(nb, old[p+m:p+n])
+			}
+			o += n
+		}
+	}
+	a.charge(s, size-len(old))
+	s.buf = nb
+}
+
+// hold stores data at offset off, filling only the gaps between the octets
+// already held, except that it replaces soft octets. An octet held that
+// data carries differently is reported (the lowest such). It reports
+// whether it stored anything.
+func (a *Assembler) hold(s *stream, off int, data []byte, frame int) bool {
+	lo, hi := off, off+len(data)
+	if lo >= hi {
+		return false
+	}
+	a.room(s, lo, hi)
+	stored := false
+	pos := lo
+	for i := 0; i < len(s.got); i++ {
+		g := s.got[i]
+		if g.hi <= pos || g.lo >= hi {
+			continue
+		}
+		if g.lo > pos {
+			s.put(pos, data[pos-off:g.lo-off])
+			stored = true
+		}
+		a0, b0 := max(pos, g.lo), min(hi, g.hi)
+		if g.soft {
+			// A later copy wins over octets kept from before the SYN.
+			s.put(a0, data[a0-off:b0-off])
+			s.firm(a0, b0)
+			stored = true
+			i = -1 // the ranges changed: look again from the start
+			pos = b0
+			continue
+		}
+		s.view(a0, b0, func(o int, b []byte) {
+			for j, c := range b {
+				if c != data[o+j-off] {
+					a.differ(s, o+j, frame)
+					return
+				}
+			}
+		})
+		pos = max(pos, g.hi)
+	}
+	if pos < hi {
+		s.put(pos, data[pos-off:])
+		stored = true
+	}
+	if stored {
+		s.merge(span{lo, hi, false})
+		if len(s.got) > maxHoles+1 && s.capped == "" {
+			s.capped = fmt.Sprintf("the octets received of this direction have more than %d holes", maxHoles)
+		}
+	}
+	return stored
+}
+
+// differ reports a differing later copy of octet off.
+func (a *Assembler) differ(s *stream, off, frame int) {
+	if s.r != nil {
+		s.r.Differ(off-s.startOff(), frame)
+		return
+	}
+	if s.differ == 0 || off+1 < s.differ {
+		s.differ, s.differFrame = off+1, frame
+	}
+}
+
+// merge adds the firm range n to got, keeping soft parts it does not cover.
+func (s *stream) merge(n span) {
+	out := s.tmp[:0]
+	for _, g := range s.got {
+		if g.hi <= n.lo || g.lo >= n.hi {
+			out = append(out, g)
+			continue
+		}
+		if g.soft {
+			if g.lo < n.lo {
+				out = append(out, span{g.lo, n.lo, true})
+			}
+			if g.hi > n.hi {
+				out = append(out, span{n.hi, g.hi, true})
+			}
+			continue
+		}
+		n = span{min(g.lo, n.lo), max(g.hi, n.hi), false}
+	}
+	out = append(out, n)
+	slices.SortFunc(out, func(x, y span) int { return x.lo - y.lo })
+	// Join touching ranges of the same softness.
+	j := 0
+	for _, g := range out {
+		if j > 0 && out[j-1].hi >= g.lo && out[j-1].soft == g.soft {
+			out[j-1].hi = max(out[j-1].hi, g.hi)
+			continue
+		}
+		out[j] = g
+		j++
+	}
+	s.got = append(s.got[:0], out[:j]...)
+	s.tmp = out
+}
+
+// firm makes [lo, hi) no longer soft and drops the soft origins it covers
+// (their frames count only while some of their octets stand).
+func (s *stream) firm(lo, hi int) {
+	s.merge(span{lo, hi, false})
+	kept := s.early[:0]
+	for _, o := range s.early {
+		if o.soft && o.lo >= lo && o.hi <= hi {
+			continue
+		}
+		if o.soft && o.lo < hi && lo < o.hi {
+			// Partly replaced: what stands of it.
+			if o.lo < lo {
+				o.hi = min(o.hi, lo)
+			} else {
+				o.lo = max(o.lo, hi)
+			}
+		}
+		kept = append(kept, o)
+	}
+	s.early = kept
+}
+
+// trimBelow drops held octets and early segments below offset lo.
+func (s *stream) trimBelow(lo int) {
+	kept := s.got[:0]
+	for _, g := range s.got {
+		if g.hi <= lo {
+			continue
+		}
+		g.lo = max(g.lo, lo)
+		kept = append(kept, g)
+	}
+	s.got = kept
+	ke := s.early[:0]
+	for _, o := range s.early {
+		if o.hi > lo {
+			ke = append(ke, o)
+		}
+	}
+	s.early = ke
+}
+
+// trimAbove drops held octets at or above offset hi.
+func (s *stream) trimAbove(hi int) {
+	kept := s.got[:0]
+	for _, g := range s.got {
+		if g.lo >= hi {
+			continue
+		}
+		g.hi = min(g.hi, hi)
+		kept = append(kept, g)
+	}
+	s.got = kept
+}
+
+// keepEarly keeps a segment of a direction whose start is not known: the
+// octets within the early window from the lowest one seen, bounded by the
+// per-direction limit, the total and MaxEarlySegs. It reports false when the
+// direction was closed as decided: the segments span more than the early
+// window and none starts it.
+func (a *Assembler) keepEarly(s *stream, seg *Segment, seq uint32, cut bool) bool {
+	o := s.rel(seq)
+	e := o + len(seg.Payload)
+	lo, hi := o, e
+	if s.anyData {
+		lo, hi = min(s.low, lo), max(s.rel(s.end), hi)
+	}
+	win := min(a.p.EarlyWindow(), a.opt.StreamBytes)
+	switch span := hi - lo; {
+	case s.anyData && span > a.p.EarlyWindow():
+		// More octets than a first message spans, and still no start: not
+		// this protocol, or not its first octets.
+		a.finish(s, End{Kind: EndIdle})
+		return false
+	case span > a.opt.StreamBytes:
+		s.capped = fmt.Sprintf("%d octets arrived before the start of the stream, more than the per-stream limit of %d", span, a.opt.StreamBytes)
+	case s.nEarly >= a.opt.MaxEarlySegs:
+		s.capped = fmt.Sprintf("more than %d segments arrived before the start of the stream", a.opt.MaxEarlySegs)
+	default:
+		if !s.anyData || o < s.low {
+			s.low = o
+			s.trimAbove(s.low + win)
+		}
+		top := min(e, s.low+win)
+		added := top > o && a.hold(s, o, seg.Payload[:top-o], seg.Frame)
+		if top > o && len(s.early) < a.opt.MaxEarlySegs && (added || s.dups < maxDupEarly) {
+			if !added {
+				s.dups++
+			}
+			s.early = append(s.early, origin{lo: o, hi: top, frame: seg.Frame, time: seg.Time, added: added, cut: cut && top == e})
+			a.charge(s, originCost)
+		}
+		if added {
+			s.nEarly++
+			a.charge(s, earlyCost)
+			s.progressFrame, s.progress = seg.Frame, a.clock
+		}
+	}
+	return true
+}
+
+// anchorSYN starts an unanchored direction at a SYN: octets held before
+// it are placed from its start and become soft.
+func (a *Assembler) anchorSYN(s *stream, seq uint32, frame int) {
+	s.anchored, s.syn, s.start, s.next = true, true, seq, 0
+	s.fin, s.differ = false, 0
+	s.trimBelow(s.startOff())
+	for i := range s.got {
+		s.got[i].soft = true
+	}
+	for i := range s.early {
+		s.early[i].soft = true
+	}
+	a.charge(s, -s.nEarly*earlyCost)
+	s.nEarly = 0
+	s.progressFrame, s.progress = frame, a.clock
+	a.startReader(s)
+}
+
+// anchorAt starts an unanchored direction at a segment that Starts it:
+// octets held below it are dropped, the early segments above it are told to
+// the reader, then the segment is added. It reports false when the
+// direction was closed.
+func (a *Assembler) anchorAt(s *stream, seg *Segment, seq uint32, cut bool) bool {
+	s.anchored, s.start, s.next = true, seq, 0
+	base := s.startOff()
+	s.trimBelow(base)
+	a.startReader(s)
+	for _, o := range s.early {
+		s.r.Seen(max(o.lo, base)-base, o.hi-base, o.frame, o.time, o.added, o.cut)
+	}
+	if s.differ > 0 && s.differ-1 >= base {
+		s.r.Differ(s.differ-1-base, s.differFrame)
+	}
+	a.charge(s, -(s.nEarly*earlyCost + len(s.early)*originCost))
+	s.early, s.nEarly, s.differ = s.early[:0], 0, 0
+	return a.add(s, seq, seg.Payload, seg.Frame, seg.Time, cut)
+}
+
+// add takes a segment of an anchored direction: octets already delivered
+// go to Again, in-order ones are delivered, later ones held as far as the
+// reader needs them. It reports false when the direction was closed.
+func (a *Assembler) add(s *stream, seq uint32, p []byte, frame int, at time.Time, cut bool) bool {
+	off := int(int32(seq - s.start))
+	end := off + len(p)
+	if end <= 0 {
+		return true // before the start: stale
+	}
+	lo := max(off, 0)
+	need := s.r.Need()
+	wend := min(max(need, s.next), s.next+a.opt.StreamBytes)
+	if lo >= wend && lo >= s.next {
+		return true // nothing wanted there
+	}
+	base := s.startOff()
+	added, direct := false, false
+	if nlo := max(lo, s.next); nlo < end {
+		top := min(end, wend)
+		switch {
+		case nlo >= top:
+		case off > s.next || s.overlapsHeld(nlo+base, top+base):
+			added = a.hold(s, nlo+base, p[nlo-off:top-off], frame)
+		default:
+			added, direct = true, true
+		}
+	}
+	s.r.Seen(lo, end, frame, at, added, cut)
+	if lo < s.next {
+		s.r.Again(lo, p[lo-off:min(end, s.next)-off], frame)
+	}
+	if added {
+		s.progressFrame, s.progress = frame, a.clock
+	}
+	if direct {
+		for s.next < end {
+			top := min(end, s.r.Need())
+			if top <= s.next {
+				break
+			}
+			st := s.r.Data(s.next, p[s.next-off:top-off])
+			s.next = top
+			if st == Done {
+				a.close(s, kindStart, 0)
+				return false
+			}
+			if s.capped != "" {
+				return true
+			}
+		}
+	}
+	return a.drain(s, false) != Done
+}
+
+// overlapsHeld reports whether held octets lie in [lo, hi).
+func (s *stream) overlapsHeld(lo, hi int) bool {
+	for _, g := range s.got {
+		if g.lo < hi && lo < g.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// drain delivers held octets that became contiguous with what was
+// delivered: firm ones, and with soft also those kept from before the SYN
+// (their segments are told to the reader first). A reader that needs no
+// more octets is done: the direction is closed, and drain says Done.
+func (a *Assembler) drain(s *stream, soft bool) Status {
+	base := s.startOff()
+	for len(s.got) > 0 {
+		g := s.got[0]
+		if g.lo-base > s.next || g.soft && !soft {
+			break
+		}
+		if g.hi-base <= s.next {
+			s.got = s.got[1:]
+			continue
+		}
+		if g.soft {
+			for i := range s.early {
+				if o := &s.early[i]; o.soft && o.lo < g.hi && g.lo < o.hi {
+					s.r.Seen(o.lo-base, o.hi-base, o.frame, o.time, true, o.cut)
+					o.soft = false // told
+				}
+			}
+		}
+		top := min(g.hi-base, s.r.Need())
+		if top <= s.next {
+			break
+		}
+		st := More
+		s.view(s.next+base, top+base, func(o int, b []byte) {
+			if st == More {
+				st = s.r.Data(o-base, b)
+			}
+		})
+		s.next = top
+		if st == Done {
+			a.close(s, kindStart, 0)
+			return Done
+		}
+	}
+	if s.capped == "" && s.r.Need() <= s.next && s.next > 0 {
+		a.close(s, kindStart, 0)
+		return Done
+	}
+	return More
+}
+
+// deliverSoft delivers, at the end, what is held contiguously, soft
+// octets included.
+func (a *Assembler) deliverSoft(s *stream) Status {
+	if !s.anchored || len(s.got) == 0 {
+		return More
+	}
+	return a.drain(s, true)
+}
+
+// charge accounts n octets held by s (negative to release). Over the total
+// limit it first gives up other directions (makeRoom); when that is not
+// enough it marks s given up and reports false.
+func (a *Assembler) charge(s *stream, n int) bool {
+	if n > 0 && a.held+n > a.opt.TotalBytes {
+		a.makeRoom(s, n)
+	}
+	a.held += n
+	s.charged += n
+	if n > 0 && a.held > a.opt.TotalBytes {
+		if s.capped == "" {
+			s.capped = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets)", a.opt.TotalBytes)
+		}
+		return false
+	}
+	return true
+}

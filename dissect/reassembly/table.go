@@ -1,0 +1,240 @@
+package reassembly
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// The flow table remembers every direction exactly: a 4-tuple is found by
+// comparing all of it, never by a hash alone. It is an open-addressing index
+// of 32-bit slots over entries kept in fixed-size chunks, so that neither
+// growing the index nor adding entries ever copies or doubles the entries
+// themselves, and nothing in it holds a pointer the collector must scan.
+// IPv4 directions use a 12-octet key, IPv6 ones a 36-octet key, each in a
+// table of its own.
+
+// key4 and key6 are the two shapes of a direction's 4-tuple.
+type (
+	key4 [12]byte
+	key6 struct {
+		src, dst     [16]byte
+		sport, dport uint16
+	}
+)
+
+// entry is what the table keeps of one direction.
+type entry[K comparable] struct {
+	key K
+	st  dirState
+}
+
+// dirState is the per-direction state kept for every direction, followed or
+// decided (32 octets with an IPv4 key).
+type dirState struct {
+	kind  uint8  // kindFollowed, kindDecided, kindStart, kindLost
+	flags uint8  // flagAged, flagEnded
+	lo    uint32 // the start, or the lowest sequence number seen when the start is not known
+	end   uint32 // sequence number after the highest octet seen
+	seen  uint32 // the assembler's segment count when this direction last had a segment
+	slot  uint32 // kindFollowed: index of its stream
+}
+
+// Direction kinds.
+const (
+	kindFollowed = iota + 1 // a stream is following it
+	kindDecided             // decided, start not known
+	kindStart               // decided; its data started at lo
+	kindLost                // given up at a limit before its reader saw anything of interest
+)
+
+// Direction flags.
+const (
+	// flagAged marks a kindStart given (by age or a limit) to a direction
+	// that had shown its SYN and nothing else: it lost nothing, so a segment
+	// that starts a direction at lo takes it up again.
+	flagAged = 1 << iota
+	// flagEnded: a FIN or an RST ended the direction's connection.
+	flagEnded
+)
+
+const (
+	chunkBits   = 12
+	chunkSize   = 1 << chunkBits
+	slotEmpty   = 0
+	slotDeleted = ^uint32(0)
+	// Slots hold an 8-bit tag of the hash above a 24-bit entry index + 1,
+	// so that most mismatches are rejected without touching the entry.
+	idxBits = 24
+	idxMask = 1<<idxBits - 1
+	// maxEntries bounds a table (the index needs idxBits).
+	maxEntries = idxMask - 1
+)
+
+type table[K comparable] struct {
+	hash   func(*K) uint64
+	slots  []uint32
+	chunks [][]entry[K]
+	free   []uint32 // entry indexes to reuse
+	used   int      // entries in use
+	filled int      // slots not empty (in use or deleted)
+}
+
+func newTable[K comparable](hash func(*K) uint64) *table[K] { return &table[K]{hash: hash} }
+
+func (t *table[K]) at(i uint32) *entry[K] { return &t.chunks[i>>chunkBits][i&(chunkSize-1)] }
+
+func tag(h uint64) uint32 { return uint32(h>>56) << idxBits }
+
+// find returns the state of k, whose hash is h, or nil. (The caller
+// hashes: a call through t.hash would make k escape.)
+func (t *table[K]) find(k *K, h uint64) *dirState {
+	if t.used == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	tg := tag(h)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		switch {
+		case s == slotEmpty:
+			return nil
+		case s != slotDeleted && s&^idxMask == tg:
+			if e := t.at(s&idxMask - 1); e.key == *k {
+				return &e.st
+			}
+		}
+	}
+}
+
+// insert adds k, whose hash is h and which must not be in the table, and
+// returns its state.
+func (t *table[K]) insert(k *K, h uint64) *dirState {
+	if (t.filled+1)*4 > len(t.slots)*3 {
+		t.rehash(max(64, 1<<bits.Len(uint(t.used*2))))
+	}
+	var idx uint32
+	if n := len(t.free); n > 0 {
+		idx, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		if len(t.chunks) == 0 || len(t.chunks[len(t.chunks)-1]) == chunkSize {
+			t.chunks = append(t.chunks, make([]entry[K], 0, chunkSize))
+		}
+		c := &t.chunks[len(t.chunks)-1]
+		idx = uint32(len(t.chunks)-1)<<chunkBits | uint32(len(*c))
+		*c = append(*c, entry[K]{})
+	}
+	e := t.at(idx)
+	*e = entry[K]{key: *k}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		if s := t.slots[i]; s == slotEmpty || s == slotDeleted {
+			if s == slotEmpty {
+				t.filled++
+			}
+			t.slots[i] = tag(h) | (idx + 1)
+			break
+		}
+	}
+	t.used++
+	return &e.st
+}
+
+// remove forgets k, whose hash is h.
+func (t *table[K]) remove(k *K, h uint64) {
+	mask := uint64(len(t.slots) - 1)
+	tg := tag(h)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == slotEmpty {
+			return
+		}
+		if s != slotDeleted && s&^idxMask == tg {
+			idx := s&idxMask - 1
+			if e := t.at(idx); e.key == *k {
+				// An empty slot may end a probe run only where the next slot is
+				// empty too.
+				if t.slots[(i+1)&mask] == slotEmpty {
+					t.slots[i] = slotEmpty
+					t.filled--
+				} else {
+					t.slots[i] = slotDeleted
+				}
+				*e = entry[K]{}
+				t.free = append(t.free, idx)
+				t.used--
+				return
+			}
+		}
+	}
+}
+
+// rehash rebuilds the index with n slots (a power of two), dropping the
+// deleted ones.
+func (t *table[K]) rehash(n int) {
+	for n*3 < (t.used+1)*4 {
+		n *= 2
+	}
+	t.slots = make([]uint32, n)
+	t.filled = 0
+	mask := uint64(n - 1)
+	for c, chunk := range t.chunks {
+		for j := range chunk {
+			e := &chunk[j]
+			if e.st.kind == 0 {
+				continue
+			}
+			idx := uint32(c)<<chunkBits | uint32(j)
+			h := t.hash(&e.key)
+			for i := h & mask; ; i = (i + 1) & mask {
+				if t.slots[i] == slotEmpty {
+					t.slots[i] = tag(h) | (idx + 1)
+					t.filled++
+					break
+				}
+			}
+		}
+	}
+}
+
+// each calls f for every entry in use; f must not add or remove entries.
+func (t *table[K]) each(f func(k *K, st *dirState)) {
+	for _, chunk := range t.chunks {
+		for j := range chunk {
+			if e := &chunk[j]; e.st.kind != 0 {
+				f(&e.key, &e.st)
+			}
+		}
+	}
+}
+
+// memory is roughly what the table holds, in octets.
+func (t *table[K]) memory(entrySize int) int {
+	return len(t.slots)*4 + len(t.chunks)*chunkSize*entrySize
+}
+
+// The hashes are fixed (no random seed) so that a run is deterministic.
+func hash4(k *key4) uint64 {
+	a := binary.LittleEndian.Uint64(k[0:8])
+	b := uint64(binary.LittleEndian.Uint32(k[8:12]))
+	return mix64(a ^ mix64(b^0x9e3779b97f4a7c15))
+}
+
+func hash6(k *key6) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, w := range [5]uint64{
+		binary.LittleEndian.Uint64(k.src[0:8]), binary.LittleEndian.Uint64(k.src[8:16]),
+		binary.LittleEndian.Uint64(k.dst[0:8]), binary.LittleEndian.Uint64(k.dst[8:16]),
+		uint64(k.sport)<<16 | uint64(k.dport),
+	} {
+		h = mix64(h ^ w)
+	}
+	return h
+}
+
+// mix64 is SplitMix64's finaliser.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
