@@ -25,6 +25,13 @@ type Workload struct {
 	Seed     uint64 // the same seed gives the same file
 	CMEvery  int    // frames between CM exchanges (REQ, REP, RTU); default 2000
 	MPAEvery int    // frames between iWARP connections (handshake, MPA Request, MPA Reply); default 5000
+	// TCPFlows, when set, makes every bulk frame a TCP segment of one of
+	// this many concurrent flows, in turn, captured mid-stream (no
+	// handshake): a capture of busy TCP with the connection setups hidden in
+	// it.
+	TCPFlows int
+	// TCPSegment is the payload of a bulk TCP segment; default 1448.
+	TCPSegment int
 }
 
 // WorkloadCounts is what a workload holds, for checking a run found it all.
@@ -88,10 +95,15 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 	if err != nil {
 		return c, err
 	}
+	if wl.TCPFlows > 0 {
+		if err := tpl.flows(wl.TCPFlows, wl.TCPSegment); err != nil {
+			return c, err
+		}
+	}
 	cmNext, mpaNext := wl.CMEvery/2, wl.MPAEvery/3
 	for c.Octets < wl.Size {
 		switch {
-		case c.Frames >= cmNext:
+		case c.Frames >= cmNext && wl.TCPFlows == 0: // TCP only: no CM exchange
 			cmNext += wl.CMEvery
 			x := Exchange{Transport: RoCEv2, Index: c.CMExchange % 50, Attempt: c.CMExchange / 50, Start: t,
 				Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
@@ -109,6 +121,11 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 				return c, err
 			}
 			c.MPAConns++
+		case wl.TCPFlows > 0:
+			if err := emit(tpl.nextFlow()); err != nil {
+				return c, err
+			}
+			c.TCPBulk++
 		default:
 			var data []byte
 			switch r := rng.IntN(10); {
@@ -138,6 +155,10 @@ type templates struct {
 	tcpSeq    []uint32
 	udpFrame  []byte
 	psn       uint32
+	// TCPFlows
+	flowFrame []byte
+	flowSeq   []uint32
+	flowNext  int
 }
 
 func newTemplates() (*templates, error) {
@@ -190,6 +211,42 @@ func (tp *templates) tcp(rng *rand.Rand) []byte {
 	f := tp.tcpFrames[i]
 	binary.BigEndian.PutUint32(f[14+20+4:], tp.tcpSeq[i])
 	tp.tcpSeq[i] += 1448
+	return f
+}
+
+// flows prepares n concurrent bulk flows with segments of size octets:
+// 10.x.y.z:port to 198.51.100.80:5001, each with its own sequence numbers.
+func (tp *templates) flows(n, size int) error {
+	if size <= 0 {
+		size = 1448
+	}
+	src, dst := Endpoints(120, false)
+	dst.IP, dst.Port = netip.MustParseAddr("198.51.100.80"), 5001
+	payload := make([]byte, size)
+	for i := range payload {
+		payload[i] = byte(i % 251)
+	}
+	seg := TCP{Src: src, Dst: dst, Seq: 1, Ack: 1, ACK: true, Payload: payload}
+	f, err := seg.Frame()
+	if err != nil {
+		return err
+	}
+	tp.flowFrame, tp.flowSeq = f, make([]uint32, n)
+	for i := range tp.flowSeq {
+		tp.flowSeq[i] = uint32(i) * 0x9e3779b1
+	}
+	return nil
+}
+
+// nextFlow is the next segment of the next flow in turn.
+func (tp *templates) nextFlow() []byte {
+	i := tp.flowNext
+	tp.flowNext = (tp.flowNext + 1) % len(tp.flowSeq)
+	f := tp.flowFrame
+	binary.BigEndian.PutUint32(f[14+12:], 0x0a000000|uint32(i/50000)<<8)
+	binary.BigEndian.PutUint16(f[14+20:], uint16(1024+i%50000))
+	binary.BigEndian.PutUint32(f[14+20+4:], tp.flowSeq[i])
+	tp.flowSeq[i] += uint32(len(f) - 14 - 20 - 20)
 	return f
 }
 

@@ -105,7 +105,9 @@ func (f *Framer) recycle(r *reader) {
 		r.buf = nil
 	}
 	r.d = nil
-	f.pool = append(f.pool, r)
+	if len(f.pool) < 8192 {
+		f.pool = append(f.pool, r)
+	}
 }
 
 // carry is a segment that carried octets [lo, hi) of the stream.

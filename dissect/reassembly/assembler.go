@@ -230,17 +230,50 @@ type Assembler struct {
 	st   Stats
 	held int
 
-	opens      int
-	clock      time.Time
-	hwm        time.Time
-	lastSweep  time.Time
+	// Scratch space, so that the steady state allocates nothing.
+	scratch []*stream
+	forget4 []key4
+	forget6 []key6
+	making  bool // makeRoom is running
+	rings   ringPool
+	lru     stream // sentinel of the list of directions followed, by last progress
+
+	opens int
+	// The ageing clock, the latest capture time seen and the clock at the
+	// last sweep, in nanoseconds (see tick).
+	started    bool
+	clock      int64
+	hwm        int64
+	lastSweep  int64
 	behind     int
 	sinceSweep int
 }
 
 // New returns an assembler that follows directions for protocol p.
 func New(opt Options, p Protocol) *Assembler {
-	return &Assembler{opt: opt.WithDefaults(), p: p, t4: newTable(hash4), t6: newTable(hash6)}
+	a := &Assembler{opt: opt.WithDefaults(), p: p, t4: newTable(hash4), t6: newTable(hash6)}
+	a.lru.lprev, a.lru.lnext = &a.lru, &a.lru
+	return a
+}
+
+// touch records that a direction progressed (opened, or stored new octets)
+// in frame: it moves to the back of the list.
+func (a *Assembler) touch(s *stream, frame int) {
+	s.progressFrame, s.progress = frame, a.clock
+	if s.lnext != nil {
+		a.unlink(s)
+	}
+	s.lprev, s.lnext = a.lru.lprev, &a.lru
+	a.lru.lprev.lnext = s
+	a.lru.lprev = s
+}
+
+func (a *Assembler) unlink(s *stream) {
+	if s.lnext == nil {
+		return
+	}
+	s.lprev.lnext, s.lnext.lprev = s.lnext, s.lprev
+	s.lprev, s.lnext = nil, nil
 }
 
 // Stats returns the counters.
@@ -296,20 +329,11 @@ func (a *Assembler) remove(f *Flow) {
 	a.t4.remove(&k, hash4(&k))
 }
 
-// decide records a direction as decided, with its start when known.
-func (a *Assembler) decide(f *Flow, kind uint8, lo, end uint32, flags uint8) {
-	d := a.lookup(f)
-	if d == nil {
-		d = a.insert(f)
-	}
-	*d = dirState{kind: kind, lo: lo, end: end, seen: uint32(a.st.Segments), flags: flags}
-}
-
 // Segment takes one TCP segment.
 func (a *Assembler) Segment(s *Segment) {
 	a.st.Segments++
 	a.tick(s.Time)
-	if a.sinceSweep++; a.clock.Sub(a.lastSweep) >= sweepPeriod && a.sinceSweep >= len(a.all)/8 {
+	if a.sinceSweep++; a.clock-a.lastSweep >= int64(sweepPeriod) && a.sinceSweep >= len(a.all)/8 {
 		a.lastSweep, a.sinceSweep = a.clock, 0
 		if len(a.all) > 0 {
 			a.sweep()
@@ -324,7 +348,8 @@ func (a *Assembler) Segment(s *Segment) {
 	}
 	var str *stream
 	lost := false
-	if d := a.lookup(&s.Flow); d != nil {
+	d := a.lookup(&s.Flow)
+	if d != nil {
 		if d.kind == kindFollowed {
 			str = a.all[d.slot]
 		} else {
@@ -333,7 +358,6 @@ func (a *Assembler) Segment(s *Segment) {
 				return
 			}
 			lost = d.kind == kindLost && !s.SYN
-			a.remove(&s.Flow)
 		}
 	}
 	if str != nil && s.SYN {
@@ -351,25 +375,28 @@ func (a *Assembler) Segment(s *Segment) {
 		ok, _ := a.p.Starts(s.Payload)
 		switch {
 		case s.SYN:
-			str = a.open(s, seq, true, lost)
+			str = a.open(s, d, seq, true, lost)
 			str.syn = true
 			a.startReader(str)
 		case len(s.Payload) == 0:
 			return
 		case ok:
-			str = a.open(s, seq, true, lost)
+			str = a.open(s, d, seq, true, lost)
 			a.startReader(str)
 		case len(s.Payload) > a.p.EarlyWindow() && len(s.Payload) > a.opt.StreamBytes:
 			// No handshake, no start, and longer than any first message and
 			// than what a direction may hold: bulk data of a connection whose
 			// start is not in the capture.
-			a.decide(&s.Flow, kindDecided, s.Seq, s.Seq+uint32(len(s.Payload)), 0)
+			if d == nil {
+				d = a.insert(&s.Flow)
+			}
+			*d = dirState{kind: kindDecided, lo: s.Seq, end: s.Seq + uint32(len(s.Payload)), seen: uint32(a.st.Segments)}
 			return
 		default:
 			// No handshake seen and this segment does not start one: the
 			// capture may begin mid-connection, or this may be a later part
 			// of a first message whose start arrives next.
-			str = a.open(s, seq, false, lost)
+			str = a.open(s, d, seq, false, lost)
 		}
 	}
 	str.lastFrame, str.lastTime = s.Frame, s.Time
@@ -413,24 +440,25 @@ func (a *Assembler) Segment(s *Segment) {
 // afresh.
 func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
 	d.seen = uint32(a.st.Segments)
-	inside := func() bool {
-		w := uint32(a.opt.ReuseWindow)
-		return seq-(d.lo-w) < (d.end-d.lo)+2*w // within [lo-w, end+w) in sequence space
-	}
 	take := false
 	switch d.kind {
 	case kindDecided, kindStart:
-		ok, strong := a.p.Starts(s.Payload)
+		w := uint32(a.opt.ReuseWindow)
 		switch {
 		case s.SYN:
 			// Only a SYN of a new connection reopens it: one with the start
 			// already known is a retransmission.
 			take = !(d.kind == kindStart && d.lo == seq)
-		case d.flags&flagAged != 0 && seq == d.lo && ok:
-			take = true // aged with nothing but its SYN: its start takes it up
-		case strong && (d.flags&flagEnded != 0 || !inside()):
-			take = true // the 4-tuple reused without a captured SYN
-			a.st.Reused++
+		case d.flags&flagAged != 0 && seq == d.lo:
+			take, _ = a.p.Starts(s.Payload) // aged with nothing but its SYN: its start takes it up
+		case d.flags&flagEnded != 0 || seq-(d.lo-w) >= (d.end-d.lo)+2*w:
+			// After its FIN or RST, or outside [lo-w, end+w) of sequence space:
+			// a segment that starts strongly is a new connection on the
+			// 4-tuple, whose SYN is not in the capture.
+			if _, strong := a.p.Starts(s.Payload); strong {
+				take = true
+				a.st.Reused++
+			}
 		}
 	case kindLost:
 		// Given up at a limit before anything of interest: only a start (or
@@ -456,7 +484,7 @@ func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
 
 // open starts following a direction. At the Flows limit the least recently
 // progressed eighth of the directions followed is given up first.
-func (a *Assembler) open(s *Segment, seq uint32, anchored, lost bool) *stream {
+func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost bool) *stream {
 	// Sweep after as many new directions as are followed (at least
 	// sweepEvery): a sweep costs one look at each, so each new direction
 	// pays for one look or fewer.
@@ -475,14 +503,14 @@ func (a *Assembler) open(s *Segment, seq uint32, anchored, lost bool) *stream {
 	}
 	str.reset(s.Flow, seq)
 	str.anchored, str.lost = anchored, lost
-	str.progressFrame, str.progress = s.Frame, a.clock
+	a.touch(str, s.Frame)
 	str.dir = Dir{Flow: s.Flow, Lost: lost, s: str, a: a}
 	str.slot = len(a.all)
 	a.all = append(a.all, str)
-	d := a.lookup(&s.Flow)
 	if d == nil {
 		d = a.insert(&s.Flow)
 	}
+	str.ent = d
 	*d = dirState{kind: kindFollowed, slot: uint32(str.slot), seen: uint32(a.st.Segments)}
 	return str
 }
@@ -507,16 +535,19 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 		flags |= flagEnded
 	}
 	a.charge(str, -str.charged)
+	a.unlink(str)
 	last := a.all[len(a.all)-1]
 	a.all[str.slot] = last
 	last.slot = str.slot
-	if d := a.lookup(&last.flow); d != nil {
-		d.slot = uint32(last.slot)
-	}
+	last.ent.slot = uint32(last.slot)
 	a.all = a.all[:len(a.all)-1]
-	a.decide(&str.flow, kind, lo, end, flags)
+	*str.ent = dirState{kind: kind, lo: lo, end: end, seen: uint32(a.st.Segments), flags: flags}
+	a.rings.put(str.buf)
+	str.buf = nil
 	str.release()
-	a.pool = append(a.pool, str)
+	if len(a.pool) < maxPooled {
+		a.pool = append(a.pool, str)
+	}
 }
 
 // finish ends a direction that ended (FIN, RST, a new SYN, the end of the
@@ -566,7 +597,7 @@ func (a *Assembler) idle(str *stream) {
 // Flush ends every direction still followed, at the end of the input, in
 // the order they were last seen.
 func (a *Assembler) Flush() {
-	open := append([]*stream(nil), a.all...)
+	open := append([]*stream(nil), a.all...) // once per input
 	sortByLastFrame(open)
 	for _, str := range open {
 		a.finish(str, End{Kind: EndInput, FINMissing: str.fin})

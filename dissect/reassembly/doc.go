@@ -11,43 +11,43 @@
 // port) is in the flow table, exactly: entries are found by their whole
 // 4-tuple, never by a hash alone. A direction is in one of these states:
 //
-//	          SYN, or a segment the Protocol Starts
-//	(none) ─────────────────────────────────────────────► anchored
-//	   │                                                    ▲  │
-//	   │ other data                         SYN, or a       │  │ Reader done (Data says Done), FIN, RST,
-//	   ▼                                    segment that    │  │ a new SYN, age, end of input
-//	unanchored ──────────────────────────── Starts ─────────┘  ▼
-//	   │  more than the early window held, no start            decided
-//	   └──────────────────────────────────────────────────────►  (start known or not)
-//	   │  a limit (flows, buffers, segments), or age
-//	   └──────────────────────────────────────────────────────► lost
+//		          SYN, or a segment the Protocol Starts
+//		(none) ─────────────────────────────────────────────► anchored
+//		   │                                                    ▲  │
+//		   │ other data                         SYN, or a       │  │ Reader done (Data says Done), FIN, RST,
+//		   ▼                                    segment that    │  │ a new SYN, age, end of input
+//		unanchored ──────────────────────────── Starts ─────────┘  ▼
+//		   │  more than the early window held, no start            decided
+//		   └──────────────────────────────────────────────────────►  (start known or not)
+//		   │  a limit (flows, buffers, segments), or age
+//		   └──────────────────────────────────────────────────────► lost
 //
-//   - unanchored: segments arrived but neither a SYN nor a segment that
-//     Starts (the capture began mid-connection, or reordered the start).
-//     Their octets are kept by sequence number, as far as the Protocol's
-//     EarlyWindow spans from the lowest one, in case they are the later
-//     part of a first message whose start arrives next. Octets kept when a
-//     SYN then arrives are provisional ("soft"): a later copy replaces them,
-//     and they are delivered only when nothing replaced them by the end.
-//   - anchored: the start is known (the octet after the SYN, or the first
-//     octet of the segment that Starts). Octets are delivered in order from
-//     there; out-of-order ones are held, up to what the Reader Needs and the
-//     per-direction limit, in a buffer indexed by sequence number modulo its
-//     size, so that no segment order ever makes the buffer be rebuilt.
-//     Octets that arrive again after delivery go to Reader.Again (a
-//     retransmission); held octets carried again differently go to
-//     Reader.Differ. The first copy of an octet wins.
-//   - decided: no more octets are wanted. Only the start (when known), the
-//     highest sequence number and whether a FIN or RST ended it are kept,
-//     32 octets with an IPv4 key. A SYN with another initial sequence number
-//     starts it afresh (a new connection on the same ports); one repeating
-//     the start is a retransmission. A segment that Starts strongly, at a
-//     point outside the old connection's sequence space (more than
-//     ReuseWindow away from it, or after its FIN or RST), is a new
-//     connection that reuses the 4-tuple without a captured SYN.
-//   - lost: given up at a limit before its Reader saw anything of interest.
-//     Only a SYN or a segment that Starts takes it up again; the Reader is
-//     then told (Dir.Lost), so that it can flag what it shows.
+//	  - unanchored: segments arrived but neither a SYN nor a segment that
+//	    Starts (the capture began mid-connection, or reordered the start).
+//	    Their octets are kept by sequence number, as far as the Protocol's
+//	    EarlyWindow spans from the lowest one, in case they are the later
+//	    part of a first message whose start arrives next. Octets kept when a
+//	    SYN then arrives are provisional ("soft"): a later copy replaces them,
+//	    and they are delivered only when nothing replaced them by the end.
+//	  - anchored: the start is known (the octet after the SYN, or the first
+//	    octet of the segment that Starts). Octets are delivered in order from
+//	    there; out-of-order ones are held, up to what the Reader Needs and the
+//	    per-direction limit, in a buffer indexed by sequence number modulo its
+//	    size, so that no segment order ever makes the buffer be rebuilt.
+//	    Octets that arrive again after delivery go to Reader.Again (a
+//	    retransmission); held octets carried again differently go to
+//	    Reader.Differ. The first copy of an octet wins.
+//	  - decided: no more octets are wanted. Only the start (when known), the
+//	    highest sequence number and whether a FIN or RST ended it are kept,
+//	    32 octets with an IPv4 key. A SYN with another initial sequence number
+//	    starts it afresh (a new connection on the same ports); one repeating
+//	    the start is a retransmission. A segment that Starts strongly, at a
+//	    point outside the old connection's sequence space (more than
+//	    ReuseWindow away from it, or after its FIN or RST), is a new
+//	    connection that reuses the 4-tuple without a captured SYN.
+//	  - lost: given up at a limit before its Reader saw anything of interest.
+//	    Only a SYN or a segment that Starts takes it up again; the Reader is
+//	    then told (Dir.Lost), so that it can flag what it shows.
 //
 // # Limits
 //

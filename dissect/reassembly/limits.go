@@ -26,14 +26,15 @@ const (
 // it a second, not an hour. When rebaseAfter segments in a row are stamped
 // well before the mark, the mark was a fluke and is set back to them. The
 // clock itself never moves back: ageing may come late, not early.
-func (a *Assembler) tick(at time.Time) {
+func (a *Assembler) tick(t time.Time) {
+	at := nanos(t)
 	switch {
-	case a.hwm.IsZero():
-		a.hwm, a.clock = at, at
-	case at.After(a.hwm):
-		a.clock = a.clock.Add(min(at.Sub(a.hwm), maxClockStep))
+	case !a.started:
+		a.started, a.hwm, a.clock = true, at, at
+	case at > a.hwm:
+		a.clock += min(at-a.hwm, int64(maxClockStep))
 		a.hwm, a.behind = at, 0
-	case a.hwm.Sub(at) > maxClockStep:
+	case a.hwm-at > int64(maxClockStep):
 		if a.behind++; a.behind >= rebaseAfter {
 			a.hwm, a.behind = at, 0
 		}
@@ -42,10 +43,19 @@ func (a *Assembler) tick(at time.Time) {
 	}
 }
 
+// nanos is a capture time in nanoseconds since 1970, clamped to about 290
+// years either side so that differences never overflow.
+func nanos(t time.Time) int64 {
+	const lim = 9_000_000_000 // seconds
+	sec := min(max(t.Unix(), -lim), lim)
+	return sec*1e9 + int64(t.Nanosecond())
+}
+
 // snapshot copies the directions followed, so that giving some up while
 // going through them is safe.
 func (a *Assembler) snapshot() []*stream {
-	return append([]*stream(nil), a.all...)
+	a.scratch = append(a.scratch[:0], a.all...)
+	return a.scratch
 }
 
 // sweep decides the directions that have been quiet too long.
@@ -56,7 +66,7 @@ func (a *Assembler) sweep() {
 		if s.slot >= len(a.all) || a.all[s.slot] != s {
 			continue // given up meanwhile
 		}
-		quiet := now.Sub(s.progress)
+		quiet := time.Duration(now - s.progress)
 		interest := Nothing
 		if s.r != nil {
 			interest = s.r.Interest()
@@ -92,73 +102,34 @@ func (a *Assembler) ageOut(s *stream) {
 }
 
 // evict gives up the least recently progressed eighth of the directions
-// followed (in one sort, so that a flood of connections costs O(log n) per
-// connection).
+// followed, from the front of the list: O(1) per direction.
 func (a *Assembler) evict() {
-	all := a.snapshot()
-	slices.SortFunc(all, func(x, y *stream) int { return x.progressFrame - y.progressFrame })
 	why := fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", a.opt.Flows)
-	for _, s := range all[:max(1, len(all)/8)] {
-		a.giveUp(s, EndLimit, why)
+	for n := max(1, len(a.all)/8); n > 0 && a.lru.lnext != &a.lru; n-- {
+		a.giveUp(a.lru.lnext, EndLimit, why)
 	}
 }
 
-// makeRoom gives up other directions until n octets and an eighth of the
-// total are free: first those whose reader saw nothing of interest, least
-// recently progressed first (by a histogram of the octets they hold over
-// their last progress: no sort), then, if that was not enough, the others,
-// in the order they last progressed. Freeing an eighth at a time, a flood
-// pays O(1) per direction.
+// makeRoom gives up other directions, least recently progressed first,
+// until n octets and an eighth of the total are free: first those whose
+// reader saw nothing of interest, then, if that was not enough, the others.
+// Freeing an eighth at a time, a flood pays O(1) per direction.
 func (a *Assembler) makeRoom(keep *stream, n int) {
+	if a.making {
+		return // a reader charged while a direction was being given up
+	}
+	a.making = true
+	defer func() { a.making = false }()
 	goal := max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n)
-	type cand struct {
-		s          *stream
-		seen, held int
-		shown      bool
-	}
-	var all []cand
-	lo, hi := math.MaxInt, math.MinInt
-	for _, s := range a.all {
-		if s != keep && s.charged > 0 {
-			c := cand{s, s.progressFrame, s.charged, s.r != nil && s.r.Interest() != Nothing}
-			all = append(all, c)
-			if !c.shown {
-				lo, hi = min(lo, c.seen), max(hi, c.seen)
-			}
-		}
-	}
 	why := fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", a.opt.TotalBytes)
-	if lo <= hi {
-		const buckets = 64
-		var hist [buckets]int
-		width := (hi-lo)/buckets + 1
-		for _, c := range all {
-			if !c.shown {
-				hist[(c.seen-lo)/width] += c.held
+	for _, shown := range []bool{false, true} {
+		for s := a.lru.lnext; s != &a.lru && a.held > goal; {
+			next := s.lnext
+			if s != keep && s.charged > 0 && (s.r != nil && s.r.Interest() != Nothing) == shown {
+				a.giveUp(s, EndLimit, why)
 			}
+			s = next
 		}
-		cut, need := 0, a.held-goal
-		for cut < buckets && need > 0 {
-			need -= hist[cut]
-			cut++
-		}
-		below := lo + cut*width
-		for _, c := range all {
-			if !c.shown && c.seen < below {
-				a.giveUp(c.s, EndLimit, why)
-			}
-		}
-	}
-	if a.held <= goal {
-		return
-	}
-	all = slices.DeleteFunc(all, func(c cand) bool { return !c.shown })
-	slices.SortFunc(all, func(x, y cand) int { return x.seen - y.seen })
-	for _, c := range all {
-		if a.held <= goal {
-			break
-		}
-		a.giveUp(c.s, EndLimit, why)
 	}
 }
 
@@ -194,8 +165,8 @@ func (a *Assembler) forget() {
 		cut++
 	}
 	below := lo + uint32(cut)*width
-	var k4 []key4
-	var k6 []key6
+	k4, k6 := a.forget4[:0], a.forget6[:0]
+	defer func() { a.forget4, a.forget6 = k4[:0], k6[:0] }()
 	a.t4.each(func(k *key4, st *dirState) {
 		if st.kind != kindFollowed && st.seen < below {
 			k4 = append(k4, *k)

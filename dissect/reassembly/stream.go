@@ -16,6 +16,12 @@ type stream struct {
 	dir  Dir
 	r    Reader
 	slot int
+	// ent is the direction's entry in the flow table: entries never move,
+	// and a followed one is never removed.
+	ent *dirState
+	// prev and next link the directions followed from the least recently
+	// progressed to the most (Assembler.lru).
+	lprev, lnext *stream
 
 	anchored bool // the start is known: octets are delivered from it
 	syn      bool // the start is the octet after a SYN
@@ -47,8 +53,8 @@ type stream struct {
 
 	lastFrame     int
 	lastTime      time.Time
-	progressFrame int       // frame of the last segment that added octets (or opened it)
-	progress      time.Time // the ageing clock then
+	progressFrame int   // frame of the last segment that added octets (or opened it)
+	progress      int64 // the ageing clock then
 }
 
 // span is a held range of offsets [lo, hi).
@@ -90,9 +96,6 @@ func (s *stream) reset(f Flow, seq uint32) {
 func (s *stream) release() {
 	s.r = nil
 	s.dir = Dir{}
-	if cap(s.buf) > 1<<16 {
-		s.buf = nil
-	}
 	clear(s.early[:cap(s.early)])
 }
 
@@ -206,7 +209,7 @@ func (a *Assembler) room(s *stream, lo, hi int) {
 		limit = min(limit, a.p.EarlyWindow())
 	}
 	size := max(need, min(max(2*len(s.buf), 64), limit))
-	nb := make([]byte, size)
+	nb := a.rings.get(size)
 	old := s.buf
 	for _, g := range s.got {
 		for o := g.lo; o < g.hi; {
@@ -221,7 +224,58 @@ func (a *Assembler) room(s *stream, lo, hi int) {
 		}
 	}
 	a.charge(s, size-len(old))
+	a.rings.put(old)
 	s.buf = nb
+}
+
+// maxPooled bounds the streams kept for reuse.
+const maxPooled = 8192
+
+// ringPool keeps ring buffers for reuse, by power-of-two capacity, up to
+// ringPoolBytes in all: directions that open and close all the time (mid-
+// stream bulk TCP) then allocate nothing.
+type ringPool struct {
+	free  [ringClasses][][]byte
+	bytes int
+}
+
+const (
+	ringMinBits   = 6  // 64 octets
+	ringClasses   = 11 // to 64 KiB
+	ringPoolBytes = 4 << 20
+)
+
+func ringClass(n int) int {
+	c := 0
+	for (1<<(ringMinBits+c)) < n && c < ringClasses {
+		c++
+	}
+	return c
+}
+
+// get returns a buffer of length n, zeroed or not.
+func (p *ringPool) get(n int) []byte {
+	c := ringClass(n)
+	if c < ringClasses {
+		if l := len(p.free[c]); l > 0 {
+			b := p.free[c][l-1]
+			p.free[c] = p.free[c][:l-1]
+			p.bytes -= cap(b)
+			return b[:n]
+		}
+		return make([]byte, n, 1<<(ringMinBits+c))
+	}
+	return make([]byte, n)
+}
+
+// put keeps b for reuse, while there is room.
+func (p *ringPool) put(b []byte) {
+	c := ringClass(cap(b))
+	if cap(b) == 0 || c >= ringClasses || cap(b) != 1<<(ringMinBits+c) || p.bytes+cap(b) > ringPoolBytes {
+		return
+	}
+	p.free[c] = append(p.free[c], b[:0])
+	p.bytes += cap(b)
 }
 
 // hold stores data at offset off, filling only the gaps between the octets
@@ -291,6 +345,18 @@ func (a *Assembler) differ(s *stream, off, frame int) {
 
 // merge adds the firm range n to got, keeping soft parts it does not cover.
 func (s *stream) merge(n span) {
+	// The common cases: nothing held, or n after everything held.
+	if k := len(s.got); k == 0 {
+		s.got = append(s.got, n)
+		return
+	} else if last := &s.got[k-1]; n.lo >= last.lo && !last.soft {
+		if n.lo <= last.hi {
+			last.hi = max(last.hi, n.hi)
+			return
+		}
+		s.got = append(s.got, n)
+		return
+	}
 	out := s.tmp[:0]
 	for _, g := range s.got {
 		if g.hi <= n.lo || g.lo >= n.hi {
@@ -419,7 +485,7 @@ func (a *Assembler) keepEarly(s *stream, seg *Segment, seq uint32, cut bool) boo
 		if added {
 			s.nEarly++
 			a.charge(s, earlyCost)
-			s.progressFrame, s.progress = seg.Frame, a.clock
+			a.touch(s, seg.Frame)
 		}
 	}
 	return true
@@ -439,7 +505,7 @@ func (a *Assembler) anchorSYN(s *stream, seq uint32, frame int) {
 	}
 	a.charge(s, -s.nEarly*earlyCost)
 	s.nEarly = 0
-	s.progressFrame, s.progress = frame, a.clock
+	a.touch(s, frame)
 	a.startReader(s)
 }
 
@@ -495,7 +561,7 @@ func (a *Assembler) add(s *stream, seq uint32, p []byte, frame int, at time.Time
 		s.r.Again(lo, p[lo-off:min(end, s.next)-off], frame)
 	}
 	if added {
-		s.progressFrame, s.progress = frame, a.clock
+		a.touch(s, frame)
 	}
 	if direct {
 		for s.next < end {

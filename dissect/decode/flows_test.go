@@ -1,0 +1,100 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// bulkFlows makes frames of n concurrent TCP flows captured mid-stream: one
+// template segment whose source address, port and sequence number are
+// patched for each frame, in turn.
+type bulkFlows struct {
+	frame []byte
+	seq   []uint32
+	next  int
+	f     Frame
+}
+
+func newBulkFlows(t testing.TB, n, payload int) *bulkFlows {
+	src, dst := craft.Endpoints(120, false)
+	dst.Port = 5001
+	seg := craft.TCP{Src: src, Dst: dst, Seq: 1, Ack: 1, ACK: true, Payload: make([]byte, payload)}
+	frame, err := seg.Frame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf := &bulkFlows{frame: frame, seq: make([]uint32, n)}
+	for i := range bf.seq {
+		bf.seq[i] = uint32(i) * 0x9e3779b1
+	}
+	bf.f = Frame{Data: frame, WireLen: len(frame), LinkType: linkEthernet, Time: craft.DefaultStart}
+	return bf
+}
+
+// nextFrame is the next flow's next segment, 2 µs after the previous one.
+func (bf *bulkFlows) nextFrame() *Frame {
+	i := bf.next
+	bf.next = (bf.next + 1) % len(bf.seq)
+	binary.BigEndian.PutUint32(bf.frame[14+12:], 0x0a000000|uint32(i/50000)<<8)
+	binary.BigEndian.PutUint16(bf.frame[14+20:], uint16(1024+i%50000))
+	binary.BigEndian.PutUint32(bf.frame[14+20+4:], bf.seq[i])
+	bf.seq[i] += uint32(len(bf.frame) - 14 - 40)
+	bf.f.Index++
+	bf.f.Time = bf.f.Time.Add(2 * time.Microsecond)
+	return &bf.f
+}
+
+// Bulk TCP over many concurrent flows captured mid-stream costs nothing per
+// frame in the steady state, whatever the flow count: each direction is
+// decided once and then found in the flow table.
+func TestTCPFlowsNoAllocs(t *testing.T) {
+	for _, n := range []int{1000, 100000} {
+		bf := newBulkFlows(t, n, 1448)
+		d := New("t", Config{}, func(*record.Message) {})
+		for range 3 * n {
+			d.Decode(bf.nextFrame())
+		}
+		if a := testing.AllocsPerRun(2*n, func() { d.Decode(bf.nextFrame()) }); a != 0 {
+			t.Errorf("%d flows: %v allocations per frame", n, a)
+		}
+		if s := d.TCPStats(); s.Remembered != n {
+			t.Errorf("%d flows: %d remembered", n, s.Remembered)
+		}
+	}
+}
+
+// BenchmarkTCPFlows decodes bulk TCP segments of many concurrent flows
+// captured mid-stream, in turn (every segment of a flow is n frames after
+// its previous one): the cost per frame in the steady state, where the flow
+// table no longer fits a cache. "new" opens a new flow with every frame
+// (each seen twice), the churn of a capture of short connections.
+func BenchmarkTCPFlows(b *testing.B) {
+	for _, n := range []int{1000, 100000, 1000000} {
+		b.Run(fmt.Sprintf("flows=%d", n), func(b *testing.B) {
+			bf := newBulkFlows(b, n, 1448)
+			d := New("t", Config{}, func(*record.Message) {})
+			for range 2 * n {
+				d.Decode(bf.nextFrame())
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bf.frame)))
+			for b.Loop() {
+				d.Decode(bf.nextFrame())
+			}
+		})
+	}
+	b.Run("new", func(b *testing.B) {
+		bf := newBulkFlows(b, 1<<22, 400)
+		d := New("t", Config{}, func(*record.Message) {})
+		b.ReportAllocs()
+		b.SetBytes(int64(len(bf.frame)))
+		for b.Loop() {
+			d.Decode(bf.nextFrame())
+		}
+	})
+}
