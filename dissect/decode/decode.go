@@ -74,7 +74,6 @@ type Decoder struct {
 	fragmentFirst int
 }
 
-
 // New makes a decoder for the input named file; emit receives each message
 // as soon as it is complete.
 func New(file string, cfg Config, emit func(*record.Message)) *Decoder {

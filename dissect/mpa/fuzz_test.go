@@ -73,4 +73,3 @@ func FuzzReassembly(f *testing.F) {
 		}
 	})
 }
-

@@ -94,7 +94,6 @@ func TestTCPTimeJumpEarlyTailCounted(t *testing.T) {
 	}
 }
 
-
 // A Request split inside its first segments is not aged by timestamps that
 // do not say its direction went quiet: one frame stamped an hour ahead (with
 // enough new directions after it to force sweeps), an idle hour before the
