@@ -124,6 +124,17 @@ func TestMPA(t *testing.T) {
 	rep2 := mpaBytes(craft.MPA{Rev: 2, IRD: 4, ORD: 8, ZeroWrite: true, Data: rpcRes})
 	reqLong := mpaBytes(craft.MPA{Request: true, Rev: 2, Data: append(rpcIni, make([]byte, 1000)...)})
 	hs := []seg{{fromA: true, off: -1, syn: true}, {fromA: false, off: -1, syn: true}}
+	login := []byte("\x43\x87\x00\x00iSCSI login request, streaming mode, before MPA")
+	loginResp := []byte("\x23\x87\x00\x00iSCSI login response")
+	// bulk is n octets of the initiator's stream from offset 0, in
+	// 1460-octet segments.
+	bulk := func(n int) []seg {
+		var out []seg
+		for off := 0; off < n; off += 1460 {
+			out = append(out, seg{fromA: true, off: off, payload: make([]byte, min(1460, n-off))})
+		}
+		return out
+	}
 	with := func(s ...seg) []seg { return append(append([]seg(nil), hs...), s...) }
 	type want struct {
 		name   string
@@ -375,6 +386,40 @@ func TestMPA(t *testing.T) {
 		{name: "segment before the SYN not replayed", segs: []seg{{fromA: true, off: 20, payload: []byte("garbage!")},
 			{fromA: true, off: -1, syn: true}, {fromA: true, payload: req1[:20]}, {fromA: true, off: 20, payload: req1[20:]}},
 			want: []want{{"MPA_REQ", 4, []int{3, 4}, 0, nil}}},
+		// TCP streaming-mode data before the MPA frames (RFC 5044, section
+		// 6: iSER logs in over plain TCP first): the key is found where it
+		// starts, within the first 64 KiB of the direction.
+		{name: "streaming-mode data before the Request and the Reply", segs: with(seg{fromA: true, payload: login},
+			seg{payload: loginResp}, seg{fromA: true, off: len(login), payload: req2}, seg{off: len(loginResp), payload: rep2}),
+			want: []want{{"MPA_REQ", 5, []int{5}, 4, nil}, {"MPA_REP", 6, []int{6}, 4, nil}}},
+		{name: "streaming-mode data and the Request in one segment", segs: with(seg{fromA: true, payload: append(slices.Clone(login), req1...)}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}}},
+		{name: "streaming-mode data, the key split over segments", segs: with(seg{fromA: true, payload: append(slices.Clone(login), req2[:7]...)},
+			seg{fromA: true, off: len(login) + 7, payload: req2[7:]}),
+			want: []want{{"MPA_REQ", 4, []int{3, 4}, 4, nil}}},
+		{name: "streaming-mode data out of order", segs: with(seg{fromA: true, off: len(login), payload: req1},
+			seg{fromA: true, payload: login}),
+			// Frame 4 completes the Request; only frame 3 carried octets of it.
+			want: []want{{"MPA_REQ", 4, []int{3}, 0, nil}}},
+		{name: "a key just inside the first 64 KiB", segs: with(append(bulk(65535-len(req1[:16])), seg{fromA: true, off: 65535 - 16, payload: req1})...),
+			want: []want{{"MPA_REQ", 48, []int{48}, 0, nil}}},
+		{name: "a key beyond the first 64 KiB is not looked for", segs: with(append(bulk(65536), seg{fromA: true, off: 65536, payload: req1})...),
+			want: nil},
+		// The 4-tuple of an earlier connection reused without a SYN in the
+		// capture: a key at a sequence number far from the old connection's,
+		// or after its FIN, starts a new direction; the old Request carried
+		// again at its place is a retransmission.
+		{name: "4-tuple reused without a SYN", segs: with(seg{fromA: true, payload: req1}, seg{payload: rep1},
+			seg{fromA: true, off: len(req1), payload: []byte("FPDUs...")}, seg{fromA: true, payload: req1},
+			seg{fromA: true, payload: req2, isn: 3_000_000_000}, seg{payload: rep2, isn: 70_000_000}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}, {"MPA_REP", 4, []int{4}, 0, nil},
+				{"MPA_REQ", 7, []int{7}, 4, nil}, {"MPA_REP", 8, []int{8}, 4, nil}}},
+		{name: "4-tuple reused after a FIN, near the old sequence numbers", segs: with(seg{fromA: true, payload: req1},
+			seg{fromA: true, off: len(req1), fin: true}, seg{fromA: true, off: len(req1) + 100, payload: req2}),
+			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}, {"MPA_REQ", 5, []int{5}, 4, nil}}},
+		{name: "a key inside a decided stream is not a new connection", segs: with(seg{fromA: true, payload: []byte("GET / HTTP/1.1\r\n")},
+			seg{fromA: true, off: 65536 + 100, payload: req1}),
+			want: nil},
 		{name: "not MPA", segs: with(seg{fromA: true, payload: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}, seg{payload: []byte("HTTP/1.1 200 OK\r\n")}),
 			want: nil},
 		{name: "not MPA, no handshake", segs: []seg{{fromA: true, off: 500, payload: []byte("xxxxxxxxxxxxxxxxxxxxxxxxxx")},

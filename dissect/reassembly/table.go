@@ -107,7 +107,8 @@ func (t *table[K]) find(k *K, h uint64) *dirState {
 }
 
 // insert adds k, whose hash is h and which must not be in the table, and
-// returns its state.
+// returns its state, whose kind the caller sets (an entry of kind 0 is
+// free).
 func (t *table[K]) insert(k *K, h uint64) *dirState {
 	if (t.filled+1)*4 > len(t.slots)*3 {
 		t.rehash(max(64, 1<<bits.Len(uint(t.used*2))))

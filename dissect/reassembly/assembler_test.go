@@ -1,0 +1,253 @@
+package reassembly_test
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
+)
+
+// A toy protocol: a direction starts with "START", and its reader wants
+// the first need octets of the stream.
+type toy struct {
+	need    int
+	log     []string // what every reader was told, in order
+	readers []*toyReader
+}
+
+type toyReader struct {
+	p    *toy
+	d    *reassembly.Dir
+	got  []byte
+	done bool
+}
+
+func (p *toy) Starts(b []byte) (ok, strong bool) {
+	n := min(len(b), 5)
+	return n > 0 && string(b[:n]) == "START"[:n], n == 5
+}
+
+func (p *toy) EarlyWindow() int { return 64 }
+
+func (p *toy) Open(d *reassembly.Dir) reassembly.Reader {
+	r := &toyReader{p: p, d: d}
+	p.readers = append(p.readers, r)
+	p.logf("open port %d syn=%v lost=%v", d.Flow.SrcPort, d.SYN, d.Lost)
+	return r
+}
+
+func (p *toy) logf(format string, args ...any) { p.log = append(p.log, fmt.Sprintf(format, args...)) }
+
+func (r *toyReader) Seen(lo, hi int, frame int, at time.Time, added, cut bool) {
+	r.p.logf("seen [%d,%d) frame %d added=%v cut=%v", lo, hi, frame, added, cut)
+}
+
+func (r *toyReader) Data(off int, b []byte) reassembly.Status {
+	r.p.logf("data %d %q", off, b)
+	r.got = append(r.got, b...)
+	r.d.Charge(len(b))
+	if len(r.got) >= r.p.need {
+		r.done = true
+		r.p.logf("done")
+		return reassembly.Done
+	}
+	return reassembly.More
+}
+
+func (r *toyReader) Again(off int, b []byte, frame int) {
+	r.p.logf("again %d %q frame %d", off, b, frame)
+}
+
+func (r *toyReader) Differ(off, frame int) { r.p.logf("differ %d frame %d", off, frame) }
+
+func (r *toyReader) Need() int { return r.p.need }
+
+func (r *toyReader) Interest() reassembly.Interest {
+	if len(r.got) > 0 {
+		return reassembly.Shown
+	}
+	return reassembly.Nothing
+}
+
+func (r *toyReader) End(e reassembly.End) {
+	r.p.logf("end %d %q frame %d", e.Kind, e.Detail, e.Frame)
+}
+
+// seg is a segment of port's direction at offset off from ISN+1 1000.
+type seg struct {
+	port          uint16
+	off           int
+	syn, fin, rst bool
+	data          string
+	isn           uint32
+}
+
+func run(t *testing.T, opt reassembly.Options, need int, segs []seg) (*toy, *reassembly.Assembler) {
+	t.Helper()
+	p := &toy{need: need}
+	a := reassembly.New(opt, p)
+	at := time.Unix(1700000000, 0)
+	for i, s := range segs {
+		isn := uint32(999)
+		if s.isn != 0 {
+			isn = s.isn
+		}
+		g := reassembly.Segment{Seq: isn + 1 + uint32(s.off), SYN: s.syn, FIN: s.fin, RST: s.rst, Payload: []byte(s.data),
+			WireLen: len(s.data), Frame: i + 1, Time: at.Add(time.Duration(i) * time.Millisecond)}
+		if s.syn {
+			g.Seq = isn
+		}
+		g.Flow.Src[15], g.Flow.Dst[15] = 1, 2
+		g.Flow.SrcPort, g.Flow.DstPort = s.port, 80
+		a.Segment(&g)
+	}
+	a.Flush()
+	return p, a
+}
+
+func TestAssembler(t *testing.T) {
+	cases := []struct {
+		name string
+		opt  reassembly.Options
+		need int
+		segs []seg
+		want []string
+	}{
+		{name: "in order from a SYN", need: 10, segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, data: "abcd"}, {port: 1, off: 4, data: "efghij"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,4) frame 2 added=true cut=false`, `data 0 "abcd"`,
+				`seen [4,10) frame 3 added=true cut=false`, `data 4 "efghij"`, "done"}},
+		{name: "out of order: held, then delivered", need: 10, segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, off: 4, data: "efghij"}, {port: 1, data: "abcd"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [4,10) frame 2 added=true cut=false`,
+				`seen [0,4) frame 3 added=true cut=false`, `data 0 "abcd"`, `data 4 "efghij"`, "done"}},
+		{name: "a retransmission goes to Again; a held octet carried differently to Differ", need: 20,
+			segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, data: "abcd"}, {port: 1, data: "abXd"}, {port: 1, off: 8, data: "ijkl"},
+				{port: 1, off: 8, data: "iJkL"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,4) frame 2 added=true cut=false`, `data 0 "abcd"`,
+				`seen [0,4) frame 3 added=false cut=false`, `again 0 "abXd" frame 3`, `seen [8,12) frame 4 added=true cut=false`,
+				"differ 9 frame 5", `seen [8,12) frame 5 added=false cut=false`, `end 0 "" frame 5`}},
+		{name: "data in the SYN", need: 5, segs: []seg{{port: 1, off: -1, syn: true, data: "hello"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,5) frame 1 added=true cut=false`, `data 0 "hello"`, "done"}},
+		// Octets kept before the SYN are soft: a later copy replaces them;
+		// what stands is delivered at the end, its segments told then.
+		{name: "octets before the SYN replaced by a later copy", need: 20,
+			segs: []seg{{port: 1, off: 4, data: "OLD!"}, {port: 1, off: -1, syn: true}, {port: 1, data: "abcdefgh"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,8) frame 3 added=true cut=false`, `data 0 "abcdefgh"`,
+				`end 0 "" frame 3`}},
+		{name: "octets before the SYN that stand", need: 20,
+			segs: []seg{{port: 1, off: 4, data: "efgh"}, {port: 1, off: -1, syn: true, data: "abcd"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,4) frame 2 added=true cut=false`, `data 0 "abcd"`,
+				`seen [4,8) frame 1 added=true cut=false`, `data 4 "efgh"`, `end 0 "" frame 2`}},
+		// Without a SYN: a segment that starts the direction; segments kept
+		// before it that follow it are delivered after it.
+		{name: "no SYN: the start arrives after later octets", need: 9,
+			segs: []seg{{port: 1, off: 5, data: "1234"}, {port: 1, data: "START"}},
+			want: []string{"open port 1 syn=false lost=false", `seen [5,9) frame 1 added=true cut=false`,
+				`seen [0,5) frame 2 added=true cut=false`, `data 0 "START"`, `data 5 "1234"`, "done"}},
+		{name: "no SYN and no start: more than the early window, decided", need: 9,
+			segs: []seg{{port: 1, off: 100, data: strings.Repeat("x", 40)}, {port: 1, off: 140, data: strings.Repeat("y", 40)},
+				{port: 1, off: 180, data: "START"}},
+			want: nil},
+		// Decided directions: a SYN repeating the start is a retransmission;
+		// another ISN is a new connection; a segment that starts strongly far
+		// away is a new connection without a captured SYN.
+		{name: "decided: SYN again, new ISN, reuse without a SYN", need: 5,
+			segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, data: "START"}, {port: 1, off: -1, syn: true}, {port: 1, data: "START"},
+				{port: 1, off: -1, syn: true, isn: 5000}, {port: 1, data: "START", isn: 5000},
+				{port: 1, data: "START", isn: 0x80000000}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,5) frame 2 added=true cut=false`, `data 0 "START"`, "done",
+				"open port 1 syn=true lost=false", `seen [0,5) frame 6 added=true cut=false`, `data 0 "START"`, "done",
+				"open port 1 syn=false lost=false", `seen [0,5) frame 7 added=true cut=false`, `data 0 "START"`, "done"}},
+		{name: "a FIN ends it once the octets before it are in", need: 20,
+			segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, off: 4, data: "efgh", fin: true}, {port: 1, data: "abcd"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [4,8) frame 2 added=true cut=false`,
+				`seen [0,4) frame 3 added=true cut=false`, `data 0 "abcd"`, `data 4 "efgh"`, `end 1 "" frame 3`}},
+		{name: "an RST in the window ends it, one outside does not", need: 20,
+			segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, data: "abcd"}, {port: 1, off: 900000, rst: true}, {port: 1, off: 4, rst: true}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,4) frame 2 added=true cut=false`, `data 0 "abcd"`, `end 2 "" frame 4`}},
+		{name: "octets beyond what the reader needs are not held", need: 4,
+			segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, off: 10, data: "later"}, {port: 1, data: "abcd"}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,4) frame 3 added=true cut=false`, `data 0 "abcd"`, "done"}},
+		{name: "the flow limit gives up the least recently progressed", opt: reassembly.Options{Flows: 1}, need: 20,
+			segs: []seg{{port: 1, off: -1, syn: true}, {port: 1, data: "abcd"}, {port: 2, off: -1, syn: true}},
+			want: []string{"open port 1 syn=true lost=false", `seen [0,4) frame 2 added=true cut=false`, `data 0 "abcd"`,
+				`end 5 "more than 1 TCP directions were being followed at once; this one was given up" frame 2`,
+				"open port 2 syn=true lost=false", `end 0 "" frame 3`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, a := run(t, tc.opt, tc.need, tc.segs)
+			if !reflect.DeepEqual(p.log, tc.want) {
+				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(p.log, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			if s := a.Stats(); s.Held != 0 || s.Followed != 0 {
+				t.Errorf("after the flush: %+v", s)
+			}
+		})
+	}
+}
+
+// What a stream delivers is what was sent, whatever the order and the
+// overlaps of its segments, and however many (up to the hole limit).
+func TestAssemblerOrders(t *testing.T) {
+	const n = 2000
+	msg := make([]byte, n)
+	for i := range msg {
+		msg[i] = byte('a' + i%26)
+	}
+	copy(msg, "START")
+	orders := map[string]func(k int) int{
+		"ascending":  func(k int) int { return k },
+		"descending": func(k int) int { return 39 - k },
+		"interleaved": func(k int) int {
+			if k%2 == 0 {
+				return k / 2
+			}
+			return 20 + k/2
+		},
+	}
+	for name, order := range orders {
+		for _, syn := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s syn=%v", name, syn), func(t *testing.T) {
+				var segs []seg
+				if syn {
+					segs = append(segs, seg{port: 1, off: -1, syn: true})
+				}
+				for k := range 40 {
+					i := order(k)
+					lo, hi := i*50, min(n, i*50+60) // overlapping by 10
+					segs = append(segs, seg{port: 1, off: lo, data: string(msg[lo:hi])})
+				}
+				p, _ := run(t, reassembly.Options{}, n, segs)
+				if !syn && name == "descending" {
+					// Without a SYN, only an early window's span is kept below
+					// the start: the direction is decided before it arrives.
+					if len(p.readers) != 0 {
+						t.Fatalf("%d readers", len(p.readers))
+					}
+					return
+				}
+				if len(p.readers) != 1 || !bytes.Equal(p.readers[0].got, msg) {
+					t.Fatalf("%d readers; got %d octets", len(p.readers), len(p.readers[0].got))
+				}
+			})
+		}
+	}
+}
+
+// Decided directions are remembered exactly up to Remembered; beyond it
+// the least recently seen are forgotten, and counted.
+func TestAssemblerRemembered(t *testing.T) {
+	var segs []seg
+	for i := range 200 {
+		segs = append(segs, seg{port: uint16(100 + i), off: -1, syn: true}, seg{port: uint16(100 + i), data: "START"})
+	}
+	_, a := run(t, reassembly.Options{Remembered: 100}, 5, segs)
+	s := a.Stats()
+	if s.Remembered > 100 || s.Forgotten < 100 || s.Remembered+s.Forgotten != 200 {
+		t.Fatalf("%+v", s)
+	}
+}
