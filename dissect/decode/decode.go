@@ -1,3 +1,8 @@
+// Package decode is the decoder of the pipeline: it looks at each frame
+// (classify, a few comparisons that skip almost everything), decodes the
+// InfiniBand CM messages it finds into message records, and hands TCP
+// segments to the reassembler (dissect/reassembly), whose MPA framer
+// (dissect/mpa) makes the iWARP ones.
 package decode
 
 import (

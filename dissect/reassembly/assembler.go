@@ -316,18 +316,6 @@ func (a *Assembler) insert(f *Flow) *dirState {
 	return a.t4.insert(&k, hash4(&k))
 }
 
-func (a *Assembler) remove(f *Flow) {
-	if f.V6 {
-		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
-		a.t6.remove(&k, hash6(&k))
-		return
-	}
-	var k key4
-	copy(k[0:4], f.Src[12:16])
-	copy(k[4:8], f.Dst[12:16])
-	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
-	a.t4.remove(&k, hash4(&k))
-}
 
 // Segment takes one TCP segment.
 func (a *Assembler) Segment(s *Segment) {

@@ -208,10 +208,6 @@ func (t *table[K]) each(f func(k *K, st *dirState)) {
 	}
 }
 
-// memory is roughly what the table holds, in octets.
-func (t *table[K]) memory(entrySize int) int {
-	return len(t.slots)*4 + len(t.chunks)*chunkSize*entrySize
-}
 
 // The hashes are fixed (no random seed) so that a run is deterministic.
 func hash4(k *key4) uint64 {
