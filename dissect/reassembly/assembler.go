@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -30,6 +31,7 @@ const (
 	DefaultTotalBytes   = 16 << 20
 	DefaultFlows        = 32768
 	DefaultMaxEarlySegs = 1024
+	DefaultEarlyFlows   = 4096
 	DefaultRemembered   = 1 << 20
 	DefaultReuseWindow  = 1 << 20
 	DefaultQuietUnknown = 2 * time.Second
@@ -43,7 +45,11 @@ type Options struct {
 	TotalBytes   int // octets held for all directions together, with what readers charge
 	Flows        int // directions followed at once
 	MaxEarlySegs int // segments kept from a direction whose start is not known
-	Remembered   int // directions remembered once decided
+	// EarlyFlows bounds the directions followed at once whose start is not
+	// known (captured mid-stream): octets kept before a start matter only
+	// if the start comes soon after them.
+	EarlyFlows int
+	Remembered int // directions remembered once decided
 	// ReuseWindow is how far from an old connection's sequence numbers a
 	// segment that Starts must lie to be taken for a new connection on the
 	// same 4-tuple.
@@ -64,6 +70,7 @@ func (o Options) WithDefaults() Options {
 	def(&o.TotalBytes, DefaultTotalBytes)
 	def(&o.Flows, DefaultFlows)
 	def(&o.MaxEarlySegs, DefaultMaxEarlySegs)
+	def(&o.EarlyFlows, DefaultEarlyFlows)
 	def(&o.Remembered, DefaultRemembered)
 	def(&o.ReuseWindow, DefaultReuseWindow)
 	o.Remembered = min(o.Remembered, maxEntries)
@@ -236,7 +243,13 @@ type Assembler struct {
 	forget6 []key6
 	making  bool // makeRoom is running
 	rings   ringPool
-	lru     stream // sentinel of the list of directions followed, by last progress
+	lru     stream // sentinel of the list of anchored directions followed, by last progress
+	elru    stream // sentinel of the list of unanchored ones
+	// unanchored counts the directions in elru.
+	unanchored int
+	// why says which limit gave a direction up (made once: the steady state
+	// allocates nothing).
+	why struct{ flows, early, room, full string }
 
 	opens int
 	// The ageing clock, the latest capture time seen and the clock at the
@@ -253,19 +266,31 @@ type Assembler struct {
 func New(opt Options, p Protocol) *Assembler {
 	a := &Assembler{opt: opt.WithDefaults(), p: p, t4: newTable(hash4), t6: newTable(hash6)}
 	a.lru.lprev, a.lru.lnext = &a.lru, &a.lru
+	a.elru.lprev, a.elru.lnext = &a.elru, &a.elru
+	o := a.opt
+	a.why.flows = fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", o.Flows)
+	a.why.early = fmt.Sprintf("more than %d TCP directions whose start was not seen were being followed at once; this one was given up",
+		o.EarlyFlows)
+	a.why.room = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", o.TotalBytes)
+	a.why.full = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets)", o.TotalBytes)
 	return a
 }
 
 // touch records that a direction progressed (opened, or stored new octets)
 // in frame: it moves to the back of the list.
+// Directions whose start is not known are in a list of their own (elru):
+// there are at most EarlyFlows of them.
 func (a *Assembler) touch(s *stream, frame int) {
 	s.progressFrame, s.progress = frame, a.clock
-	if s.lnext != nil {
-		a.unlink(s)
+	a.unlink(s)
+	l := &a.lru
+	if !s.anchored {
+		l, s.inEarly = &a.elru, true
+		a.unanchored++
 	}
-	s.lprev, s.lnext = a.lru.lprev, &a.lru
-	a.lru.lprev.lnext = s
-	a.lru.lprev = s
+	s.lprev, s.lnext = l.lprev, l
+	l.lprev.lnext = s
+	l.lprev = s
 }
 
 func (a *Assembler) unlink(s *stream) {
@@ -274,6 +299,24 @@ func (a *Assembler) unlink(s *stream) {
 	}
 	s.lprev.lnext, s.lnext.lprev = s.lnext, s.lprev
 	s.lprev, s.lnext = nil, nil
+	if s.inEarly {
+		s.inEarly = false
+		a.unanchored--
+	}
+}
+
+// oldest is the least recently progressed direction followed, or nil.
+func (a *Assembler) oldest() *stream {
+	e, m := a.elru.lnext, a.lru.lnext
+	switch {
+	case e == &a.elru && m == &a.lru:
+		return nil
+	case e == &a.elru:
+		return m
+	case m == &a.lru || e.progressFrame <= m.progressFrame:
+		return e
+	}
+	return m
 }
 
 // Stats returns the counters.
@@ -315,7 +358,6 @@ func (a *Assembler) insert(f *Flow) *dirState {
 	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
 	return a.t4.insert(&k, hash4(&k))
 }
-
 
 // Segment takes one TCP segment.
 func (a *Assembler) Segment(s *Segment) {
@@ -500,6 +542,9 @@ func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost boo
 	}
 	str.ent = d
 	*d = dirState{kind: kindFollowed, slot: uint32(str.slot), seen: uint32(a.st.Segments)}
+	if a.unanchored > a.opt.EarlyFlows {
+		a.giveUp(a.elru.lnext, EndLimit, a.why.early)
+	}
 	return str
 }
 

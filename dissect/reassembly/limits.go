@@ -1,7 +1,6 @@
 package reassembly
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -104,9 +103,13 @@ func (a *Assembler) ageOut(s *stream) {
 // evict gives up the least recently progressed eighth of the directions
 // followed, from the front of the list: O(1) per direction.
 func (a *Assembler) evict() {
-	why := fmt.Sprintf("more than %d TCP directions were being followed at once; this one was given up", a.opt.Flows)
-	for n := max(1, len(a.all)/8); n > 0 && a.lru.lnext != &a.lru; n-- {
-		a.giveUp(a.lru.lnext, EndLimit, why)
+	why := a.why.flows
+	for n := max(1, len(a.all)/8); n > 0; n-- {
+		s := a.oldest()
+		if s == nil {
+			break
+		}
+		a.giveUp(s, EndLimit, why)
 	}
 }
 
@@ -121,11 +124,14 @@ func (a *Assembler) makeRoom(keep *stream, n int) {
 	a.making = true
 	defer func() { a.making = false }()
 	goal := max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n)
-	why := fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", a.opt.TotalBytes)
-	for _, shown := range []bool{false, true} {
-		for s := a.lru.lnext; s != &a.lru && a.held > goal; {
+	why := a.why.room
+	for _, l := range [...]struct {
+		list  *stream
+		shown bool
+	}{{&a.elru, false}, {&a.lru, false}, {&a.lru, true}} {
+		for s := l.list.lnext; s != l.list && a.held > goal; {
 			next := s.lnext
-			if s != keep && s.charged > 0 && (s.r != nil && s.r.Interest() != Nothing) == shown {
+			if s != keep && s.charged > 0 && (s.r != nil && s.r.Interest() != Nothing) == l.shown {
 				a.giveUp(s, EndLimit, why)
 			}
 			s = next

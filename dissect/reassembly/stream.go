@@ -22,6 +22,7 @@ type stream struct {
 	// prev and next link the directions followed from the least recently
 	// progressed to the most (Assembler.lru).
 	lprev, lnext *stream
+	inEarly      bool // in the list of unanchored directions
 
 	anchored bool // the start is known: octets are delivered from it
 	syn      bool // the start is the octet after a SYN
@@ -515,6 +516,7 @@ func (a *Assembler) anchorSYN(s *stream, seq uint32, frame int) {
 // direction was closed.
 func (a *Assembler) anchorAt(s *stream, seg *Segment, seq uint32, cut bool) bool {
 	s.anchored, s.start, s.next = true, seq, 0
+	a.touch(s, seg.Frame)
 	base := s.startOff()
 	s.trimBelow(base)
 	a.startReader(s)
@@ -659,7 +661,7 @@ func (a *Assembler) charge(s *stream, n int) bool {
 	s.charged += n
 	if n > 0 && a.held > a.opt.TotalBytes {
 		if s.capped == "" {
-			s.capped = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets)", a.opt.TotalBytes)
+			s.capped = a.why.full
 		}
 		return false
 	}

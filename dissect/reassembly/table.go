@@ -208,7 +208,6 @@ func (t *table[K]) each(f func(k *K, st *dirState)) {
 	}
 }
 
-
 // The hashes are fixed (no random seed) so that a run is deterministic.
 func hash4(k *key4) uint64 {
 	a := binary.LittleEndian.Uint64(k[0:8])
