@@ -12,7 +12,6 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -128,9 +127,8 @@ const maxLinkType = 512
 func (r *run) finish() error {
 	r.connections()
 	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
-	if n := r.tracker.Forgotten(); n > 0 {
-		r.sum.Note(finding.New(finding.StateLimitReached,
-			"what %d established connections negotiated was forgotten at the --max-connections limit: a reconnection after them was not compared (properties-changed-on-reconnect)", n))
+	for _, f := range r.tracker.Notes() {
+		r.sum.Note(f)
 	}
 	if r.err == nil {
 		r.err = r.sink.Summary(r.sum)
