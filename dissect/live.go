@@ -38,9 +38,6 @@ type LiveOptions struct {
 	Flush func() error
 }
 
-// FlushInterval bounds how long a captured frame stays in the -w buffer.
-const FlushInterval = time.Second
-
 // liveFrame is a frame handed from a reader goroutine to the dissector.
 type liveFrame struct {
 	src     int
@@ -64,7 +61,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 		names[i] = s.Name()
 	}
 	name := strings.Join(names, ",")
-	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: conn.NewTracker(true, cfg.MaxConnections),
+	r := &run{cfg: cfg, sink: sink, tracker: conn.NewTracker(true, cfg.MaxConnections),
 		sum: record.NewSummary()}
 	inputs := make([]record.Input, len(sources))
 	for i, s := range sources {
@@ -189,6 +186,7 @@ func RunLive(ctx context.Context, sources []LiveSource, cfg Config, lo LiveOptio
 	if capErr != nil {
 		r.sum.DecodeErrors++
 	}
+	r.connections()
 	if err := r.finish(); err != nil {
 		return r.sum, err
 	}
