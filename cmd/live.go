@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
@@ -15,22 +13,7 @@ import (
 // runLive captures on the interfaces until -c, --duration or a signal, and
 // writes the -w file alongside.
 func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissect.Config, sink dissect.Sink) error {
-	filter := live.Filter{RoCEPorts: cfg.RoCEPorts}
-	for _, p := range opts.Ports {
-		if p == 0 || p > 65535 {
-			return usageError("--port: %d is not a TCP port", p)
-		}
-		if !slices.Contains(filter.TCPPorts, uint16(p)) {
-			filter.TCPPorts = append(filter.TCPPorts, uint16(p))
-		}
-	}
-	for _, h := range opts.Hosts {
-		a, err := netip.ParseAddr(h)
-		if err != nil {
-			return usageError("--host: %q is not an IP address", h)
-		}
-		filter.Hosts = append(filter.Hosts, a.Unmap())
-	}
+	filter := live.Filter{RoCEPorts: cfg.RoCEPorts, TCPPorts: opts.Ports, Hosts: opts.Hosts}
 	seen := map[string]bool{}
 	for _, name := range opts.Interfaces {
 		if seen[name] {
