@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	golayers "github.com/gopacket/gopacket/layers"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -32,7 +33,7 @@ func newFake(name string, err error, frames ...[]byte) *fakeHandle {
 }
 
 func (h *fakeHandle) Name() string     { return h.name }
-func (h *fakeHandle) LinkType() uint16 { return 1 }
+func (h *fakeHandle) LinkType() uint16 { return uint16(golayers.LinkTypeEthernet) }
 
 func (h *fakeHandle) Read() ([]byte, int, time.Time, error) {
 	select {
