@@ -47,8 +47,7 @@ type fileSource struct {
 	stdin  io.Reader
 	hash   bool
 	opened bool
-	frames int   // frames handed on
-	f      Frame // the last one
+	frames int // frames handed on
 
 	src      io.Reader
 	hashed   func() string // waits for the SHA-256
@@ -61,35 +60,34 @@ type fileSource struct {
 // and the USER values are 147 to 162.
 const maxLinkType = 512
 
-func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
+func (s *fileSource) Next(ctx context.Context) (Frame, error) {
 	if !s.opened {
 		s.opened = true
 		if err := s.open(ctx); err != nil {
-			return nil, s.fail(err)
+			return Frame{}, s.fail(err)
 		}
 	}
 	if s.rd == nil {
-		return nil, io.EOF // failed before, or closed
+		return Frame{}, io.EOF // failed before, or closed
 	}
 	if s.frames&1023 == 0 && ctx.Err() != nil {
-		return nil, ctx.Err()
+		return Frame{}, ctx.Err()
 	}
 	pf, err := s.rd.Next()
 	if err != nil {
 		if err == io.EOF {
-			return nil, io.EOF
+			return Frame{}, io.EOF
 		}
-		return nil, s.fail(err)
+		return Frame{}, s.fail(err)
 	}
 	if pf.LinkType >= maxLinkType {
 		// Not a LINKTYPE value at all: a damaged header, not a capture of
 		// something else.
-		return nil, s.fail(&pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
+		return Frame{}, s.fail(&pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
 			"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", pf.LinkType)})
 	}
 	s.frames++
-	s.f.Frame = decode.Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}
-	return &s.f, nil
+	return Frame{Frame: decode.Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}}, nil
 }
 
 // fail records what stopped the file and returns it naming the file.

@@ -94,6 +94,7 @@ type run struct {
 	halted  bool  // by cfg.Count or the writer: no source is read any more
 
 	// The writer's buffer holds frames since lastFlush.
+	written   Frame
 	dirty     bool
 	lastFlush time.Time
 }
@@ -139,7 +140,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 				in.Last = f.Time
 			}
 		}
-		if stopErr = r.write(f); stopErr != nil {
+		if stopErr = r.write(&f); stopErr != nil {
 			break
 		}
 		if decode.SupportedLink(f.LinkType) {
@@ -189,7 +190,8 @@ func (r *run) write(f *Frame) error {
 	if r.cfg.Writer == nil {
 		return nil
 	}
-	if err := r.cfg.Writer.WriteFrame(f); err != nil {
+	r.written = *f // so that f, the loop's, stays on its stack
+	if err := r.cfg.Writer.WriteFrame(&r.written); err != nil {
 		r.halted = true
 		return fmt.Errorf("writing the capture file: %w", err)
 	}

@@ -26,28 +26,28 @@ type step struct {
 type sliceSource struct {
 	names  []string
 	steps  []step
-	f      dissect.Frame
 	n      int
 	closed int
 }
 
-func (s *sliceSource) Next(context.Context) (*dissect.Frame, error) {
+func (s *sliceSource) Next(context.Context) (dissect.Frame, error) {
+	var f dissect.Frame
 	if len(s.steps) == 0 {
-		return nil, io.EOF
+		return f, io.EOF
 	}
 	st := s.steps[0]
 	s.steps = s.steps[1:]
 	switch {
 	case st.idle:
-		return nil, dissect.ErrIdle
+		return f, dissect.ErrIdle
 	case st.err != nil:
 		s.steps = nil
-		return nil, st.err
+		return f, st.err
 	}
 	s.n++
-	s.f.Data, s.f.WireLen, s.f.Time, s.f.LinkType = st.frame.Data, len(st.frame.Data), st.frame.Time, st.frame.LinkType
-	s.f.Index, s.f.Input = s.n, st.input
-	return &s.f, nil
+	f.Data, f.WireLen, f.Time, f.LinkType = st.frame.Data, len(st.frame.Data), st.frame.Time, st.frame.LinkType
+	f.Index, f.Input = s.n, st.input
+	return f, nil
 }
 
 func (s *sliceSource) Inputs() []record.Input {
