@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -47,7 +46,8 @@ type fileSource struct {
 	stdin  io.Reader
 	hash   bool
 	opened bool
-	frames int // frames handed on
+	frames int   // frames handed on
+	f      Frame // the last one
 
 	src      io.Reader
 	hashed   func() string // waits for the SHA-256
@@ -60,34 +60,36 @@ type fileSource struct {
 // and the USER values are 147 to 162.
 const maxLinkType = 512
 
-func (s *fileSource) Next(ctx context.Context) (Frame, error) {
-	if !s.opened {
+func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
+	if s.rd == nil {
+		if s.opened {
+			return nil, io.EOF // failed before, or closed
+		}
 		s.opened = true
 		if err := s.open(ctx); err != nil {
-			return Frame{}, s.fail(err)
+			return nil, s.fail(err)
 		}
 	}
-	if s.rd == nil {
-		return Frame{}, io.EOF // failed before, or closed
-	}
 	if s.frames&1023 == 0 && ctx.Err() != nil {
-		return Frame{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 	pf, err := s.rd.Next()
 	if err != nil {
 		if err == io.EOF {
-			return Frame{}, io.EOF
+			return nil, io.EOF
 		}
-		return Frame{}, s.fail(err)
+		return nil, s.fail(err)
 	}
 	if pf.LinkType >= maxLinkType {
 		// Not a LINKTYPE value at all: a damaged header, not a capture of
 		// something else.
-		return Frame{}, s.fail(&pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
+		return nil, s.fail(&pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
 			"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", pf.LinkType)})
 	}
 	s.frames++
-	return Frame{Frame: decode.Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}}, nil
+	f := &s.f
+	f.Data, f.WireLen, f.Time, f.LinkType, f.Index = pf.Data, pf.WireLen, pf.Time, pf.LinkType, pf.Index
+	return f, nil
 }
 
 // fail records what stopped the file and returns it naming the file.

@@ -94,7 +94,6 @@ type run struct {
 	halted  bool  // by cfg.Count or the writer: no source is read any more
 
 	// The writer's buffer holds frames since lastFlush.
-	written   Frame
 	dirty     bool
 	lastFlush time.Time
 }
@@ -103,95 +102,122 @@ type run struct {
 // the source's error, or the writer's; the sink's is in r.err.
 func (r *run) source(ctx context.Context, src Source) error {
 	inputs := src.Inputs()
-	names := make([]string, len(inputs))
+	p := &pass{names: make([]string, len(inputs)), tallies: make([]tally, len(inputs))}
 	for i, in := range inputs {
-		names[i] = in.Name
+		p.names[i] = in.Name
 	}
-	name := strings.Join(names, ",")
-	several := len(inputs) > 1
+	name := strings.Join(p.names, ",")
 	r.tracker.NextInput() // nothing pairs across sources
-	d := decode.New(name, r.cfg.decoder(), r.message)
-
-	var stopErr error
-	for {
-		f, err := src.Next(ctx)
-		if err == ErrIdle {
-			if stopErr = r.flushWriter(); stopErr != nil {
-				break
-			}
-			continue
-		}
-		if err != nil {
-			if err != io.EOF && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
-				stopErr = err
-			}
-			break
-		}
-		r.frames++
-		in := &inputs[f.Input]
-		in.Frames++
-		// A frame without a timestamp (pcapng Simple Packet Block) has the
-		// zero time: First and Last are over the frames that have one.
-		if !f.Time.IsZero() {
-			if in.First.IsZero() || f.Time.Before(in.First) {
-				in.First = f.Time
-			}
-			if f.Time.After(in.Last) {
-				in.Last = f.Time
-			}
-		}
-		if stopErr = r.write(&f); stopErr != nil {
-			break
-		}
-		if decode.SupportedLink(f.LinkType) {
-			if several {
-				d.SetFile(in.Name)
-			}
-			d.Decode(&f.Frame)
-		} else {
-			in.Skipped++ // a link type that cannot carry RDMA
-		}
-		if r.err != nil {
-			return nil
-		}
-		if r.cfg.Count > 0 && r.frames >= r.cfg.Count {
-			r.halted = true
-			break
-		}
-		if r.dirty && time.Since(r.lastFlush) >= FlushInterval {
-			if stopErr = r.flushWriter(); stopErr != nil {
-				break
-			}
-		}
+	p.d = decode.New(name, r.cfg.decoder(), r.message)
+	if len(inputs) > 1 {
+		p.d.SetFile(p.names[0]) // each message names the input of its frame
 	}
+	stopErr := r.read(ctx, src, p)
 	src.Close()
+	if r.err != nil {
+		return nil
+	}
 
 	// What was decoded before the end, the failure or the interruption is
 	// not lost.
-	d.SetFile(name)
-	d.Flush()
-	r.sum.StateDrops += d.Dropped()
-	r.sum.KeylessEvictions += d.KeylessEvictions()
-	for _, n := range d.Notes() {
+	p.d.SetFile(name)
+	p.d.Flush()
+	r.sum.StateDrops += p.d.Dropped()
+	r.sum.KeylessEvictions += p.d.KeylessEvictions()
+	for _, n := range p.d.Notes() {
 		r.sum.Note(n)
 	}
 	described := src.Inputs()
-	for i, in := range inputs {
-		described[i].Frames, described[i].Skipped, described[i].First, described[i].Last = in.Frames, in.Skipped, in.First, in.Last
-		r.sum.Frames += in.Frames
+	for i, t := range p.tallies {
+		in := &described[i]
+		in.Frames, in.Skipped, in.First, in.Last = t.frames, t.skipped, t.first, t.last
+		r.sum.Frames += t.frames
 	}
 	r.sum.Inputs = append(r.sum.Inputs, described...)
 	r.connections()
 	return stopErr
 }
 
-// write hands f to the writer, if any. A writer that fails ends the run.
-func (r *run) write(f *Frame) error {
-	if r.cfg.Writer == nil {
-		return nil
+// pass is what the run loop keeps while it reads one source.
+type pass struct {
+	names   []string // of the source's inputs
+	tallies []tally  // by input
+	d       *decode.Decoder
+}
+
+// read is the run loop over the frames of one source: each is counted,
+// written, and decoded. It returns what stopped it early: the source's
+// error, or the writer's; the sink's is in r.err.
+func (r *run) read(ctx context.Context, src Source, p *pass) error {
+	// The tally of the input of the last frame is kept apart, on the
+	// stack.
+	at, cur := 0, tally{}
+	defer func() { p.tallies[at] = cur }()
+	for {
+		f, err := src.Next(ctx)
+		if err != nil {
+			if err == ErrIdle {
+				if err := r.flushWriter(); err != nil {
+					return err
+				}
+				continue
+			}
+			if err == io.EOF || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return nil
+			}
+			return err
+		}
+		r.frames++
+		if f.Input != at {
+			p.tallies[at], at = cur, f.Input
+			cur = p.tallies[at]
+			p.d.SetFile(p.names[at])
+		}
+		cur.frames++
+		// A frame without a timestamp (pcapng Simple Packet Block) has the
+		// zero time: first and last are over the frames that have one.
+		if t := f.Time; !t.IsZero() {
+			if cur.first.IsZero() || t.Before(cur.first) {
+				cur.first = t
+			}
+			if t.After(cur.last) {
+				cur.last = t
+			}
+		}
+		if r.cfg.Writer != nil {
+			if err := r.write(f); err != nil {
+				return err
+			}
+		}
+		if decode.SupportedLink(f.LinkType) {
+			p.d.Decode(&f.Frame)
+		} else {
+			cur.skipped++ // a link type that cannot carry RDMA
+		}
+		if r.err != nil {
+			return nil
+		}
+		if r.cfg.Count > 0 && r.frames >= r.cfg.Count {
+			r.halted = true
+			return nil
+		}
+		if r.dirty && time.Since(r.lastFlush) >= FlushInterval {
+			if err := r.flushWriter(); err != nil {
+				return err
+			}
+		}
 	}
-	r.written = *f // so that f, the loop's, stays on its stack
-	if err := r.cfg.Writer.WriteFrame(&r.written); err != nil {
+}
+
+// tally counts the frames of one input.
+type tally struct {
+	frames, skipped int
+	first, last     time.Time
+}
+
+// write hands f to the writer. A writer that fails ends the run.
+func (r *run) write(f *Frame) error {
+	if err := r.cfg.Writer.WriteFrame(f); err != nil {
 		r.halted = true
 		return fmt.Errorf("writing the capture file: %w", err)
 	}

@@ -12,8 +12,7 @@ import (
 // Frame is one captured frame, as a Source hands it to the run loop: what
 // the Decoder reads (Data, valid until the next call of Next; WireLen, Time,
 // LinkType, and Index, its number as the records show it), and which input
-// it came from. It is handed over by value, so that the loop keeps it on
-// its stack: no allocation, no write barrier per frame.
+// it came from.
 type Frame struct {
 	decode.Frame
 	Input int // an index into the Source's Inputs
@@ -24,13 +23,13 @@ type Frame struct {
 // (dissect/live). A source is one pairing scope: the messages of its
 // inputs may pair into connections, those of different sources never do.
 type Source interface {
-	// Next returns the next frame; its Data belongs to the source, and is
-	// valid until the next call. Its errors: io.EOF after the last frame;
+	// Next returns the next frame; it belongs to the source, and is valid
+	// until the next call. Its errors: io.EOF after the last frame;
 	// ErrIdle when no frame came for a while (a live capture: call Next
 	// again); ctx.Err() when ctx ended the reading early. Any other error
 	// ends the source: it says what stopped it and names the input (an
 	// *InputError for a file).
-	Next(ctx context.Context) (Frame, error)
+	Next(ctx context.Context) (*Frame, error)
 	// Inputs describes the source's inputs, in the order of Frame.Input:
 	// their names at any time, and after Close all that the source knows
 	// of them (format, size, SHA-256, link types, what stopped them). The

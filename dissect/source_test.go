@@ -26,23 +26,24 @@ type step struct {
 type sliceSource struct {
 	names  []string
 	steps  []step
+	f      dissect.Frame
 	n      int
 	closed int
 }
 
-func (s *sliceSource) Next(context.Context) (dissect.Frame, error) {
-	var f dissect.Frame
+func (s *sliceSource) Next(context.Context) (*dissect.Frame, error) {
+	f := &s.f
 	if len(s.steps) == 0 {
-		return f, io.EOF
+		return nil, io.EOF
 	}
 	st := s.steps[0]
 	s.steps = s.steps[1:]
 	switch {
 	case st.idle:
-		return f, dissect.ErrIdle
+		return nil, dissect.ErrIdle
 	case st.err != nil:
 		s.steps = nil
-		return f, st.err
+		return nil, st.err
 	}
 	s.n++
 	f.Data, f.WireLen, f.Time, f.LinkType = st.frame.Data, len(st.frame.Data), st.frame.Time, st.frame.LinkType

@@ -34,10 +34,11 @@ type Capture struct {
 	idle   *time.Ticker // how often Next checks for idleness
 
 	started bool
-	stopped bool   // the readers were stopped; what they queued is still handed on
-	end     error  // what Next returns once the queue is empty
-	n       int    // frames handed on
-	buf     []byte // the last frame's buffer, reused once the next one is asked for
+	stopped bool          // the readers were stopped; what they queued is still handed on
+	end     error         // what Next returns once the queue is empty
+	n       int           // frames handed on
+	cur     dissect.Frame // the last one
+	buf     []byte        // its buffer, reused once the next one is asked for
 }
 
 // frame is a frame handed from a reader goroutine to Next.
@@ -112,7 +113,7 @@ func (c *Capture) start() {
 // Next returns the next frame captured, dissect.ErrIdle when none came for
 // a poll interval, and what ended the capture once the frames captured
 // before its end were handed on.
-func (c *Capture) Next(ctx context.Context) (dissect.Frame, error) {
+func (c *Capture) Next(ctx context.Context) (*dissect.Frame, error) {
 	if !c.started && !c.stopped {
 		c.start()
 	}
@@ -133,7 +134,7 @@ func (c *Capture) Next(ctx context.Context) (dissect.Frame, error) {
 			case f := <-c.frames:
 				return c.take(f)
 			default:
-				return dissect.Frame{}, c.end
+				return nil, c.end
 			}
 		}
 		select {
@@ -146,7 +147,7 @@ func (c *Capture) Next(ctx context.Context) (dissect.Frame, error) {
 		case <-c.idle.C:
 			// Idle: nothing came since the last tick.
 			if len(c.frames) == 0 {
-				return dissect.Frame{}, dissect.ErrIdle
+				return nil, dissect.ErrIdle
 			}
 		}
 	}
@@ -154,15 +155,15 @@ func (c *Capture) Next(ctx context.Context) (dissect.Frame, error) {
 
 // take hands on a frame from a reader, or the failure of its interface,
 // which ends the capture at once: what is queued is not handed on.
-func (c *Capture) take(f frame) (dissect.Frame, error) {
-	var fr dissect.Frame
+func (c *Capture) take(f frame) (*dissect.Frame, error) {
 	if f.err != nil {
 		c.halt(io.EOF)
 		c.frames = nil // nothing more
-		return fr, fmt.Errorf("capture on %s failed: %w", c.handles[f.src].Name(), f.err)
+		return nil, fmt.Errorf("capture on %s failed: %w", c.handles[f.src].Name(), f.err)
 	}
 	c.n++
 	c.inputs[f.src].Size += int64(len(f.data))
+	fr := &c.cur
 	fr.Data, fr.WireLen, fr.Time = f.data, f.wireLen, f.ts
 	fr.LinkType, fr.Index, fr.Input = c.handles[f.src].LinkType(), c.n, f.src
 	c.buf = f.data

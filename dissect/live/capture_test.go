@@ -76,7 +76,7 @@ func drain(t *testing.T, ctx context.Context, c *Capture, want int) (frames []di
 		if err != nil {
 			return frames, c.Inputs(), err
 		}
-		g := f
+		g := *f
 		g.Data = append([]byte(nil), f.Data...)
 		frames = append(frames, g)
 	}
@@ -94,7 +94,7 @@ func TestCaptureEnds(t *testing.T) {
 	var frames []dissect.Frame
 	var err error
 	for {
-		var f dissect.Frame
+		var f *dissect.Frame
 		f, err = c.Next(context.Background())
 		if err == dissect.ErrIdle {
 			continue
@@ -102,7 +102,7 @@ func TestCaptureEnds(t *testing.T) {
 		if err != nil {
 			break
 		}
-		frames = append(frames, f)
+		frames = append(frames, *f)
 	}
 	if err != io.EOF || len(frames) != 3 {
 		t.Fatalf("%d frames, then %v", len(frames), err)
@@ -156,7 +156,7 @@ func TestCaptureFails(t *testing.T) {
 	if err == nil || err.Error() != "capture on bad0 failed: interface bad0 went down" || len(frames) != 1 {
 		t.Errorf("%d frames, then %v", len(frames), err)
 	}
-	if f, err := c.Next(context.Background()); f.Data != nil || err != io.EOF {
+	if f, err := c.Next(context.Background()); f != nil || err != io.EOF {
 		t.Errorf("after the failure: %v %v", f, err)
 	}
 }
