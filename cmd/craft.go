@@ -14,7 +14,7 @@ import (
 )
 
 type craftOptions struct {
-	Transport string
+	Transport craft.Transport
 	IPv6      bool
 	Initiator craft.Peer
 	Responder craft.Peer
@@ -29,6 +29,15 @@ type craftOptions struct {
 	Flood     string
 	Count     int
 }
+
+// Defaults of craft's flags.
+const (
+	defaultTransport  = craft.RoCEv2
+	defaultMPARev     = 2    // RFC 6581
+	defaultInlineSize = 4096 // each side's Send Size and Receive Size
+	defaultSeed       = 1
+	defaultFloodCount = 1000000
+)
 
 func newCraftCmd(s *IOStreams) *cobra.Command {
 	opts := &craftOptions{}
@@ -54,25 +63,26 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&opts.Transport, "transport", "rocev2", "carrier: rocev2, rocev1, ib or iwarp")
-	f.IntVar(&opts.MPARev, "mpa-rev", 2, "iwarp: MPA revision, 1 (RFC 5044) or 2 (RFC 6581, IRD/ORD before the data)")
+	f.Var(oneOf(&opts.Transport, defaultTransport, "transport", craft.RoCEv2, craft.RoCEv1, craft.InfiniBand, craft.IWARP),
+		"transport", "carrier: rocev2, rocev1, ib or iwarp")
+	f.IntVar(&opts.MPARev, "mpa-rev", defaultMPARev, "iwarp: MPA revision, 1 (RFC 5044) or 2 (RFC 6581, IRD/ORD before the data)")
 	f.IntSliceVar(&opts.SplitAt, "split", nil, "iwarp: split the MPA Request into TCP segments at these octet offsets (repeatable or comma-separated)")
 	f.BoolVar(&opts.IPv6, "ipv6", false, "RoCEv2 or iWARP over IPv6 (and IPv6 GIDs)")
-	f.IntVar(&opts.Initiator.SendSize, "send-size", 4096, "initiator's Send Size in octets (multiple of 1024)")
-	f.IntVar(&opts.Initiator.ReceiveSize, "receive-size", 4096, "initiator's Receive Size in octets")
+	f.IntVar(&opts.Initiator.SendSize, "send-size", defaultInlineSize, "initiator's Send Size in octets (multiple of 1024)")
+	f.IntVar(&opts.Initiator.ReceiveSize, "receive-size", defaultInlineSize, "initiator's Receive Size in octets")
 	f.BoolVar(&opts.Initiator.RemoteInvalidate, "remote-invalidate", false, "initiator sets R")
 	f.BoolVar(&opts.Initiator.Absent, "no-rpcrdma", false, "initiator sends no RFC 8797 message")
-	f.IntVar(&opts.Responder.SendSize, "reply-send-size", 4096, "responder's Send Size in octets")
-	f.IntVar(&opts.Responder.ReceiveSize, "reply-receive-size", 4096, "responder's Receive Size in octets")
+	f.IntVar(&opts.Responder.SendSize, "reply-send-size", defaultInlineSize, "responder's Send Size in octets")
+	f.IntVar(&opts.Responder.ReceiveSize, "reply-receive-size", defaultInlineSize, "responder's Receive Size in octets")
 	f.BoolVar(&opts.Responder.RemoteInvalidate, "reply-remote-invalidate", false, "responder sets R")
 	f.BoolVar(&opts.Responder.Absent, "reply-no-rpcrdma", false, "responder sends no RFC 8797 message")
 	f.BoolVar(&opts.Reject, "reject", false, "the responder rejects the connection (REJ with consumer reject, or an MPA Reply with R set), still with its private data")
 	f.StringVarP(&opts.Write, "write", "w", "", "capture file to write: pcap, or pcapng for a .pcapng name; - for standard output")
 	f.BoolVar(&opts.HexOnly, "hex", false, "print only the initiator's 8 octets, in hex")
 	f.StringVar(&opts.Workload, "workload", "", "write a mixed performance workload of this size instead (e.g. 64MiB, 1GiB): RoCEv2 data, TCP bulk, small UDP, with CM exchanges and iWARP connections in between")
-	f.Uint64Var(&opts.Seed, "seed", 1, "workload: the random seed (the same seed writes the same file)")
+	f.Uint64Var(&opts.Seed, "seed", defaultSeed, "workload: the random seed (the same seed writes the same file)")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
-	f.IntVar(&opts.Count, "count", 1000000, "flood: how many streams, requests or retries")
+	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
 	return c
 }
 
@@ -112,7 +122,7 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 	}
 	var frames []craft.Frame
 	var err error
-	switch tr := craft.Transport(opts.Transport); tr {
+	switch tr := opts.Transport; tr {
 	case craft.RoCEv2, craft.RoCEv1, craft.InfiniBand:
 		if len(opts.SplitAt) > 0 {
 			return usageError("--split applies to --transport iwarp only")
@@ -129,8 +139,6 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		x := craft.IWARPExchange{IPv6: opts.IPv6, Rev: uint8(opts.MPARev), Initiator: opts.Initiator, Responder: opts.Responder,
 			Reject: opts.Reject, SplitAt: opts.SplitAt}
 		frames, err = x.Frames()
-	default:
-		return usageError("--transport: unknown transport %q (want rocev2, rocev1, ib or iwarp)", opts.Transport)
 	}
 	if err != nil {
 		return usageError("%v", err)

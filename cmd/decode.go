@@ -14,11 +14,14 @@ import (
 
 type decodeOptions struct {
 	Hex          []string
-	Format       string
-	Color        string
+	Format       output.Format
+	Color        output.ColorMode
 	ExpectOffset int
-	FailOn       string
+	FailOn       finding.Severity // 0: never
 }
+
+// guessExpectOffset is --expect-offset's default: guess from the blob.
+const guessExpectOffset = -1
 
 func newDecodeCmd(s *IOStreams) *cobra.Command {
 	opts := &decodeOptions{}
@@ -39,10 +42,10 @@ when the blob starts with an IP CM header, else at 0.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&opts.Format, "format", "T", "text", "output format: text or json")
-	f.StringVar(&opts.Color, "color", "auto", "colour the text output: auto, always or never")
-	f.IntVar(&opts.ExpectOffset, "expect-offset", -1, "where the carrier puts the message (0 CM, 36 after an IP CM header, 4 after MPA v2 IRD/ORD); -1 guesses")
-	f.StringVar(&opts.FailOn, "fail-on", "never", "exit 1 when a finding reaches this severity: never, info, warning or error")
+	f.VarP(formatFlag(&opts.Format, output.Text, output.JSON), "format", "T", "output format: text or json")
+	f.Var(colorFlag(&opts.Color), "color", "colour the text output: auto, always or never")
+	f.IntVar(&opts.ExpectOffset, "expect-offset", guessExpectOffset, "where the carrier puts the message (0 CM, 36 after an IP CM header, 4 after MPA v2 IRD/ORD); -1 guesses")
+	f.Var(failOnFlag(&opts.FailOn), "fail-on", "exit 1 when a finding reaches this severity: never, info, warning or error")
 	return c
 }
 
@@ -51,31 +54,17 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	format, err := output.ParseFormat(opts.Format)
-	if err != nil || format == output.Markdown {
-		return usageError("--format: want text or json, not %q", opts.Format)
-	}
-	mode := output.ColorMode(opts.Color)
-	if mode != output.ColorAuto && mode != output.ColorAlways && mode != output.ColorNever {
-		return usageError("--color: unknown mode %q (want auto, always or never)", opts.Color)
-	}
-	var failOn finding.Severity
-	if opts.FailOn != "never" {
-		if failOn, err = finding.ParseSeverity(opts.FailOn); err != nil {
-			return usageError("--fail-on: unknown value %q (want never, info, warning or error)", opts.FailOn)
-		}
-	}
 	expect := opts.ExpectOffset
 	if expect < 0 {
 		expect = guessOffset(pd)
 	}
 	rp, fs := decode.CheckPrivateData(pd, expect)
-	err = output.WriteDecode(s.Out, output.Options{Format: format,
-		Color: format == output.Text && output.UseColor(mode, s.OutTerminal, s.Getenv)}, pd, rp, fs)
+	err = output.WriteDecode(s.Out, output.Options{Format: opts.Format,
+		Color: opts.Format == output.Text && output.UseColor(opts.Color, s.OutTerminal, s.Getenv)}, pd, rp, fs)
 	if err != nil {
 		return failure(err)
 	}
-	if failOn != 0 && finding.Max(fs) >= failOn {
+	if opts.FailOn != 0 && finding.Max(fs) >= opts.FailOn {
 		return &exitError{code: ExitFindings}
 	}
 	return nil

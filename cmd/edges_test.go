@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // TestCraftFlagErrors: sizes of 0, --hex with -w or --no-rpcrdma, and
@@ -184,8 +186,11 @@ func TestInterruptedFailOn(t *testing.T) {
 // TestRoCEPortsOnce: a port given twice counts once (towards the filter's
 // limit of 32 too).
 func TestRoCEPortsOnce(t *testing.T) {
-	got, err := rocePorts([]uint{4792, 4792, 4793, 4792})
+	var got []uint16
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	f.Var(&portsFlag{&got, "UDP"}, "roce-port", "")
+	err := f.Parse([]string{"--roce-port", "4792", "--roce-port", "4792,4793", "--roce-port=4792"})
 	if err != nil || len(got) != 2 || got[0] != 4792 || got[1] != 4793 {
-		t.Errorf("rocePorts: %v, %v", got, err)
+		t.Errorf("--roce-port: %v, %v", got, err)
 	}
 }

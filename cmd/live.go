@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
-	"os"
-	"slices"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
@@ -16,22 +13,7 @@ import (
 // runLive captures on the interfaces until -c, --duration or a signal, and
 // writes the -w file alongside.
 func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissect.Config, sink dissect.Sink) error {
-	filter := live.Filter{RoCEPorts: cfg.RoCEPorts}
-	for _, p := range opts.Ports {
-		if p == 0 || p > 65535 {
-			return usageError("--port: %d is not a TCP port", p)
-		}
-		if !slices.Contains(filter.TCPPorts, uint16(p)) {
-			filter.TCPPorts = append(filter.TCPPorts, uint16(p))
-		}
-	}
-	for _, h := range opts.Hosts {
-		a, err := netip.ParseAddr(h)
-		if err != nil {
-			return usageError("--host: %q is not an IP address", h)
-		}
-		filter.Hosts = append(filter.Hosts, a.Unmap())
-	}
+	filter := live.Filter{RoCEPorts: cfg.RoCEPorts, TCPPorts: opts.Ports, Hosts: opts.Hosts}
 	seen := map[string]bool{}
 	for _, name := range opts.Interfaces {
 		if seen[name] {
@@ -42,47 +24,19 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 	if opts.Write == "-" {
 		return usageError("-w -: standard output carries the report; give -w a file name")
 	}
-	lo := live.Options{Promisc: !opts.NoPromisc, Filter: filter, Expr: opts.Expr}
-	var sources []dissect.LiveSource
-	var names []string
-	var links []uint16
-	closeAll := func() {
-		for _, src := range sources {
-			src.Close()
-		}
+	c, err := live.OpenCapture(opts.Interfaces, live.Options{Promisc: !opts.NoPromisc, Filter: filter, Expr: opts.Expr}, opts.Duration)
+	if err != nil {
+		return failure(err)
 	}
-	for _, name := range opts.Interfaces {
-		h, err := live.Open(name, lo)
-		if err != nil {
-			closeAll()
+	defer c.Close()
+	var file *live.File
+	if opts.Write != "" {
+		if file, err = c.CreateFile(opts.Write); err != nil {
 			return failure(err)
 		}
-		sources = append(sources, h)
-		names = append(names, h.Name())
-		links = append(links, h.LinkType())
+		cfg.Writer = file
 	}
-	lopts := dissect.LiveOptions{Count: opts.Count, Duration: opts.Duration,
-		IsTimeout: func(err error) bool { return errors.Is(err, live.ErrTimeout) }}
-	var file *os.File
-	var w *live.Writer
-	if opts.Write != "" {
-		pcapng := !strings.HasSuffix(strings.ToLower(opts.Write), ".pcap")
-		// Refuse before the file is created, which would empty it.
-		err := live.CanWrite(pcapng, links)
-		if err == nil {
-			file, err = os.Create(opts.Write)
-		}
-		if err != nil {
-			closeAll()
-			return failure(fmt.Errorf("%s: %w", opts.Write, err))
-		}
-		if w, err = live.NewWriter(file, pcapng, names, links, 0); err != nil {
-			file.Close()
-			closeAll()
-			return failure(fmt.Errorf("%s: %w", opts.Write, err))
-		}
-		lopts.Write, lopts.Flush = w.Write, w.Flush
-	}
+	cfg.Live, cfg.Count = true, opts.Count
 	stopWith := "Ctrl-C"
 	switch {
 	case opts.Count > 0 && opts.Duration > 0:
@@ -92,15 +46,13 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 	case opts.Duration > 0:
 		stopWith = fmt.Sprintf("%s or Ctrl-C", opts.Duration)
 	}
-	fmt.Fprintf(s.ErrOut, "rdmacm-pd: capturing on %s (%s); stops after %s\n", strings.Join(names, ", "), live.Backend, stopWith)
-	_, runErr := dissect.RunLive(ctx, sources, cfg, lopts, sink)
-	if w != nil {
-		err := w.Flush()
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil && runErr == nil {
-			runErr = fmt.Errorf("%s: %w", opts.Write, err)
+	fmt.Fprintf(s.ErrOut, "rdmacm-pd: capturing on %s (%s); stops after %s\n", strings.Join(c.Names(), ", "), live.Backend, stopWith)
+	_, runErr := dissect.RunSources(ctx, []dissect.Source{c}, cfg, sink)
+	if file != nil {
+		// The last frames are written out, and a failure to is an error
+		// even after Ctrl-C.
+		if err := file.Close(); err != nil && (runErr == nil || errors.Is(runErr, context.Canceled)) {
+			runErr = err
 		}
 	}
 	return runErr

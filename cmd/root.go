@@ -76,9 +76,7 @@ version 1 private data of RFC 8797, and shows what the peers agreed.`,
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v (see %s --help)", err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c.CommandPath(), err) })
 	root.AddCommand(newDissectCmd(s), newDecodeCmd(s), newCraftCmd(s))
 	return root
 }

@@ -12,12 +12,19 @@ type Config struct {
 	// TCP bounds the reassembly of MPA frames.
 	TCP decode.TCPLimits
 	// Live hands each connection attempt on as soon as its state is known
-	// (else all at the end, in the order of their requests).
+	// (else all at the end of their source, in the order of their
+	// requests).
 	Live bool
 	// MaxConnections bounds the attempts tracked at once (0: 65536).
 	MaxConnections int
-	// Hash computes each input's SHA-256 for the summary.
+	// Hash computes each input file's SHA-256 for the summary (Run).
 	Hash bool
+
+	// Count stops the run after this many frames (0: no limit).
+	Count int
+	// Writer, when set, receives every frame read, in the order they are
+	// dissected.
+	Writer FrameWriter
 }
 
 func (c Config) decoder() decode.Config { return decode.Config{RoCEPorts: c.RoCEPorts, TCP: c.TCP} }
@@ -26,11 +33,16 @@ func (c Config) decoder() decode.Config { return decode.Config{RoCEPorts: c.RoCE
 // of the program: a soft memory limit for the Go runtime. With the default
 // limits it is under 100 MB.
 func (c Config) MemoryBudget() int64 {
-	l := c.TCP.WithDefaults()
-	conns := c.MaxConnections
+	total, flows, conns := c.TCP.TotalBytes, c.TCP.Flows, c.MaxConnections
+	if total <= 0 {
+		total = decode.DefaultTCPBuffer
+	}
+	if flows <= 0 {
+		flows = decode.DefaultTCPFlows
+	}
 	if conns <= 0 {
 		conns = conn.DefaultMaxConnections
 	}
 	const base, perConn, perFlow = 40 << 20, 400, 400
-	return base + int64(l.TotalBytes) + perConn*int64(conns) + perFlow*int64(l.Flows)
+	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows)
 }

@@ -2,24 +2,20 @@ package dissect
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
+	"strings"
+	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // Sink receives what the dissector produces, in order: messages as they are
-// decoded, connection attempts (at the end, or as soon as their state is
-// known in live mode), and last the summary.
+// decoded, connection attempts (at the end of their source, or as soon as
+// their state is known in live mode), and last the summary.
 type Sink interface {
 	Message(*record.Message) error
 	Connection(*record.Connection) error
@@ -33,30 +29,215 @@ func (NopSink) Message(*record.Message) error       { return nil }
 func (NopSink) Connection(*record.Connection) error { return nil }
 func (NopSink) Summary(*record.Summary) error       { return nil }
 
-// InputError is a problem reading one input; it names the input.
-type InputError struct {
-	Name string
-	Err  error
-}
-
-func (e *InputError) Error() string {
-	name := e.Name
-	if name == "-" {
-		name = "standard input"
+// Run dissects each named capture file in turn ("-" is standard input; see
+// File) and hands every message, then every connection attempt, then the
+// summary to sink. It is RunSources over the files.
+func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink Sink) (*record.Summary, error) {
+	sources := make([]Source, len(names))
+	for i, name := range names {
+		sources[i] = File(name, stdin, cfg.Hash)
 	}
-	return name + ": " + e.Err.Error()
+	return RunSources(ctx, sources, cfg, sink)
 }
 
-func (e *InputError) Unwrap() error { return e.Err }
+// RunSources is the run loop: it reads each source in turn to its end
+// through a Decoder of its own, hands the messages to sink as they are
+// decoded and to the connection Tracker, then the connection attempts of
+// the source, and at the end the summary.
+//
+// A source that fails (a damaged file, a capture error) stops at the
+// failure, after everything before it was handed on; the sources after it
+// are still read. When ctx ends (Ctrl-C), the current source ends there and
+// everything is flushed as at a normal end; so it is when cfg.Count frames
+// were read, or when cfg.Writer fails (which ends the run). RunSources
+// closes every source. It returns the summary and the errors met, one per
+// failed source (ctx.Err() when ctx ended); the summary is also handed to
+// sink.
+func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*record.Summary, error) {
+	r := &run{cfg: cfg, sink: sink, tracker: conn.NewTracker(cfg.Live, cfg.MaxConnections), sum: record.NewSummary()}
+	defer func() {
+		for _, src := range sources {
+			src.Close()
+		}
+	}()
+	var errs []error
+	for _, src := range sources {
+		if ctx.Err() != nil || r.halted {
+			break
+		}
+		err := r.source(ctx, src)
+		if r.err != nil {
+			return r.sum, r.err
+		}
+		if err != nil {
+			errs = append(errs, err)
+			r.sum.DecodeErrors++
+		}
+	}
+	if err := r.finish(); err != nil {
+		return r.sum, err
+	}
+	if err := ctx.Err(); err != nil {
+		return r.sum, err
+	}
+	return r.sum, errors.Join(errs...)
+}
 
-// run is the state of one Run.
+// run is the state of one RunSources.
 type run struct {
-	ctx     context.Context
 	cfg     Config
 	sink    Sink
 	tracker *conn.Tracker
 	sum     *record.Summary
 	err     error // the sink's first error
+	frames  int   // frames read from all sources
+	halted  bool  // by cfg.Count or the writer: no source is read any more
+
+	// The writer's buffer holds frames since lastFlush.
+	dirty     bool
+	lastFlush time.Time
+}
+
+// source reads one source to its end. It returns what stopped it early:
+// the source's error, or the writer's; the sink's is in r.err.
+func (r *run) source(ctx context.Context, src Source) error {
+	inputs := src.Inputs()
+	p := &pass{names: make([]string, len(inputs)), tallies: make([]tally, len(inputs))}
+	for i, in := range inputs {
+		p.names[i] = in.Name
+	}
+	name := strings.Join(p.names, ",")
+	r.tracker.NextInput() // nothing pairs across sources
+	p.d = decode.New(name, r.cfg.decoder(), r.message)
+	if len(inputs) > 1 {
+		p.d.SetFile(p.names[0]) // each message names the input of its frame
+	}
+	stopErr := r.read(ctx, src, p)
+	src.Close()
+	if r.err != nil {
+		return nil
+	}
+
+	// What was decoded before the end, the failure or the interruption is
+	// not lost.
+	p.d.SetFile(name)
+	p.d.Flush()
+	r.sum.StateDrops += p.d.Dropped()
+	r.sum.KeylessEvictions += p.d.KeylessEvictions()
+	for _, n := range p.d.Notes() {
+		r.sum.Note(n)
+	}
+	described := src.Inputs()
+	for i, t := range p.tallies {
+		in := &described[i]
+		in.Frames, in.Skipped, in.First, in.Last = t.frames, t.skipped, t.first, t.last
+		r.sum.Frames += t.frames
+	}
+	r.sum.Inputs = append(r.sum.Inputs, described...)
+	r.connections()
+	return stopErr
+}
+
+// pass is what the run loop keeps while it reads one source.
+type pass struct {
+	names   []string // of the source's inputs
+	tallies []tally  // by input
+	d       *decode.Decoder
+}
+
+// read is the run loop over the frames of one source: each is counted,
+// written, and decoded. It returns what stopped it early: the source's
+// error, or the writer's; the sink's is in r.err.
+func (r *run) read(ctx context.Context, src Source, p *pass) error {
+	// The tally of the input of the last frame is kept apart, on the
+	// stack.
+	at, cur := 0, tally{}
+	defer func() { p.tallies[at] = cur }()
+	for {
+		f, err := src.Next(ctx)
+		if err != nil {
+			if err == ErrIdle {
+				if err := r.flushWriter(); err != nil {
+					return err
+				}
+				continue
+			}
+			if err == io.EOF || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return nil
+			}
+			return err
+		}
+		r.frames++
+		if f.Input != at {
+			p.tallies[at], at = cur, f.Input
+			cur = p.tallies[at]
+			p.d.SetFile(p.names[at])
+		}
+		cur.frames++
+		// A frame without a timestamp (pcapng Simple Packet Block) has the
+		// zero time: first and last are over the frames that have one.
+		if t := f.Time; !t.IsZero() {
+			if cur.first.IsZero() || t.Before(cur.first) {
+				cur.first = t
+			}
+			if t.After(cur.last) {
+				cur.last = t
+			}
+		}
+		if r.cfg.Writer != nil {
+			if err := r.write(f); err != nil {
+				return err
+			}
+		}
+		if decode.SupportedLink(f.LinkType) {
+			p.d.Decode(&f.Frame)
+		} else {
+			cur.skipped++ // a link type that cannot carry RDMA
+		}
+		if r.err != nil {
+			return nil
+		}
+		if r.cfg.Count > 0 && r.frames >= r.cfg.Count {
+			r.halted = true
+			return nil
+		}
+		if r.dirty && time.Since(r.lastFlush) >= FlushInterval {
+			if err := r.flushWriter(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// tally counts the frames of one input.
+type tally struct {
+	frames, skipped int
+	first, last     time.Time
+}
+
+// write hands f to the writer. A writer that fails ends the run.
+func (r *run) write(f *Frame) error {
+	if err := r.cfg.Writer.WriteFrame(f); err != nil {
+		r.halted = true
+		return fmt.Errorf("writing the capture file: %w", err)
+	}
+	if !r.dirty {
+		r.dirty, r.lastFlush = true, time.Now()
+	}
+	return nil
+}
+
+// flushWriter writes out what the writer buffered, if anything.
+func (r *run) flushWriter() error {
+	if !r.dirty {
+		return nil
+	}
+	r.dirty, r.lastFlush = false, time.Now()
+	if err := r.cfg.Writer.Flush(); err != nil {
+		r.halted = true
+		return fmt.Errorf("writing the capture file: %w", err)
+	}
+	return nil
 }
 
 func (r *run) message(m *record.Message) {
@@ -82,62 +263,6 @@ func (r *run) connection(c *record.Connection) {
 	r.err = r.sink.Connection(c)
 }
 
-// Run dissects each named capture file in turn ("-" is standard input) and
-// hands every message, then every connection attempt, then the summary to
-// sink. A damaged input stops at the damage, after everything before it was
-// handed on; the others are still read. When ctx is cancelled (Ctrl-C), the
-// current input ends there and everything is flushed as at a normal end.
-// Run returns the summary and the errors met, one per damaged input; the
-// summary is also handed to sink.
-func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink Sink) (*record.Summary, error) {
-	r := &run{ctx: ctx, cfg: cfg, sink: sink, tracker: conn.NewTracker(cfg.Live, cfg.MaxConnections),
-		sum: record.NewSummary()}
-	var errs []error
-	for _, name := range names {
-		if ctx.Err() != nil {
-			break
-		}
-		r.tracker.NextInput()
-		in, err := r.input(name, stdin)
-		r.connections() // nothing pairs across inputs
-		r.sum.Inputs = append(r.sum.Inputs, in)
-		r.sum.Frames += in.Frames
-		if err != nil {
-			errs = append(errs, err)
-			r.sum.DecodeErrors++
-		}
-		if r.err != nil {
-			return r.sum, r.err
-		}
-	}
-	if err := r.finish(); err != nil {
-		return r.sum, err
-	}
-	if err := ctx.Err(); err != nil {
-		return r.sum, err
-	}
-	return r.sum, errors.Join(errs...)
-}
-
-// maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
-// and the USER values are 147 to 162.
-const maxLinkType = 512
-
-// finish hands on the connection attempts still open and the summary; it
-// returns the sink's error.
-func (r *run) finish() error {
-	r.connections()
-	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
-	if n := r.tracker.Forgotten(); n > 0 {
-		r.sum.Note(finding.New(finding.StateLimitReached,
-			"what %d established connections negotiated was forgotten at the --max-connections limit: a reconnection after them was not compared (properties-changed-on-reconnect)", n))
-	}
-	if r.err == nil {
-		r.err = r.sink.Summary(r.sum)
-	}
-	return r.err
-}
-
 // connections hands on the attempts the tracker still holds.
 func (r *run) connections() {
 	for _, c := range r.tracker.Finish() {
@@ -145,184 +270,14 @@ func (r *run) connections() {
 	}
 }
 
-// input reads one capture file through a Decoder.
-func (r *run) input(name string, stdin io.Reader) (in record.Input, err error) {
-	in = record.Input{Name: name}
-	src, size, hashed, closeSrc, err := openInput(r.ctx, name, stdin, r.cfg.Hash)
-	if err != nil {
-		in.Err = err
-		return in, &InputError{Name: name, Err: err}
+// finish hands on the summary; it returns the sink's error.
+func (r *run) finish() error {
+	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
+	for _, n := range r.tracker.Notes() {
+		r.sum.Note(n)
 	}
-	defer closeSrc()
-	in.Size = size
-	// A stream's size is what was read of it, whatever the way out.
-	defer func() {
-		if cr, ok := src.(*countingReader); ok {
-			in.Size = cr.n
-		}
-	}()
-	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true})
-	if err != nil {
-		in.Err = err
-		in.SHA256 = hashed()
-		return in, &InputError{Name: name, Err: err}
+	if r.err == nil {
+		r.err = r.sink.Summary(r.sum)
 	}
-	defer rd.Close() // stops the read-ahead goroutine
-	in.Format = rd.Format()
-	in.Compressed = rd.Compressed()
-
-	d := decode.New(name, r.cfg.decoder(), r.message)
-	var fr decode.Frame
-	var readErr error
-	for {
-		if in.Frames&1023 == 0 && r.ctx.Err() != nil {
-			break
-		}
-		pf, err := rd.Next()
-		if err != nil {
-			if err != io.EOF {
-				readErr = err
-			}
-			break
-		}
-		in.Frames++
-		// A frame without a timestamp (pcapng Simple Packet Block) has the
-		// zero time: First and Last are over the frames that have one.
-		if !pf.Time.IsZero() {
-			if in.First.IsZero() || pf.Time.Before(in.First) {
-				in.First = pf.Time
-			}
-			if pf.Time.After(in.Last) {
-				in.Last = pf.Time
-			}
-		}
-		if !decode.SupportedLink(pf.LinkType) {
-			if pf.LinkType >= maxLinkType {
-				// Not a LINKTYPE value at all: a damaged header, not a
-				// capture of something else.
-				readErr = &pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
-					"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", pf.LinkType)}
-				in.Frames--
-				break
-			}
-			in.Skipped++
-			continue
-		}
-		fr = decode.Frame{Data: pf.Data, WireLen: pf.WireLen, Time: pf.Time, LinkType: pf.LinkType, Index: pf.Index}
-		d.Decode(&fr)
-		if r.err != nil {
-			return in, r.err
-		}
-	}
-	// What was decoded before the end, the damage or the interruption is
-	// not lost.
-	d.Flush()
-	r.sum.StateDrops += d.Dropped()
-	r.sum.KeylessEvictions += d.KeylessEvictions()
-	for _, f := range d.Notes() {
-		r.sum.Note(f)
-	}
-	in.LinkTypes = rd.LinkTypes()
-	in.SHA256 = hashed()
-	if readErr != nil {
-		in.Err = readErr
-		return in, &InputError{Name: name, Err: readErr}
-	}
-	return in, nil
-}
-
-// openInput opens a capture file (or standard input) and starts its SHA-256
-// when asked: for a regular file in a goroutine of its own that reads the
-// file a second time (from the page cache), so that it runs on another core;
-// for a stream through the reader itself. hashed waits for the result.
-func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (src io.Reader, size int64, hashed func() string, closeSrc func(), err error) {
-	none := func() string { return "" }
-	if name == "-" {
-		if !hash {
-			return &countingReader{r: stdin}, -1, none, func() {}, nil
-		}
-		h := sha256.New()
-		return &countingReader{r: io.TeeReader(stdin, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, func() {}, nil
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the name is said once, by InputError
-		}
-		return nil, 0, nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, nil, nil, err
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, 0, nil, nil, errors.New("is a directory")
-	}
-	size = st.Size()
-	if !st.Mode().IsRegular() {
-		if !hash {
-			return &countingReader{r: f}, -1, none, func() { f.Close() }, nil
-		}
-		h := sha256.New()
-		return &countingReader{r: io.TeeReader(f, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) },
-			func() { f.Close() }, nil
-	}
-	if !hash {
-		return f, size, none, func() { f.Close() }, nil
-	}
-	result := make(chan string, 1)
-	hctx, cancel := context.WithCancel(ctx)
-	go func() { result <- hashFile(hctx, name) }()
-	var sum string
-	got := false
-	return f, size, func() string {
-			if !got {
-				sum, got = <-result, true
-			}
-			return sum
-		}, func() {
-			cancel()
-			f.Close()
-		}, nil
-}
-
-// hashFile returns the SHA-256 of a file, or "" when it cannot be read or
-// ctx ends first.
-func hashFile(ctx context.Context, name string) string {
-	f, err := os.Open(name)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	h := sha256.New()
-	buf := make([]byte, 1<<20)
-	for {
-		if ctx.Err() != nil {
-			return ""
-		}
-		n, err := f.Read(buf)
-		h.Write(buf[:n])
-		if err == io.EOF {
-			return hex.EncodeToString(h.Sum(nil))
-		}
-		if err != nil {
-			return ""
-		}
-	}
-}
-
-// countingReader counts the octets of a stream whose size is not known
-// beforehand.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+	return r.err
 }

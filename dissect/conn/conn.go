@@ -32,6 +32,12 @@ type attempt struct {
 	emitted bool
 	st      *attemptState // shared with the history of the service
 
+	// negotiation holds the findings on what an accepting reply agreed;
+	// they join Findings when the attempt is handed on, unless the reply
+	// is rejected after all (a REJ of the REP): a rejected connection
+	// negotiated nothing.
+	negotiation []finding.Finding
+
 	partialReply int // an MPA Reply that ended before its flags
 }
 
@@ -168,22 +174,36 @@ func (t *Tracker) Dropped() int { return t.dropped }
 // not be compared with them.
 func (t *Tracker) Forgotten() int { return t.forgot }
 
+// Notes are the tracker's findings about the run as a whole: what the
+// limit made it forget, which no connection record can show.
+func (t *Tracker) Notes() []finding.Finding {
+	if t.forgot == 0 {
+		return nil
+	}
+	return []finding.Finding{finding.New(finding.StateLimitReached,
+		"what %d established connections negotiated was forgotten at the --max-connections limit: a reconnection after them was not compared (properties-changed-on-reconnect)", t.forgot)}
+}
+
 // Message takes the next message and returns the attempts it makes ready
 // (live mode, or attempts pushed out by the limit).
 func (t *Tracker) Message(m *record.Message) []*record.Connection {
-	if m.Transport == record.IWARP {
+	if m.Kind.IsMPA() {
 		return records(t.mpa(m))
 	}
 	return records(t.cm(m))
 }
 
-// records are the connection records of attempts.
+// records are the connection records of attempts being handed on.
 func records(as []*attempt) []*record.Connection {
 	if len(as) == 0 {
 		return nil
 	}
 	out := make([]*record.Connection, len(as))
 	for i, a := range as {
+		if a.negotiation != nil {
+			a.Findings = append(a.negotiation, a.Findings...)
+			a.negotiation = nil
+		}
 		out[i] = &a.Connection
 	}
 	return out
@@ -200,8 +220,8 @@ func (t *Tracker) byLocal(m *record.Message) (c *attempt, fromInitiator bool) {
 }
 
 func (t *Tracker) cm(m *record.Message) []*attempt {
-	switch m.AttributeID {
-	case layers.AttrREQ:
+	switch m.Kind {
+	case record.KindREQ:
 		k := reqKey{m.Src, m.Dst, m.LocalCommID}
 		if c := t.byReq[k]; c != nil {
 			// A CM retry of the same attempt: the REQ again before any
@@ -223,7 +243,7 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 			ready = append(ready, t.cm(r)...)
 		}
 		return ready
-	case layers.AttrREP:
+	case record.KindREP:
 		k := reqKey{m.Dst, m.Src, m.RemoteCommID}
 		c := t.byReq[k]
 		if c == nil {
@@ -233,8 +253,8 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		if c.ReplyFrame != 0 {
 			return nil // a repeated reply
 		}
-		return t.settle(c, m, record.Established, "", true)
-	case layers.AttrREJ:
+		return t.accept(c, m)
+	case record.KindREJ:
 		c, fromInitiator := t.byLocal(m)
 		switch {
 		case c == nil:
@@ -247,23 +267,26 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		case fromInitiator && c.ReplyFrame == 0:
 			// The initiator gave up before any reply (Linux sends a REJ
 			// with reason Timeout when it abandons a REQ).
-			return t.settle(c, m, record.Rejected, "the initiator gave up before any reply: "+rejReason(m), false)
+			return t.reject(c, m, false, finding.New(finding.ConnectionRejected,
+				"the initiator gave up before any reply: %s", rejReason(m)))
 		case c.ReplyFrame == 0:
-			return t.settle(c, m, record.Rejected, rejReason(m), true)
+			return t.reject(c, m, true, finding.New(finding.ConnectionRejected, "%s", rejReason(m)))
 		}
 		// A REJ of the REP, instead of an RTU: from the initiator (it did
 		// not accept the REP) or from the responder (the RTU never came).
+		// The REP stays the reply.
 		who := "the responder"
 		if fromInitiator {
 			who = "the initiator"
 		}
-		return t.rejectLate(c, fmt.Sprintf("%s rejected the REP in frame %d: %s", who, m.Frame, rejReason(m)))
-	case layers.AttrRTU:
+		return t.rejected(c, finding.New(finding.ConnectionRejected, "%s rejected the REP in frame %d: %s",
+			who, m.Frame, rejReason(m)))
+	case record.KindRTU:
 		if c, fromInitiator := t.byLocal(m); c != nil && fromInitiator && c.State == record.Established && !c.st.final {
 			c.st.final = true
 			return t.emit(c)
 		}
-	case layers.AttrDREQ, layers.AttrDREP:
+	case record.KindDREQ, record.KindDREP:
 		if c, _ := t.byLocal(m); c != nil && c.ReplyFrame != 0 {
 			c.closed = true
 		}
@@ -344,11 +367,11 @@ func (t *Tracker) mpa(m *record.Message) []*attempt {
 			c.partialReply = m.Frame // the stream ended before the Reply's flags: it settles nothing
 			return nil
 		case h.Reject:
-			return t.settle(c, m, record.Rejected, "MPA Reply with R set", true)
+			return t.reject(c, m, true, finding.New(finding.ConnectionRejected, "MPA Reply with R set"))
 		}
 		// MPA has no third message: the Reply establishes the connection.
 		c.st.final = true
-		return t.settle(c, m, record.Established, "", true)
+		return t.accept(c, m)
 	}
 	return nil
 }
@@ -416,40 +439,47 @@ func (t *Tracker) unindex(c *attempt) {
 	}
 }
 
-// settle records the reply and works out the negotiation and findings.
-func (t *Tracker) settle(c *attempt, m *record.Message, st record.State, reason string, fromResponder bool) []*attempt {
-	c.State = st
+// reply records the reply to c and works out what the two sides agree
+// from their RFC 8797 messages. A REJ from the initiator carries nothing
+// of the responder's.
+func reply(c *attempt, m *record.Message, fromResponder bool) {
 	c.ReplyFrame = m.Frame
-	c.RejectReason = reason
 	if fromResponder {
 		c.ResponderRPCRDMA = m.RPCRDMA
 	}
 	in, inv := Negotiate(c.InitiatorRPCRDMA, c.ResponderRPCRDMA)
-	c.Inline, c.RemoteInvalidation = &in, inv && st == record.Established
-	c.Findings = append(c.Findings, t.checks(c)...)
-	if st == record.Rejected {
-		c.st.final, c.st.rejected = true, true
-		return t.emit(c)
-	}
+	c.Inline, c.RemoteInvalidation = &in, inv
+}
+
+// accept settles c with an accepting reply (a REP, or an MPA Reply without
+// R): the connection rules judge what it agreed. A REP is not final: the
+// RTU, or a REJ of the REP, settles it for good.
+func (t *Tracker) accept(c *attempt, m *record.Message) []*attempt {
+	reply(c, m, true)
+	c.State = record.Established
+	c.negotiation = t.agreement(c)
 	t.remember(c)
 	if c.st.final {
 		return t.emit(c)
 	}
-	// A REP: the RTU (or a REJ of the REP) settles it for good.
 	return nil
 }
 
-// rejectLate turns an attempt whose REP was seen into a rejected one.
-func (t *Tracker) rejectLate(c *attempt, reason string) []*attempt {
-	c.State, c.RejectReason, c.RemoteInvalidation = record.Rejected, reason, false
-	c.st.final, c.st.rejected = true, true // its history entry no longer counts
-	kept := c.Findings[:0]
-	for _, f := range c.Findings {
-		if f.Code == finding.StateLimitReached {
-			kept = append(kept, f)
-		}
-	}
-	c.Findings = append(kept, t.checks(c)...)
+// reject settles c with a rejecting reply: a REJ, or an MPA Reply with R
+// set. What the two sides advertised is still shown.
+func (t *Tracker) reject(c *attempt, m *record.Message, fromResponder bool, why finding.Finding) []*attempt {
+	reply(c, m, fromResponder)
+	return t.rejected(c, why)
+}
+
+// rejected ends c as rejected (its REP, if any, stays the reply), for the
+// reason the finding gives. A rejected connection negotiated nothing, and
+// no longer counts as the earlier connection of its service.
+func (t *Tracker) rejected(c *attempt, why finding.Finding) []*attempt {
+	c.State, c.RejectReason, c.RemoteInvalidation = record.Rejected, why.Message, false
+	c.st.final, c.st.rejected = true, true
+	c.negotiation = nil
+	c.Findings = append(c.Findings, why)
 	return t.emit(c)
 }
 
@@ -548,13 +578,11 @@ func (c *attempt) serviceKey() serviceKey {
 	return serviceKey{c.Transport, hostOf(c.Initiator), hostOf(c.Responder), svc}
 }
 
-// checks are the connection rules. Whether one side sent RFC 8797 data
-// or set R matters only for a connection that was accepted.
-func (t *Tracker) checks(c *attempt) []finding.Finding {
+// agreement holds the connection rules on what an accepted connection
+// agreed: whether both sides sent RFC 8797 data, whether both set R, and
+// whether the properties changed since the service's previous connection.
+func (t *Tracker) agreement(c *attempt) []finding.Finding {
 	var out []finding.Finding
-	if c.State == record.Rejected {
-		return append(out, finding.New(finding.ConnectionRejected, "%s", c.RejectReason))
-	}
 	ini, res := c.InitiatorRPCRDMA != nil, c.ResponderRPCRDMA != nil
 	if ini != res {
 		who, other := "initiator", "responder"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket/afpacket"
+	golayers "github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -27,35 +28,24 @@ type afHandle struct {
 	tp   *afpacket.TPacket
 }
 
-// ARPHRD_* interface types (/sys/class/net/IFACE/type).
-const (
-	arphrdEther      = 1
-	arphrdInfiniband = 32
-	arphrdRawIP      = 519
-	arphrdTunnel     = 768 // ipip
-	arphrdTunnel6    = 769 // ip6tnl
-	arphrdSit        = 776
-	arphrdLoopback   = 772
-	arphrdNone       = 65534
-)
-
 // linkOf gives the LINKTYPE_* of the frames AF_PACKET delivers for an
 // interface, or an error for the interfaces this backend cannot filter.
 func linkOf(name string) (uint16, error) {
 	b, err := os.ReadFile("/sys/class/net/" + name + "/type")
 	if err != nil {
-		return LinkEthernet, nil // no sysfs: assume Ethernet, as most are
+		return uint16(golayers.LinkTypeEthernet), nil // no sysfs: assume Ethernet, as most are
 	}
 	t, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return LinkEthernet, nil
+		return uint16(golayers.LinkTypeEthernet), nil
 	}
+	// The ARPHRD_* interface type (/sys/class/net/IFACE/type).
 	switch t {
-	case arphrdEther, arphrdLoopback:
-		return LinkEthernet, nil
-	case arphrdNone, arphrdRawIP, arphrdTunnel, arphrdTunnel6, arphrdSit: // tun, WireGuard, IP tunnels: IP packets, no link header
-		return LinkRaw, nil
-	case arphrdInfiniband:
+	case unix.ARPHRD_ETHER, unix.ARPHRD_LOOPBACK:
+		return uint16(golayers.LinkTypeEthernet), nil
+	case unix.ARPHRD_NONE, unix.ARPHRD_RAWIP, unix.ARPHRD_TUNNEL, unix.ARPHRD_TUNNEL6, unix.ARPHRD_SIT: // tun, WireGuard, IP tunnels: IP packets, no link header
+		return uint16(golayers.LinkTypeRaw), nil
+	case unix.ARPHRD_INFINIBAND:
 		return 0, fmt.Errorf("%s is an IPoIB interface, which AF_PACKET shows without the InfiniBand headers: capture on the HCA (mlx5_0...) with the libpcap build (go build -tags pcap) or ibdump", name)
 	}
 	return 0, fmt.Errorf("%s has link type ARPHRD %d, which this build cannot capture (Ethernet and raw IP interfaces only); try the libpcap build (go build -tags pcap) or tcpdump", name, t)

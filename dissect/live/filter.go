@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"net/netip"
 
+	golayers "github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/bpf"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // Filter says which frames the kernel lets through to the dissector: the
@@ -47,18 +50,6 @@ const (
 	maxFilter = 32     // ports, and hosts of each IP version, a filter may name
 )
 
-// Link types the filter knows (LINKTYPE_* values).
-const (
-	LinkNull     = 0
-	LinkEthernet = 1
-	LinkRaw      = 101
-	LinkLoop     = 108
-	LinkSLL      = 113
-	LinkIPv4     = 228
-	LinkIPv6     = 229
-	LinkSLL2     = 276
-)
-
 // Scratch memory cells.
 const (
 	memBase  = 0 // offset of the layer 3 header
@@ -68,7 +59,9 @@ const (
 )
 
 // Program compiles the filter to classic BPF for an Ethernet link.
-func (f *Filter) Program() ([]bpf.Instruction, error) { return f.ProgramFor(LinkEthernet) }
+func (f *Filter) Program() ([]bpf.Instruction, error) {
+	return f.ProgramFor(uint16(golayers.LinkTypeEthernet))
+}
 
 // Check says whether the filter names no more ports and hosts than it can
 // hold.
@@ -81,7 +74,9 @@ func (f *Filter) Check() error {
 	return nil
 }
 
-// ProgramFor compiles the filter to classic BPF for frames of a link type.
+// ProgramFor compiles the filter to classic BPF for frames of a link type
+// (a LINKTYPE_* value): Ethernet, Linux cooked (SLL, SLL2), raw IP, or BSD
+// loopback.
 func (f *Filter) ProgramFor(link uint16) ([]bpf.Instruction, error) {
 	if err := f.Check(); err != nil {
 		return nil, err
@@ -97,32 +92,32 @@ func (f *Filter) ProgramFor(link uint16) ([]bpf.Instruction, error) {
 		a.emit(bpf.RetConstant{Val: 0})
 		a.label("incoming")
 	}
-	switch link {
-	case LinkEthernet:
+	switch lt := golayers.LinkType(link); lt {
+	case golayers.LinkTypeEthernet:
 		a.emit(bpf.LoadAbsolute{Off: 12, Size: 2})
-		a.jeq(0x8100, "vlan", "")
-		a.jeq(0x88a8, "vlan", "")
+		a.jeq(etherType(golayers.EthernetTypeDot1Q), "vlan", "")
+		a.jeq(etherType(golayers.EthernetTypeQinQ), "vlan", "")
 		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 14})
 		a.ja("l3")
 		a.label("vlan")
 		a.emit(bpf.LoadAbsolute{Off: 16, Size: 2})
-		a.jeq(0x8100, "vlan2", "") // 802.1ad outer tag, 802.1Q inner tag (QinQ)
+		a.jeq(etherType(golayers.EthernetTypeDot1Q), "vlan2", "") // 802.1ad outer tag, 802.1Q inner tag (QinQ)
 		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 18})
 		a.ja("l3")
 		a.label("vlan2")
 		a.emit(bpf.LoadAbsolute{Off: 20, Size: 2})
 		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 22})
-	case LinkSLL:
+	case golayers.LinkTypeLinuxSLL:
 		a.emit(bpf.LoadAbsolute{Off: 14, Size: 2})
 		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 16})
-	case LinkSLL2:
+	case golayers.LinkTypeLinuxSLL2:
 		a.emit(bpf.LoadAbsolute{Off: 0, Size: 2})
 		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: 20})
-	case LinkRaw, LinkIPv4, LinkIPv6, LinkNull, LinkLoop:
+	case golayers.LinkTypeRaw, golayers.LinkTypeIPv4, golayers.LinkTypeIPv6, golayers.LinkTypeNull, golayers.LinkTypeLoop:
 		// The IP header right away (after a 4-octet address family for
 		// the BSD loopback types): its version says which.
 		base := uint32(0)
-		if link == LinkNull || link == LinkLoop {
+		if lt == golayers.LinkTypeNull || lt == golayers.LinkTypeLoop {
 			base = 4
 		}
 		a.emit(bpf.LoadAbsolute{Off: base, Size: 1})
@@ -131,10 +126,10 @@ func (f *Filter) ProgramFor(link uint16) ([]bpf.Instruction, error) {
 		a.jeq(0x60, "raw6", "")
 		a.exits()
 		a.label("raw4")
-		a.emit(bpf.LoadConstant{Dst: bpf.RegA, Val: 0x0800})
+		a.emit(bpf.LoadConstant{Dst: bpf.RegA, Val: etherType(golayers.EthernetTypeIPv4)})
 		a.ja("raw")
 		a.label("raw6")
-		a.emit(bpf.LoadConstant{Dst: bpf.RegA, Val: 0x86dd})
+		a.emit(bpf.LoadConstant{Dst: bpf.RegA, Val: etherType(golayers.EthernetTypeIPv6)})
 		a.label("raw")
 		a.emit(bpf.LoadConstant{Dst: bpf.RegX, Val: base})
 	default:
@@ -175,9 +170,9 @@ func (f *Filter) body(a *asm, v4, v6 []netip.Addr) {
 	if hosts {
 		a.emit(bpf.StoreScratch{Src: bpf.RegA, N: memType})
 	}
-	a.jeqFar(0x0800, "ip4")
-	a.jeqFar(0x86dd, "a16")
-	a.jeqFar(0x8915, "roce1")
+	a.jeqFar(etherType(golayers.EthernetTypeIPv4), "ip4")
+	a.jeqFar(etherType(golayers.EthernetTypeIPv6), "a16")
+	a.jeqFar(layers.EtherTypeRoCEv1, "roce1")
 	a.exits()
 
 	// RoCEv1 and IPv6: the GRH's GIDs and the IPv6 addresses are at the
@@ -190,12 +185,12 @@ func (f *Filter) body(a *asm, v4, v6 []netip.Addr) {
 	if hosts {
 		f.hostCheck16(a, v4, v6)
 		a.emit(bpf.LoadScratch{Dst: bpf.RegA, N: memType})
-		a.jeq(0x8915, "accept", "")
+		a.jeq(layers.EtherTypeRoCEv1, "accept", "")
 	}
 	// IPv6 (with the UDP or TCP header right after it)
 	a.emit(bpf.LoadIndirect{Off: 6, Size: 1})
-	a.jeq(17, "udp6", "")
-	a.jeq(6, "tcp6", "")
+	a.jeq(uint32(golayers.IPProtocolUDP), "udp6", "")
+	a.jeq(uint32(golayers.IPProtocolTCP), "tcp6", "")
 	a.exits()
 	a.label("udp6")
 	a.emit(bpf.LoadIndirect{Off: 42, Size: 2})
@@ -211,8 +206,8 @@ func (f *Filter) body(a *asm, v4, v6 []netip.Addr) {
 	a.emit(bpf.LoadIndirect{Off: 6, Size: 2})
 	a.jset(0x1fff, "drop", "") // a non-first fragment has no UDP or TCP header
 	a.emit(bpf.LoadIndirect{Off: 9, Size: 1})
-	a.jeq(17, "udp4", "")
-	a.jeq(6, "tcp4", "")
+	a.jeq(uint32(golayers.IPProtocolUDP), "udp4", "")
+	a.jeq(uint32(golayers.IPProtocolTCP), "tcp4", "")
 	a.exits()
 	a.label("udp4")
 	transport4(a)
@@ -234,8 +229,8 @@ func transport4(a *asm) {
 
 // rocePorts accepts when A is a RoCEv2 port.
 func (f *Filter) rocePorts(a *asm) {
-	seen := map[uint16]bool{4791: true}
-	a.jeq(4791, "accept", "")
+	seen := map[uint16]bool{layers.RoCEv2Port: true}
+	a.jeq(layers.RoCEv2Port, "accept", "")
 	for _, p := range f.RoCEPorts {
 		if !seen[p] {
 			seen[p] = true
@@ -361,6 +356,9 @@ func (f *Filter) hostCheck16(a *asm, v4, v6 []netip.Addr) {
 	a.exits()
 	a.label("a16_host")
 }
+
+// etherType is an EtherType as the filter compares it.
+func etherType(t golayers.EthernetType) uint32 { return uint32(t) }
 
 func be32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])

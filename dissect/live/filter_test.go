@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"testing"
 
+	golayers "github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/bpf"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
@@ -140,23 +141,23 @@ func TestFilter(t *testing.T) {
 	// (v1 and v2), BSD loopback; only the untagged ones, and RoCEv1 only
 	// where there is an EtherType.
 	links := []struct {
-		link  uint16
+		link  golayers.LinkType
 		frame func(f []byte) []byte
 	}{
-		{LinkEthernet, func(f []byte) []byte { return f }},
-		{LinkRaw, func(f []byte) []byte { return f[14:] }},
-		{LinkSLL, func(f []byte) []byte {
+		{golayers.LinkTypeEthernet, func(f []byte) []byte { return f }},
+		{golayers.LinkTypeRaw, func(f []byte) []byte { return f[14:] }},
+		{golayers.LinkTypeLinuxSLL, func(f []byte) []byte {
 			return append(append([]byte{0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0}, f[12:14]...), f[14:]...)
 		}},
-		{LinkSLL2, func(f []byte) []byte {
+		{golayers.LinkTypeLinuxSLL2, func(f []byte) []byte {
 			return append(append(append([]byte{}, f[12:14]...), 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0), f[14:]...)
 		}},
-		{LinkNull, func(f []byte) []byte { return append([]byte{2, 0, 0, 0}, f[14:]...) }},
+		{golayers.LinkTypeNull, func(f []byte) []byte { return append([]byte{2, 0, 0, 0}, f[14:]...) }},
 	}
 	for _, tc := range cases {
 		for _, l := range links {
 			t.Run(fmt.Sprintf("%s/link %d", tc.name, l.link), func(t *testing.T) {
-				prog, err := tc.filter.ProgramFor(l.link)
+				prog, err := tc.filter.ProgramFor(uint16(l.link))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -172,9 +173,11 @@ func TestFilter(t *testing.T) {
 					want[n] = true
 				}
 				for name, f := range frames {
-					ethertype := uint16(f[12])<<8 | uint16(f[13])
-					if l.link != LinkEthernet && (ethertype == 0x8100 || ethertype == 0x88a8 ||
-						(l.link != LinkSLL && l.link != LinkSLL2 && ethertype != 0x0800 && ethertype != 0x86dd)) {
+					ethertype := golayers.EthernetType(f[12])<<8 | golayers.EthernetType(f[13])
+					tagged := ethertype == golayers.EthernetTypeDot1Q || ethertype == golayers.EthernetTypeQinQ
+					ip := ethertype == golayers.EthernetTypeIPv4 || ethertype == golayers.EthernetTypeIPv6
+					cooked := l.link == golayers.LinkTypeLinuxSLL || l.link == golayers.LinkTypeLinuxSLL2
+					if l.link != golayers.LinkTypeEthernet && (tagged || (!cooked && !ip)) {
 						continue
 					}
 					n, err := vm.Run(l.frame(f))
@@ -234,7 +237,7 @@ func TestFilterLoopback(t *testing.T) {
 	}
 	// With every host and port: the kernel takes it (its scratch-cell
 	// check once refused a loopback program).
-	if prog, err := maxFilterSet().ProgramFor(LinkEthernet); err != nil {
+	if prog, err := maxFilterSet().ProgramFor(uint16(golayers.LinkTypeEthernet)); err != nil {
 		t.Fatal(err)
 	} else if err := attachable(append(lo[:3:3], prog...)); err != nil {
 		t.Errorf("the kernel refuses the loopback program: %v", err)
@@ -274,10 +277,10 @@ func TestFilterLimits(t *testing.T) {
 	if _, err := (&Filter{Hosts: append(big.Hosts, netip.MustParseAddr("10.99.0.1"))}).Program(); err == nil {
 		t.Error("33 IPv4 hosts accepted")
 	}
-	for _, link := range []uint16{LinkEthernet, LinkRaw, LinkSLL} {
+	for _, link := range []golayers.LinkType{golayers.LinkTypeEthernet, golayers.LinkTypeRaw, golayers.LinkTypeLinuxSLL} {
 		f := *big
-		f.Loopback = link == LinkEthernet
-		prog, err := f.ProgramFor(link)
+		f.Loopback = link == golayers.LinkTypeEthernet
+		prog, err := f.ProgramFor(uint16(link))
 		if err != nil {
 			t.Fatal(err)
 		}

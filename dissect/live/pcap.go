@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	golayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcap"
 	"golang.org/x/net/bpf"
 )
@@ -34,13 +35,13 @@ func linkType(dlt int) uint16 {
 	case 11: // DLT_ATM_RFC1483
 		return 100
 	case 12, 14: // DLT_RAW (14 on OpenBSD)
-		return LinkRaw
+		return uint16(golayers.LinkTypeRaw)
 	case 15: // DLT_SLIP_BSDOS
 		return 102
 	case 16: // DLT_PPP_BSDOS
 		return 103
 	case 17: // DLT_PFLOG on OpenBSD
-		return 117
+		return uint16(golayers.LinkTypePFLog)
 	case 18: // DLT_PFSYNC on OpenBSD
 		return 246
 	case 19: // DLT_ATM_CLIP

@@ -10,6 +10,8 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
+// The text renderer's connection table and totals.
+
 // MaxTableRows bounds the rows of the text connection table (memory stays
 // bounded on a flood of requests); -T json has every connection.
 const MaxTableRows = 1000

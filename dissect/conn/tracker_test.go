@@ -1,0 +1,334 @@
+package conn
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// The tests drive the tracker with the messages the decoder hands it,
+// built from named fields: the tracker reads nothing else of a message.
+
+// nfsServiceID is the IP CM Service ID of NFS/RDMA (TCP port 20049).
+const nfsServiceID = 0x0000000001064e51
+
+// hosts are the initiator and responder of exchange i: 192.0.2.(2i+1) and
+// 192.0.2.(2i+2), as dissect/craft addresses them.
+func hosts(i int) (string, string) {
+	return fmt.Sprintf("192.0.2.%d", 2*i+1), fmt.Sprintf("192.0.2.%d", 2*i+2)
+}
+
+// cm is a CM message between the hosts of exchange Index.
+type cm struct {
+	Kind          record.Kind
+	Index         int    // which pair of hosts
+	FromResponder bool   // sent by the responder, else by the initiator
+	Local, Remote uint32 // the sender's Local and Remote Communication IDs
+	TID           uint64
+	RPC           *record.RPCRDMA // the usable RFC 8797 message, if any
+	Reason        uint16          // REJ: the reject reason
+}
+
+// withTID is c with Transaction ID id.
+func (c cm) withTID(id uint64) cm { c.TID = id; return c }
+
+// message is c as the decoder hands it on, in frame frame.
+func (c cm) message(frame int) *record.Message {
+	ini, res := hosts(c.Index)
+	m := &record.Message{File: "test.pcap", Frame: frame, Transport: record.RoCEv2, Src: ini, Dst: res, Kind: c.Kind,
+		LocalCommID: c.Local, RemoteCommID: c.Remote, TransactionID: c.TID, RPCRDMA: c.RPC}
+	if c.FromResponder {
+		m.Src, m.Dst = res, ini
+	}
+	switch c.Kind {
+	case record.KindREQ:
+		m.ServiceID, m.HasServiceID = nfsServiceID, true
+	case record.KindREJ:
+		m.CMInfo = &record.CMInfo{RejectReason: c.Reason}
+	}
+	return m
+}
+
+// sizes is an RFC 8797 message advertising these sizes and R.
+func sizes(send, recv int, r bool) *record.RPCRDMA {
+	return &record.RPCRDMA{Version: 1, SendSize: send, ReceiveSize: recv, RemoteInvalidate: r}
+}
+
+// feed hands the messages to the tracker in turn, numbering their frames
+// from 1, and returns every connection it hands on, those of Finish last.
+func feed(tr *Tracker, msgs ...cm) []*record.Connection {
+	var out []*record.Connection
+	for i, c := range msgs {
+		out = append(out, tr.Message(c.message(i+1))...)
+	}
+	return append(out, tr.Finish()...)
+}
+
+// connWant is what a test expects of a connection.
+type connWant struct {
+	State                    record.State
+	Initiator, Responder     string
+	RequestFrame, ReplyFrame int
+	Retries                  int
+	ToResponder, ToInitiator int // 0: no thresholds
+	RemoteInvalidation       bool
+	Codes                    []string
+}
+
+func got(c *record.Connection) connWant {
+	w := connWant{State: c.State, Initiator: c.Initiator, Responder: c.Responder, RequestFrame: c.RequestFrame,
+		ReplyFrame: c.ReplyFrame, Retries: c.Retries, RemoteInvalidation: c.RemoteInvalidation, Codes: codes(c.Findings)}
+	if c.Inline != nil {
+		w.ToResponder, w.ToInitiator = c.Inline.InitiatorToResponder, c.Inline.ResponderToInitiator
+	}
+	return w
+}
+
+func codes(fs []finding.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Code.String())
+	}
+	return out
+}
+
+// TestConnectionLifecycle: CM retries, reused Communication IDs and late
+// REJs, offline and live. The REQ's Local Communication ID is 1, the REP's 9.
+func TestConnectionLifecycle(t *testing.T) {
+	reqM := func(rpc *record.RPCRDMA) cm { return cm{Kind: record.KindREQ, Local: 1, RPC: rpc} }
+	repM := func(rpc *record.RPCRDMA) cm {
+		return cm{Kind: record.KindREP, FromResponder: true, Local: 9, Remote: 1, RPC: rpc}
+	}
+	rejM := func(fromInitiator bool, reason uint16) cm {
+		if fromInitiator {
+			return cm{Kind: record.KindREJ, Local: 1, Remote: 9, Reason: reason}
+		}
+		return cm{Kind: record.KindREJ, FromResponder: true, Local: 9, Remote: 1, Reason: reason}
+	}
+	rtu := cm{Kind: record.KindRTU, Local: 1, Remote: 9}
+	dreq := cm{Kind: record.KindDREQ, Local: 1, Remote: 9}
+	drep := cm{Kind: record.KindDREP, FromResponder: true, Local: 9, Remote: 1}
+	small, big := sizes(4096, 4096, false), sizes(16384, 16384, true)
+	ini, res := hosts(0)
+	established := func(req, rep, retries, toRes, toIni int, inv bool, codes ...string) connWant {
+		return connWant{State: record.Established, Initiator: ini, Responder: res, RequestFrame: req, ReplyFrame: rep,
+			Retries: retries, ToResponder: toRes, ToInitiator: toIni, RemoteInvalidation: inv, Codes: codes}
+	}
+	rejected := func(req, rep, toRes, toIni int) connWant {
+		return connWant{State: record.Rejected, Initiator: ini, Responder: res, RequestFrame: req, ReplyFrame: rep,
+			ToResponder: toRes, ToInitiator: toIni, Codes: []string{"connection-rejected"}}
+	}
+
+	cases := []struct {
+		name string
+		msgs []cm
+		want []connWant
+	}{
+		{"Communication ID reused after a disconnection: a new attempt",
+			[]cm{reqM(small).withTID(1), repM(small).withTID(2), rtu.withTID(3), dreq.withTID(4), drep.withTID(5),
+				reqM(big).withTID(6), repM(big).withTID(7), rtu.withTID(8)},
+			[]connWant{established(1, 2, 0, 4096, 4096, false),
+				established(6, 7, 0, 16384, 16384, true, "properties-changed-on-reconnect")}},
+		{"REQ again after a REJ, with a new Transaction ID: a new attempt",
+			[]cm{reqM(small).withTID(1), rejM(false, 28).withTID(2), reqM(small).withTID(3), repM(small).withTID(4), rtu.withTID(5)},
+			[]connWant{rejected(1, 2, 1024, 1024), established(3, 4, 0, 4096, 4096, false)}},
+		{"REQ again after the REP, same Transaction ID: a CM retry (the REP was lost)",
+			[]cm{reqM(small).withTID(1), repM(small).withTID(2), reqM(small).withTID(1), repM(small).withTID(2), rtu.withTID(3)},
+			[]connWant{established(1, 2, 1, 4096, 4096, false)}},
+		{"REQ again before any reply, whatever its Transaction ID: a CM retry",
+			[]cm{reqM(small).withTID(1), reqM(small).withTID(7), repM(small).withTID(2), rtu.withTID(3)},
+			[]connWant{established(1, 3, 1, 4096, 4096, false)}},
+		{"the initiator rejects the REP: rejected, the REP stays the reply, findings once",
+			[]cm{reqM(big).withTID(1), repM(small).withTID(2), rejM(true, 28).withTID(3)},
+			[]connWant{rejected(1, 2, 4096, 4096)}},
+		{"the responder rejects its REP when no RTU came (timeout)",
+			[]cm{reqM(small).withTID(1), repM(small).withTID(2), rejM(false, 4).withTID(3)},
+			[]connWant{rejected(1, 2, 4096, 4096)}},
+		{"the REP before its REQ (captures merged from several interfaces): still paired",
+			[]cm{repM(small).withTID(2), reqM(small).withTID(1), rtu.withTID(3)},
+			[]connWant{established(2, 1, 0, 4096, 4096, false)}},
+		{"the initiator gives up before any reply (REJ reason Timeout)",
+			[]cm{reqM(small).withTID(1), {Kind: record.KindREJ, Local: 1, TID: 2, Reason: 4}},
+			[]connWant{rejected(1, 2, 1024, 1024)}},
+		{"a REJ after the RTU changes nothing",
+			[]cm{reqM(small).withTID(1), repM(small).withTID(2), rtu.withTID(3), rejM(false, 4).withTID(4)},
+			[]connWant{established(1, 2, 0, 4096, 4096, false)}},
+	}
+	for _, tc := range cases {
+		for _, live := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/live=%v", tc.name, live), func(t *testing.T) {
+				var gotConns []connWant
+				for _, x := range feed(NewTracker(live, 0), tc.msgs...) {
+					gotConns = append(gotConns, got(x))
+				}
+				sort.Slice(gotConns, func(i, j int) bool { return gotConns[i].RequestFrame < gotConns[j].RequestFrame })
+				if !reflect.DeepEqual(gotConns, tc.want) {
+					t.Errorf("connections\n got %+v\nwant %+v", gotConns, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestLateRejectHistory: a connection whose REP was rejected after all
+// does not count as the earlier connection of properties-changed-on-reconnect,
+// whatever the order of the late REJs.
+func TestLateRejectHistory(t *testing.T) {
+	reqM := func(id uint32, size int) cm {
+		return cm{Kind: record.KindREQ, Local: id, TID: uint64(id), RPC: sizes(size, size, false)}
+	}
+	repM := func(id uint32, size int) cm {
+		return cm{Kind: record.KindREP, FromResponder: true, Local: id + 100, Remote: id, TID: uint64(id), RPC: sizes(size, size, false)}
+	}
+	rejREP := func(id uint32) cm {
+		return cm{Kind: record.KindREJ, Local: id, Remote: id + 100, TID: uint64(id), Reason: 28}
+	}
+	rtu := func(id uint32) cm { return cm{Kind: record.KindRTU, Local: id, Remote: id + 100, TID: uint64(id)} }
+	// 1: 4096, RTU. 2: 8192, REP rejected. 3: 16384, REP rejected. 4: 4096.
+	// Against 1 (the last one accepted), 4 changed nothing.
+	msgs := []cm{reqM(1, 4096), repM(1, 4096), rtu(1), reqM(2, 8192), repM(2, 8192), reqM(3, 16384), repM(3, 16384),
+		rejREP(2), rejREP(3), reqM(4, 4096), repM(4, 4096), rtu(4)}
+	for _, live := range []bool{false, true} {
+		var got []string
+		for _, x := range feed(NewTracker(live, 0), msgs...) {
+			got = append(got, fmt.Sprintf("%d %s %v", x.RequestFrame, x.State, codes(x.Findings)))
+		}
+		sort.Strings(got)
+		want := []string{"1 established []", "10 established []", "4 rejected [connection-rejected]", "6 rejected [connection-rejected]"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("live=%v: %q, want %q", live, got, want)
+		}
+	}
+}
+
+// TestLiveLimitOnce: in live mode the limit counts the attempts still
+// held, never hands one on twice, and never flags one already written.
+func TestLiveLimitOnce(t *testing.T) {
+	reqM := func(id uint32) cm { return cm{Kind: record.KindREQ, Local: id, TID: uint64(id)} }
+	complete := func(id uint32) []cm {
+		return []cm{reqM(id), {Kind: record.KindREP, FromResponder: true, Local: id + 1000, Remote: id, TID: uint64(id)},
+			{Kind: record.KindRTU, Local: id, Remote: id + 1000, TID: uint64(id)}}
+	}
+	msgs := []cm{reqM(1), reqM(2), {Kind: record.KindREP, FromResponder: true, Local: 12, Remote: 2, TID: 2},
+		{Kind: record.KindRTU, Local: 2, Remote: 12, TID: 2}, reqM(3), reqM(4), reqM(5)}
+	// Then many complete connections while 1 stays unanswered.
+	for id := uint32(10); id < 200; id++ {
+		msgs = append(msgs, complete(id)...)
+	}
+	tr := NewTracker(true, 3)
+	conns := feed(tr, msgs...)
+	seen := map[int]int{}
+	limited, established := 0, 0
+	for _, x := range conns {
+		seen[x.RequestFrame]++
+		if x.State == record.Established {
+			established++
+		}
+		for _, f := range x.Findings {
+			if f.Code == finding.StateLimitReached {
+				limited++
+				if x.State != record.NoReply {
+					t.Errorf("frame %d (%s) flagged", x.RequestFrame, x.State)
+				}
+			}
+		}
+	}
+	for fr, n := range seen {
+		if n != 1 {
+			t.Errorf("frame %d handed on %d times", fr, n)
+		}
+	}
+	// Unanswered REQs 1, 3, 4 and 5 against a limit of 3: REQ 5 gives up 1,
+	// the next REQ (10) gives up 3; the complete connections after it never
+	// push out 4 or 5.
+	if drops := tr.Dropped() + tr.Forgotten(); len(seen) != 5+190 || limited != 2 || drops != 2 || established != 191 {
+		t.Errorf("%d attempts, %d limited, %d drops, %d established", len(seen), limited, drops, established)
+	}
+}
+
+// TestRejectOfREPReason: the late REJ names who rejected and where.
+func TestRejectOfREPReason(t *testing.T) {
+	conns := feed(NewTracker(false, 0), cm{Kind: record.KindREQ, Local: 1, TID: 1},
+		cm{Kind: record.KindREP, FromResponder: true, Local: 9, Remote: 1, TID: 2},
+		cm{Kind: record.KindREJ, Local: 1, Remote: 9, TID: 3, Reason: 28})
+	want := "the initiator rejected the REP in frame 3: REJ reason 28 (Consumer reject)"
+	if len(conns) != 1 || conns[0].RejectReason != want || len(conns[0].Findings) != 1 ||
+		conns[0].Findings[0].Message != want {
+		t.Errorf("got %+v", conns)
+	}
+}
+
+// TestConnectionLimit: beyond the tracking limit the oldest attempt is
+// handed on early, with a state-limit-reached finding, and counted.
+func TestConnectionLimit(t *testing.T) {
+	var msgs []cm
+	for i := range 5 {
+		msgs = append(msgs, cm{Kind: record.KindREQ, Index: i, Local: 0x0a000001 + uint32(i)}) // only the REQs
+	}
+	tr := NewTracker(false, 2)
+	conns := feed(tr, msgs...)
+	if drops := tr.Dropped() + tr.Forgotten(); len(conns) != 5 || drops != 3 {
+		t.Fatalf("%d connections, %d drops", len(conns), drops)
+	}
+	for i, x := range conns {
+		wantCodes := []string{"state-limit-reached"}
+		if i >= 3 {
+			wantCodes = []string{"reply-missing"}
+		}
+		if !reflect.DeepEqual(codes(x.Findings), wantCodes) || x.RequestFrame != i+1 {
+			t.Errorf("connection %d: frame %d, %v", i, x.RequestFrame, codes(x.Findings))
+		}
+	}
+	if !strings.Contains(conns[0].Findings[0].Message, "more than 2 connection attempts") {
+		t.Errorf("%v", conns[0].Findings)
+	}
+}
+
+// exchange is a complete connection setup (REQ, REP, RTU) between the hosts
+// of index i, both sides advertising size; a later attempt between the same
+// hosts has new Communication and Transaction IDs, as dissect/craft gives
+// them.
+func exchange(i, attempt, size int) []cm {
+	n := uint32(i) + uint32(attempt)<<16
+	reqID, repID, tid := 0x0a000001+n, 0x0b000001+n, uint64(0x0000000100000000)|uint64(n)<<8
+	return []cm{
+		{Kind: record.KindREQ, Index: i, Local: reqID, TID: tid, RPC: sizes(size, size, false)},
+		{Kind: record.KindREP, Index: i, FromResponder: true, Local: repID, Remote: reqID, TID: tid, RPC: sizes(size, size, false)},
+		{Kind: record.KindRTU, Index: i, Local: reqID, Remote: repID, TID: tid},
+	}
+}
+
+// TestHistoryLimit: what established connections negotiated is kept for at
+// most max services; the oldest is forgotten first, and the tracker's notes
+// say so.
+func TestHistoryLimit(t *testing.T) {
+	var msgs []cm
+	for _, x := range [][]cm{exchange(0, 0, 4096), exchange(1, 0, 4096), exchange(2, 0, 4096),
+		// Reconnections with other sizes: 0's history is gone, 2's is not.
+		exchange(0, 1, 8192), exchange(2, 1, 8192)} {
+		msgs = append(msgs, x...)
+	}
+	tr := NewTracker(false, 2)
+	var changed []int
+	for _, x := range feed(tr, msgs...) {
+		for _, f := range x.Findings {
+			if f.Code == finding.PropertiesChangedOnReconnect {
+				changed = append(changed, x.RequestFrame)
+			}
+		}
+	}
+	// Index 0 was forgotten when 2 was recorded; when 0 reconnected, 1 was
+	// forgotten to make room.
+	if !reflect.DeepEqual(changed, []int{13}) {
+		t.Errorf("properties-changed-on-reconnect at %v, want [13]", changed)
+	}
+	if notes := tr.Notes(); len(notes) != 1 || notes[0].Code != finding.StateLimitReached ||
+		!strings.Contains(notes[0].Message, "what 2 established connections negotiated was forgotten") {
+		t.Errorf("notes %v", notes)
+	}
+}

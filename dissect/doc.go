@@ -1,0 +1,92 @@
+/*
+Package dissect finds the RDMA connection messages in captured frames,
+pairs them into connections, and hands plain values to a Sink: a message
+as soon as it is decoded, a connection attempt when its source ends (or,
+live, as soon as its state is known), and last a summary of the run.
+
+# The pipeline
+
+A frame goes one way, one package for each step:
+
+	          frames             messages             connections
+	Source ───────────▶ Decoder ──────────▶ Tracker ─────────────▶ Sink
+	(File,              (decode)    │       (conn)                (output)
+	 live.Capture)       │     ▲    └─────────── messages ──────────▶
+	         TCP segments│     │messages
+	                     ▼     │
+	         TCP reassembly ──▶ MPA framer
+	       (dissect/reassembly)  (dissect/mpa)
+
+A Source yields the frames of one capture file (File) or of the
+interfaces of a live capture read together (dissect/live.Capture). The
+run loop, RunSources, reads each Source in turn to its end and counts its
+frames; a frame count limit (Config.Count) and a writer of the frames read
+(Config.Writer, the -w file) are the loop's too. Each frame goes to the
+Decoder (dissect/decode), which classifies it from its first octets,
+decodes the candidates with the gopacket layers of package layers, checks
+them, and emits a record.Message with its findings (dissect/finding). The
+loop counts each message, hands it to the Sink, then to the Tracker
+(dissect/conn), which pairs the messages into connection attempts and
+works out what each one negotiated. At the end of a source the Decoder
+gives up what it still holds and the Tracker hands on the attempts it
+still tracks: messages never pair across sources. At the end of the run
+the loop hands the Sink the record.Summary. Renderers (package output)
+implement Sink; so does a test that collects records.
+
+# One frame, from a file to a JSON line
+
+Take frame 1 of pcaps/rocev2-nfs.pcap, read with
+
+	rdmacm-pd dissect -T json pcaps/rocev2-nfs.pcap
+
+cmd turns the flags into a Config and calls Run, which makes a File
+source of the name and runs the loop with the JSON renderer as the Sink.
+At the first call of Next, File opens the file: dissect/pcapfile tells
+pcap, pcapng and gzip apart by content and reads ahead in a goroutine of
+its own. Next returns the frame: 322 octets of Ethernet, link type 1,
+input 0, Index 1. The loop counts it for its input and passes it to
+Decoder.Decode. The Decoder's classifier sees IPv4, UDP to port 4791
+(RoCEv2), a BTH with a UD SEND opcode, a DETH and a MAD of the
+Communication Manager class: a CM candidate. It decodes the layers
+(Ethernet, IPv4, UDP, BTH, DETH, MAD, the REQ), checks the ICRC, sees from
+the Service ID that the private data starts with an IP CM header, finds
+the RFC 8797 message 36 octets in, and runs the message rules: no finding.
+The record.Message it emits says Kind REQ, 192.0.2.1 → 192.0.2.2, the
+layers' fields, and the RFC 8797 values typed (Send Size 4096, R set).
+
+The loop counts the message and hands it to the Sink: the JSON renderer
+writes one line and flushes it,
+
+	{"record":"message","file":"pcaps/rocev2-nfs.pcap","frame":1,...,"message":"REQ",...,"rpcrdma":{"offset":36,...,"send_size":4096,...},"warnings":[]}
+
+Then the Tracker opens a connection attempt for the REQ, under its two
+addresses and its Local Communication ID. Frame 2, the REP, names that ID
+as its Remote Communication ID: the attempt is established, and the rules
+on what was agreed compare the two sides' RFC 8797 messages (only the
+initiator set R: remote-invalidation-one-sided). Frame 3, the RTU, settles
+it. When File returns io.EOF, the loop closes the source (its Input now has
+its format and link types), flushes the Decoder, and the Tracker hands the
+attempt on: a "connection" line. The "summary" line ends the
+run.
+
+# TCP reassembly
+
+[TCP reassembly: this paragraph is a placeholder, to be expanded with the
+reassembler.] An iWARP MPA Request or Reply travels in a TCP stream, split
+over segments as TCP pleases. The Decoder hands each TCP segment to the
+reassembler, which follows each direction of each connection and hands its
+octets in order to the MPA framer; once the framer holds a whole MPA frame
+(or its stream ended), it builds the record.Message, which goes on to the
+Sink and the Tracker as a CM message does, listing every frame that
+carried part of it.
+
+# Live capture
+
+A live capture is a Source like a file: dissect/live.Capture reads its
+interfaces in goroutines of their own and numbers the frames in the order
+it hands them on. With Config.Live the Tracker hands each attempt on as
+soon as its state is known; Ctrl-C (a cancelled ctx) or the capture's
+duration ends it after the frames already captured, and the run ends as
+at the end of a file.
+*/
+package dissect

@@ -1,0 +1,240 @@
+package dissect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// InputError is a problem reading one input; it names the input.
+type InputError struct {
+	Name string
+	Err  error
+}
+
+func (e *InputError) Error() string {
+	name := e.Name
+	if name == "-" {
+		name = "standard input"
+	}
+	return name + ": " + e.Err.Error()
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// File is the Source of one capture file, pcap or pcapng, gzip-compressed
+// or not; "-" is stdin. It is opened at the first call of Next and read
+// ahead in a goroutine of its own. With hash, its SHA-256 is computed for
+// its Input: for a regular file on another core, for a stream as it is
+// read. A damaged file ends at the damage with an *InputError naming the
+// file, the frame and the offset.
+func File(name string, stdin io.Reader, hash bool) Source {
+	return &fileSource{in: record.Input{Name: name}, stdin: stdin, hash: hash}
+}
+
+// fileSource is the state of File.
+type fileSource struct {
+	in     record.Input
+	stdin  io.Reader
+	hash   bool
+	opened bool
+	frames int   // frames handed on
+	f      Frame // the last one
+
+	src      io.Reader
+	hashed   func() string // waits for the SHA-256
+	closeSrc func()
+	rd       *pcapfile.Reader
+	closed   bool
+}
+
+// maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
+// and the USER values are 147 to 162.
+const maxLinkType = 512
+
+func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
+	if s.rd == nil {
+		if s.opened {
+			return nil, io.EOF // failed before, or closed
+		}
+		s.opened = true
+		if err := s.open(ctx); err != nil {
+			return nil, s.fail(err)
+		}
+	}
+	if s.frames&1023 == 0 && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	pf, err := s.rd.Next()
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, s.fail(err)
+	}
+	if pf.LinkType >= maxLinkType {
+		// Not a LINKTYPE value at all: a damaged header, not a capture of
+		// something else.
+		return nil, s.fail(&pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
+			"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", pf.LinkType)})
+	}
+	s.frames++
+	f := &s.f
+	f.Data, f.WireLen, f.Time, f.LinkType, f.Index = pf.Data, pf.WireLen, pf.Time, pf.LinkType, pf.Index
+	return f, nil
+}
+
+// fail records what stopped the file and returns it naming the file.
+func (s *fileSource) fail(err error) error {
+	s.in.Err = err
+	return &InputError{Name: s.in.Name, Err: err}
+}
+
+func (s *fileSource) open(ctx context.Context) error {
+	src, size, hashed, closeSrc, err := openInput(ctx, s.in.Name, s.stdin, s.hash)
+	if err != nil {
+		return err
+	}
+	s.src, s.hashed, s.closeSrc = src, hashed, closeSrc
+	s.in.Size = size
+	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true})
+	if err != nil {
+		return err
+	}
+	s.rd = rd
+	s.in.Format = rd.Format()
+	s.in.Compressed = rd.Compressed()
+	return nil
+}
+
+func (s *fileSource) Inputs() []record.Input { return []record.Input{s.in} }
+
+// Close stops the read-ahead and the hashing, and completes the Input.
+func (s *fileSource) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.rd != nil {
+		s.in.LinkTypes = s.rd.LinkTypes()
+	}
+	if s.hashed != nil {
+		s.in.SHA256 = s.hashed()
+	}
+	if s.rd != nil {
+		s.rd.Close() // stops the read-ahead goroutine
+		s.rd = nil
+	}
+	if s.closeSrc != nil {
+		s.closeSrc()
+	}
+	// A stream's size is what was read of it, whatever the way out.
+	if cr, ok := s.src.(*countingReader); ok {
+		s.in.Size = cr.n
+	}
+	return nil
+}
+
+// openInput opens a capture file (or standard input) and starts its SHA-256
+// when asked: for a regular file in a goroutine of its own that reads the
+// file a second time (from the page cache), so that it runs on another core;
+// for a stream through the reader itself. hashed waits for the result.
+func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (src io.Reader, size int64, hashed func() string, closeSrc func(), err error) {
+	none := func() string { return "" }
+	if name == "-" {
+		if !hash {
+			return &countingReader{r: stdin}, -1, none, func() {}, nil
+		}
+		h := sha256.New()
+		return &countingReader{r: io.TeeReader(stdin, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the name is said once, by InputError
+		}
+		return nil, 0, nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, nil, err
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, 0, nil, nil, errors.New("is a directory")
+	}
+	size = st.Size()
+	if !st.Mode().IsRegular() {
+		if !hash {
+			return &countingReader{r: f}, -1, none, func() { f.Close() }, nil
+		}
+		h := sha256.New()
+		return &countingReader{r: io.TeeReader(f, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) },
+			func() { f.Close() }, nil
+	}
+	if !hash {
+		return f, size, none, func() { f.Close() }, nil
+	}
+	result := make(chan string, 1)
+	hctx, cancel := context.WithCancel(ctx)
+	go func() { result <- hashFile(hctx, name) }()
+	var sum string
+	got := false
+	return f, size, func() string {
+			if !got {
+				sum, got = <-result, true
+			}
+			return sum
+		}, func() {
+			cancel()
+			f.Close()
+		}, nil
+}
+
+// hashFile returns the SHA-256 of a file, or "" when it cannot be read or
+// ctx ends first.
+func hashFile(ctx context.Context, name string) string {
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for {
+		if ctx.Err() != nil {
+			return ""
+		}
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			return hex.EncodeToString(h.Sum(nil))
+		}
+		if err != nil {
+			return ""
+		}
+	}
+}
+
+// countingReader counts the octets of a stream whose size is not known
+// beforehand.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

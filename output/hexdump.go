@@ -1,0 +1,69 @@
+package output
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// hexDump writes private data 16 octets a line, with the octets of the
+// RFC 8797 message marked: highlighted in colour, and by a line of ^ beneath
+// in any case, so the mark survives copying into a bug report. Repeated
+// lines collapse into "*", as hexdump -C does.
+func (r *textRenderer) hexDump(pd []byte, rp *record.RPCRDMA) {
+	if len(pd) == 0 {
+		return
+	}
+	lo, hi := -1, -1
+	if rp != nil {
+		lo, hi = rp.Offset, rp.Offset+layers.RPCRDMALen
+	}
+	fmt.Fprintf(r.w, "%s%s\n", indent, r.p.bold.Sprint("Private Data"))
+	starred := false
+	for line := 0; line < len(pd); line += 16 {
+		end := min(line+16, len(pd))
+		marked := lo < end && hi > line
+		if line > 0 && !marked && end-line == 16 && string(pd[line:end]) == string(pd[line-16:line]) &&
+			!(lo < line && hi > line-16) {
+			if !starred {
+				fmt.Fprintf(r.w, "%s  *\n", indent)
+				starred = true
+			}
+			continue
+		}
+		starred = false
+		var hexPart, marks, ascii strings.Builder
+		for i := line; i < line+16; i++ {
+			if i == line+8 {
+				hexPart.WriteByte(' ')
+				marks.WriteByte(' ')
+			}
+			if i >= len(pd) {
+				hexPart.WriteString("   ")
+				continue
+			}
+			cell := fmt.Sprintf("%02x", pd[i])
+			if i >= lo && i < hi {
+				hexPart.WriteString(r.p.mark.Sprint(cell) + " ")
+				marks.WriteString("^^ ")
+			} else {
+				hexPart.WriteString(cell + " ")
+				marks.WriteString("   ")
+			}
+			if pd[i] >= 0x20 && pd[i] < 0x7f {
+				ascii.WriteByte(pd[i])
+			} else {
+				ascii.WriteByte('.')
+			}
+		}
+		fmt.Fprintf(r.w, "%s  %04x  %s |%s|\n", indent, line, hexPart.String(), ascii.String())
+		if marked {
+			fmt.Fprintf(r.w, "%s        %s\n", indent, strings.TrimRight(marks.String(), " "))
+		}
+	}
+	if len(pd)%16 == 0 && starred {
+		fmt.Fprintf(r.w, "%s  %04x\n", indent, len(pd))
+	}
+}
