@@ -26,12 +26,15 @@ type craftOptions struct {
 	SplitAt   []int
 	Workload  string
 	Seed      uint64
+	TCPFlows  int
+	TCPSeg    int
 	Flood     string
 	Count     int
 }
 
 // Defaults of craft's flags.
 const (
+	defaultTCPSegment = 1448 // a full segment of a 1500-octet MTU
 	defaultTransport  = craft.RoCEv2
 	defaultMPARev     = 2    // RFC 6581
 	defaultInlineSize = 4096 // each side's Send Size and Receive Size
@@ -81,6 +84,8 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.BoolVar(&opts.HexOnly, "hex", false, "print only the initiator's 8 octets, in hex")
 	f.StringVar(&opts.Workload, "workload", "", "write a mixed performance workload of this size instead (e.g. 64MiB, 1GiB): RoCEv2 data, TCP bulk, small UDP, with CM exchanges and iWARP connections in between")
 	f.Uint64Var(&opts.Seed, "seed", defaultSeed, "workload: the random seed (the same seed writes the same file)")
+	f.IntVar(&opts.TCPFlows, "tcp-flows", 0, "workload: all TCP instead, bulk segments of this many concurrent flows captured mid-stream, in turn, with iWARP connections hidden among them")
+	f.IntVar(&opts.TCPSeg, "tcp-segment", defaultTCPSegment, "workload with --tcp-flows: octets of payload in a bulk segment")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
 	return c
@@ -169,7 +174,11 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 	if err != nil {
 		return failure(err)
 	}
-	counts, err := craft.Workload{Size: size, Seed: opts.Seed}.Write(f)
+	if opts.TCPFlows < 0 || opts.TCPSeg < 1 || opts.TCPSeg > 9000 {
+		f.Close()
+		return usageError("--tcp-flows cannot be negative, and --tcp-segment is 1 to 9000 octets")
+	}
+	counts, err := craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -27,10 +27,10 @@ const (
 	IWARP      Transport = "iwarp"
 )
 
-// Link types of the files craft writes.
+// Link types of the files craft writes (gopacket's and layers' names).
 const (
-	LinkEthernet = 1
-	LinkIB       = 247
+	LinkEthernet = uint16(golayers.LinkTypeEthernet)
+	LinkIB       = uint16(layers.LinkTypeIB)
 )
 
 // Endpoint is one side of a connection.
