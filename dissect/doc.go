@@ -47,10 +47,14 @@ its own. Next returns the frame: 322 octets of Ethernet, link type 1,
 input 0, Index 1. The loop counts it for its input and passes it to
 Decoder.Decode. The Decoder's classifier sees IPv4, UDP to port 4791
 (RoCEv2), a BTH with a UD SEND opcode, a DETH and a MAD of the
-Communication Manager class: a CM candidate. It decodes the layers
-(Ethernet, IPv4, UDP, BTH, DETH, MAD, the REQ), checks the ICRC, sees from
-the Service ID that the private data starts with an IP CM header, finds
-the RFC 8797 message 36 octets in, and runs the message rules: no finding.
+Communication Manager class: a CM candidate. It decodes each layer once,
+from where the classifier found it (IPv4 and UDP with gopacket's layers,
+then the BTH, DETH, MAD and the REQ; the Ethernet header it stepped over
+is not decoded again), checks the lengths and the ICRC, sees from the
+Service ID that the private data starts with an IP CM header, and hands
+the private data to the RFC 8797 step (dissect/privdata), which finds the
+message 36 octets in. Each finding is raised where its condition is
+seen: none here.
 The record.Message it emits says Kind REQ, 192.0.2.1 → 192.0.2.2, the
 layers' fields, and the RFC 8797 values typed (Send Size 4096, R set).
 
@@ -71,14 +75,25 @@ run.
 
 # TCP reassembly
 
-[TCP reassembly: this paragraph is a placeholder, to be expanded with the
-reassembler.] An iWARP MPA Request or Reply travels in a TCP stream, split
-over segments as TCP pleases. The Decoder hands each TCP segment to the
-reassembler, which follows each direction of each connection and hands its
-octets in order to the MPA framer; once the framer holds a whole MPA frame
-(or its stream ended), it builds the record.Message, which goes on to the
-Sink and the Tracker as a CM message does, listing every frame that
-carried part of it.
+An iWARP MPA Request or Reply travels in a TCP stream, split over segments
+as TCP pleases, perhaps after TCP streaming-mode data. The Decoder hands
+each TCP segment (addresses, ports, sequence number, flags, payload) to
+the reassembler (dissect/reassembly), which knows nothing of MPA. It keeps
+every direction in a flow table, found by its whole 4-tuple, and follows
+the ones that may still matter: their octets go, in order and from where
+the direction starts (the octet after its SYN, or a segment the protocol
+says starts one), to a Reader per direction; out-of-order octets are held
+in a ring indexed by sequence number, as far as the Reader Needs them.
+The MPA framer (dissect/mpa) is that Reader: it looks for the key at the
+start of the direction or, after streaming-mode data, within its first
+64 KiB, collects the frame's header and PD_Length octets of private data,
+and builds the record.Message (listing every frame that carried part of
+it), which goes on to the Sink and the Tracker as a CM message does.
+Once the frame is complete the Reader says Done and the direction is
+decided: its later segments cost a table look-up. Limits (octets per
+direction and in all, directions followed, directions remembered) and
+capture-time ageing bound it all; dissect/reassembly's package comment
+draws a direction's states.
 
 # Live capture
 
