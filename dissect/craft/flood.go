@@ -20,10 +20,15 @@ const (
 	FloodHalfMPA    = "half-mpa"    // N TCP directions that start an MPA Request and never finish it
 	FloodREQs       = "reqs"        // N CM REQs that nobody answers
 	FloodRetries    = "retries"     // one CM REQ sent N times (CM retries), never answered
+	// FloodDescending: N TCP directions without a handshake, each 64 small
+	// segments in descending order of sequence number with a hole between
+	// each two (63 holes), all within an MPA frame's span: the worst order
+	// for a reassembler that keeps octets by offset from the lowest one.
+	FloodDescending = "descending"
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -107,6 +112,20 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 			}
 			if err := emit(req); err != nil {
 				return frames, err
+			}
+		}
+	case FloodDescending:
+		seg, err := (&TCP{Src: a, Dst: b, Seq: 0, ACK: true, Payload: []byte("abcd")}).Frame()
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < n; i++ {
+			setAddr(seg, i)
+			for k := 63; k >= 0; k-- {
+				binary.BigEndian.PutUint32(seg[14+20+4:], 1_000_000+uint32(8*k))
+				if err := emit(seg); err != nil {
+					return frames, err
+				}
 			}
 		}
 	default:

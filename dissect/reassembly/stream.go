@@ -344,51 +344,50 @@ func (a *Assembler) differ(s *stream, off, frame int) {
 	}
 }
 
-// merge adds the firm range n to got, keeping soft parts it does not cover.
+// merge adds the firm range n to got, joining the firm ranges it overlaps
+// or touches and keeping the parts of soft ones it does not cover. It costs
+// O(len(got)) at most, whatever the order of the ranges.
 func (s *stream) merge(n span) {
-	// The common cases: nothing held, or n after everything held.
-	if k := len(s.got); k == 0 {
-		s.got = append(s.got, n)
-		return
-	} else if last := &s.got[k-1]; n.lo >= last.lo && !last.soft {
-		if n.lo <= last.hi {
-			last.hi = max(last.hi, n.hi)
-			return
+	g := s.got
+	// The first range that ends at or after n's start.
+	i, hi := 0, len(g)
+	for i < hi {
+		m := int(uint(i+hi) >> 1)
+		if g[m].hi < n.lo {
+			i = m + 1
+		} else {
+			hi = m
 		}
-		s.got = append(s.got, n)
-		return
 	}
-	out := s.tmp[:0]
-	for _, g := range s.got {
-		if g.hi <= n.lo || g.lo >= n.hi {
-			out = append(out, g)
+	var left, right span
+	j := i
+	for ; j < len(g) && g[j].lo <= n.hi; j++ {
+		if !g[j].soft {
+			n.lo, n.hi = min(n.lo, g[j].lo), max(n.hi, g[j].hi)
 			continue
 		}
-		if g.soft {
-			if g.lo < n.lo {
-				out = append(out, span{g.lo, n.lo, true})
-			}
-			if g.hi > n.hi {
-				out = append(out, span{n.hi, g.hi, true})
-			}
-			continue
+		if g[j].lo < n.lo {
+			left = span{g[j].lo, n.lo, true}
 		}
-		n = span{min(g.lo, n.lo), max(g.hi, n.hi), false}
-	}
-	out = append(out, n)
-	slices.SortFunc(out, func(x, y span) int { return x.lo - y.lo })
-	// Join touching ranges of the same softness.
-	j := 0
-	for _, g := range out {
-		if j > 0 && out[j-1].hi >= g.lo && out[j-1].soft == g.soft {
-			out[j-1].hi = max(out[j-1].hi, g.hi)
-			continue
+		if g[j].hi > n.hi {
+			right = span{n.hi, g[j].hi, true}
 		}
-		out[j] = g
-		j++
 	}
-	s.got = append(s.got[:0], out[:j]...)
-	s.tmp = out
+	// A soft remainder on the right may have been passed by a firm range
+	// joined after it.
+	if right.hi <= n.hi {
+		right = span{}
+	}
+	repl := s.tmp[:0]
+	if left.hi > left.lo {
+		repl = append(repl, left)
+	}
+	repl = append(repl, n)
+	if right.hi > right.lo {
+		repl = append(repl, right)
+	}
+	s.got = slices.Replace(g, i, j, repl...)
+	s.tmp = repl[:0]
 }
 
 // firm makes [lo, hi) no longer soft and drops the soft origins it covers
