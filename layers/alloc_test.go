@@ -24,6 +24,10 @@ func decodeCases() []decodeCase {
 		{"IPCM", &IPCMHeader{}, rocev2REQ[226:318]},
 		{"RPCRDMA", &RPCRDMAPrivateData{}, rocev2REQ[262:318]},
 		{"ERF", &ERF{}, erfIBExt},
+		{"FPDU", &FPDU{}, []byte{0, 4, 0x41, 0x43, 1, 2, 0, 0, 0, 0, 0, 0}},
+		{"DDP", &DDP{}, []byte{0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 9}},
+		{"RDMAPReadRequest", &RDMAPReadRequest{}, make([]byte, RDMAPReadRequestLen)},
+		{"RDMAPTerminate", &RDMAPTerminate{}, []byte{0x12, 0x05, 0x40, 0x00}},
 	}
 	for _, c := range cmCases {
 		cs = append(cs, decodeCase{"CM" + c.name, NewCMMessage(c.attr), c.body})

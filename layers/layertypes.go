@@ -2,7 +2,7 @@ package layers
 
 import "github.com/gopacket/gopacket"
 
-// Layer type numbers 1500 to 1529 are this package's, inside the range gopacket
+// Layer type numbers 1500 to 1599 are this package's, inside the range gopacket
 // keeps for application layers that must decode fast (1000 to 1999).
 const layerTypeBase = 1500
 
@@ -32,6 +32,12 @@ var (
 	LayerTypeRPCRDMA   = register(17, "RPC-over-RDMA CM Private Data", decodeRPCRDMA)
 	LayerTypeERF       = register(18, "ERF", decodeERF)
 	LayerTypeMPA       = register(19, "MPA", decodeMPA)
+
+	// iWARP after the MPA exchange (20 to 29).
+	LayerTypeFPDU             = register(20, "MPA FPDU", decodeFPDU)
+	LayerTypeDDP              = register(21, "DDP", decodeDDP)
+	LayerTypeRDMAPReadRequest = register(22, "RDMAP Read Request", decodeRDMAPReadRequest)
+	LayerTypeRDMAPTerminate   = register(23, "RDMAP Terminate", decodeRDMAPTerminate)
 )
 
 func register(n int, name string, f func([]byte, gopacket.PacketBuilder) error) gopacket.LayerType {
