@@ -86,7 +86,9 @@ func RDMAPOpcodeName(op uint8) string {
 func RDMAPIsSend(op uint8) bool { return op >= RDMAPOpSend && op <= RDMAPOpSendSEInvalidate }
 
 // RDMAPInvalidates reports whether an RDMAP opcode is a Send with Invalidate.
-func RDMAPInvalidates(op uint8) bool { return op == RDMAPOpSendInvalidate || op == RDMAPOpSendSEInvalidate }
+func RDMAPInvalidates(op uint8) bool {
+	return op == RDMAPOpSendInvalidate || op == RDMAPOpSendSEInvalidate
+}
 
 // HeaderLen is the DDP header's length for its T flag.
 func (d *DDP) HeaderLen() int {
