@@ -90,6 +90,24 @@ type IWARPExchange struct {
 	Index     int    // distinguishes several exchanges in one file
 	Attempt   int    // a later connection between the same hosts: a new source port
 	Port      uint16 // the responder's TCP port; 0: 20049 (NFS/RDMA)
+
+	// The MPA frames' flags: both set C unless NoCRC; M as asked.
+	NoCRC                              bool
+	InitiatorMarkers, ResponderMarkers bool // M in the Request, in the Reply
+	// IRD and ORD of revision 2 (both 16 when zero).
+	RequestIRD, RequestORD, ReplyIRD, ReplyORD uint16
+
+	// Traffic is what follows the Reply, in order (see IWARPMessage).
+	Traffic []IWARPMessage
+	// TCPSegment cuts each run of messages from one side into segments of
+	// this many octets (several FPDUs in one, or one FPDU in several); 0
+	// sends each FPDU in a segment of its own.
+	TCPSegment int
+	// Retransmit sends these data segments (counted from 0 after the
+	// Reply) a second time, right after the first.
+	Retransmit []int
+	// Reorder sends these data segments after the one that follows them.
+	Reorder []int
 }
 
 // Frames builds the exchange: SYN, SYN-ACK, ACK, the Request (in one or
@@ -109,8 +127,10 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := (&MPA{Request: true, Rev: x.Rev, CRC: true, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: ini}).Bytes()
-	rep := (&MPA{Rev: x.Rev, CRC: true, Reject: x.Reject, IRD: 16, ORD: 16, PeerToPeer: true, ZeroRead: true, Data: res}).Bytes()
+	req := (&MPA{Request: true, Rev: x.Rev, CRC: !x.NoCRC, Marker: x.InitiatorMarkers, IRD: or16(x.RequestIRD, 16), ORD: or16(x.RequestORD, 16),
+		PeerToPeer: true, ZeroRead: true, Data: ini}).Bytes()
+	rep := (&MPA{Rev: x.Rev, CRC: !x.NoCRC, Marker: x.ResponderMarkers, Reject: x.Reject, IRD: or16(x.ReplyIRD, 16), ORD: or16(x.ReplyORD, 16),
+		PeerToPeer: true, ZeroRead: true, Data: res}).Bytes()
 
 	ca, cb := uint32(1000+x.Index*100000+x.Attempt*7777), uint32(5000000+x.Index*100000+x.Attempt*7777)
 	// Initial sequence numbers advance with time (a 4 µs clock, RFC 6528), so
@@ -131,6 +151,11 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 		segs = append(segs, TCP{Src: a, Dst: b, Seq: ca + 1 + uint32(lo), Ack: cb + 1, ACK: true, PSH: true, Payload: req[lo:hi]})
 	}
 	segs = append(segs, TCP{Src: b, Dst: a, Seq: cb + 1, Ack: ca + 1 + uint32(len(req)), ACK: true, PSH: true, Payload: rep})
+	data, err := x.traffic([2]Endpoint{a, b}, [2]uint32{ca + 1 + uint32(len(req)), cb + 1 + uint32(len(rep))})
+	if err != nil {
+		return nil, err
+	}
+	segs = append(segs, data...)
 	var out []Frame
 	for i := range segs {
 		data, err := segs[i].Frame()

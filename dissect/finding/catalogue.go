@@ -39,6 +39,10 @@ const (
 	ReplyMissing
 	ConnectionRejected
 	StateLimitReached
+	MPACRCMismatch
+	MPACRCMissing
+	RDMAPTerminate
+	FPDUFramingLost
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -113,6 +117,14 @@ var catalogue = [...]Check{
 		"The responder (or the initiator, of a REP) rejected the connection."},
 	{StateLimitReached, "state-limit-reached", Warning, "rdmacm-pd resource limits (docs/cli.md)",
 		"A memory or state limit of the dissector was reached: a stream or connection was given up or not fully buffered. Raise the limit to see all."},
+	{MPACRCMismatch, "mpa-crc-mismatch", Warning, "RFC 5044, section 4.4",
+		"CRC is in use on the iWARP connection, and an FPDU's CRC field does not match the CRC32c of its octets."},
+	{MPACRCMissing, "mpa-crc-missing", Warning, "RFC 5044, section 4.4",
+		"An FPDU's CRC field is zero although an MPA frame asked for CRC, or it is not zero although neither did."},
+	{RDMAPTerminate, "rdmap-terminate", Warning, "RFC 5040, section 4.8",
+		"A peer sent an RDMAP Terminate: the layer, error type and code say what it found wrong (an inline overrun shows as DDP, untagged buffer, message too long)."},
+	{FPDUFramingLost, "fpdu-framing-lost", Warning, "RFC 5044, section 4",
+		"The FPDUs of a direction could not be followed further (a length, a marker or a header that cannot be right); nothing after it in that direction is decoded."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

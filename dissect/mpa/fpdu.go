@@ -14,20 +14,34 @@ import (
 // of an RDMAP message (RFC 5040). The follower reads them from the octets
 // the reassembler delivers in order, keeping only what the checks need:
 // the headers of the FPDU being read (also when they span segments) and the
-// first octets of an untagged message (a Send's RPC-over-RDMA header). The
-// payload of an RDMA Write or Read Response is counted and passed over,
-// never kept. Markers (RFC 5044, section 4.3), when the receiver asked for
-// them, sit every 512 octets of the stream from the first FPDU on; each is
-// checked (its FPDUPTR must point back at the FPDU it is in) and taken out.
-// When CRC is in use the CRC32c of each FPDU is computed as its octets
-// pass (markers inside it included).
+// first octets of a Send (its RPC-over-RDMA header). The payload of an RDMA
+// Write or Read Response is counted and passed over, never kept. Markers
+// (RFC 5044, section 4.3), when the receiver asked for them, sit every 512
+// octets of the stream from the first FPDU on; each is checked (its
+// FPDUPTR must point back at the FPDU it is in) and taken out. When CRC is
+// in use the CRC32c of each FPDU is computed as its octets pass (markers
+// inside it included).
+//
+// When the peer's MPA frame was not seen, whether markers and CRC are in
+// use is worked out from the stream: a marker opens the FPDU stream when
+// markers are in use, and its first two octets are zero, which no
+// ULPDU_Length can be; a CRC field that is zero says CRC is not in use,
+// one that matches says it is, and until one of them is seen no CRC is
+// judged.
 
 // fpduEvents receives what the follower reads.
 type fpduEvents interface {
 	// segment: a DDP segment's headers are in; payload octets follow them.
 	segment(d *layers.DDP, payload int)
-	// message: the last segment of an untagged message was read.
-	message(m *untagged)
+	// fpdu: the FPDU at stream offsets [start, end) (markers in it
+	// included) was read whole; m is the Send it carried a segment of, or
+	// nil.
+	fpdu(start, end int, m *untagged)
+	// message: a Send (an untagged message on queue 0) ended, or was left
+	// unfinished (m.complete false): a new message began on the queue, or
+	// the direction ended. head holds its first octets (read during the
+	// call only).
+	message(m *untagged, head []byte)
 	// readRequest: an RDMA Read Request (queue 1) was read.
 	readRequest(rr *layers.RDMAPReadRequest)
 	// readResponseDone: the last segment of an RDMA Read Response was read.
@@ -39,37 +53,60 @@ type fpduEvents interface {
 	// is not (missing).
 	crcProblem(off int, mismatch bool, field, computed uint32)
 	// lost: the direction cannot be followed further.
-	lost(why string)
+	framingLost(why string)
 }
 
-// maxKeep is how many first octets of an untagged message are kept (for
-// the RPC-over-RDMA header of a Send).
-const maxKeep = 1024
+// HeadLen is how many first octets of a Send are kept: enough for an
+// RPC-over-RDMA header with the chunk lists anyone sends.
+const HeadLen = 2048
 
 // hdrKeep holds a DDP header and the longest RDMAP header after it (a
 // Read Request's).
 const hdrKeep = layers.DDPUntaggedLen + layers.RDMAPReadRequestLen
 
-// untagged is an untagged DDP message being reassembled by its MSN and MO.
+// untagged is a Send being reassembled by its MSN and MO.
 type untagged struct {
-	qn, msn    uint32
+	msn        uint32
 	opcode     uint8
 	invalidate uint32
-	length     int    // the largest MO + segment length seen
-	first      []byte // the octets from MO 0 on, up to maxKeep, as far as they came in order
-	gap        bool   // a segment was missing (its MO was not where the last one ended)
-	start      int    // stream offset of the message's first FPDU
+	length     int  // the largest MO + segment length seen
+	gap        bool // a segment was missing (its MO was not where the last one ended)
+	complete   bool // its last segment was read
+	start      int  // stream offset of its first FPDU
 	segments   int
+	head       int  // octets of it kept (in view or buf), from MO 0 on
+	headCut    bool // it is longer than what was kept
+	headLimit  bool // ... because no buffer could be had
 }
+
+// headPool lends the buffers (HeadLen octets) that hold the first octets of
+// Sends; get returns nil when none may be had.
+type headPool interface {
+	get() []byte
+	put([]byte)
+}
+
+// Whether markers or CRC are in use.
+type mode uint8
+
+const (
+	modeOff mode = iota
+	modeOn
+	modeGuess // not known: worked out from the stream
+)
 
 // follower reads the FPDUs of one direction.
 type follower struct {
 	ev      fpduEvents
 	pos     int  // stream offset of the next octet
 	base    int  // stream offset of the first FPDU: markers sit at base + 512k
-	markers bool // the receiver asked for markers
-	crc     bool // CRC is in use (either MPA frame set C)
+	markers mode // the receiver asked for markers
+	crc     mode // CRC is in use (either MPA frame set C)
 	done    bool // framing was lost: nothing more is read
+
+	// The first two octets of the stream, while markers are guessed.
+	peek  [2]byte
+	npeek int
 
 	// The FPDU being read; o counts its octets read, markers excluded.
 	start   int
@@ -84,51 +121,79 @@ type follower struct {
 	ddp     layers.DDP
 	rr      layers.RDMAPReadRequest
 	term    layers.RDMAPTerminate
-	msg     *untagged // the untagged message the segment belongs to, or nil
-	msgs    [3]untagged
-	have    [3]bool
-	keep    [3][maxKeep]byte
+
+	// The Send on queue 0; msg points at it while the FPDU being read
+	// carries a segment of it.
+	send    untagged
+	sending bool // send is in progress
+	msg     *untagged
+	// Its first octets: view points into the octets being delivered (a
+	// Send in one FPDU that came in one delivery: nothing is copied);
+	// otherwise they are copied to buf.
+	view []byte
+	buf  []byte
+	// heads lends buf.
+	heads headPool
 
 	inMarker int // octets of the current marker read, 0 when not in one
 	marker   [4]byte
+	lead     bool // sum holds a marker right before the FPDU about to start
 
 	fpdus int // FPDUs read whole
 }
 
 // init starts following a direction at stream offset pos.
-func (f *follower) init(ev fpduEvents, pos int, markers, crc bool) {
-	f.ev, f.pos, f.base, f.markers, f.crc, f.done = ev, pos, pos, markers, crc, false
-	f.start, f.o, f.hdrNeed, f.sum, f.msg, f.inMarker, f.fpdus = pos, 0, 2, 0, nil, 0, 0
-	f.have = [3]bool{}
+func (f *follower) init(ev fpduEvents, heads headPool, pos int, markers, crc mode) {
+	*f = follower{ev: ev, heads: heads, pos: pos, base: pos, markers: markers, crc: crc, hdrNeed: 2, start: pos}
 }
 
 // fpduLen is the current FPDU's length, markers excluded, once its length
 // field is in.
 func (f *follower) fpduLen() int { return layers.FPDUHeaderLen + f.ulpdu + f.pad + layers.FPDUCRCLen }
 
+// next is the stream offset the follower expects next.
+func (f *follower) next() int { return f.pos + f.npeek }
+
 // feed reads octets delivered in order at stream offset off.
 func (f *follower) feed(off int, b []byte) {
 	if f.done {
 		return
 	}
-	if off != f.pos {
-		f.lose(fmt.Sprintf("octets %d to %d of the stream never arrived", f.pos, off))
+	if off != f.next() {
+		f.lose(fmt.Sprintf("octets %d to %d of the stream never arrived", f.next(), off))
 		return
 	}
+	if f.markers == modeGuess {
+		n := copy(f.peek[f.npeek:], b)
+		f.npeek += n
+		b = b[n:]
+		if f.npeek < len(f.peek) {
+			return
+		}
+		f.markers, f.npeek = modeOff, 0
+		if f.peek == [2]byte{} {
+			f.markers = modeOn
+		}
+		f.octets(f.peek[:])
+	}
+	f.octets(b)
+}
+
+// octets reads octets at f.pos.
+func (f *follower) octets(b []byte) {
 	for len(b) > 0 && !f.done {
-		if f.markers && (f.inMarker > 0 || (f.pos-f.base)%layers.MarkerInterval == 0) {
+		if f.markers == modeOn && (f.inMarker > 0 || (f.pos-f.base)%layers.MarkerInterval == 0) {
 			b = b[f.markerOctets(b):]
 			continue
 		}
 		n := len(b)
-		if f.markers {
+		if f.markers == modeOn {
 			next := f.base + ((f.pos-f.base)/layers.MarkerInterval+1)*layers.MarkerInterval
 			n = min(n, next-f.pos)
 		}
-		n = f.fpduOctets(b[:n])
-		f.pos += n
-		b = b[n:]
+		b = b[f.fpduOctets(b[:n]):]
 	}
+	f.keepView() // the octets delivered are gone after this call
 }
 
 // markerOctets takes octets of the marker at f.pos and reports how many.
@@ -136,8 +201,20 @@ func (f *follower) markerOctets(b []byte) int {
 	n := min(len(b), layers.MarkerLen-f.inMarker)
 	copy(f.marker[f.inMarker:], b[:n])
 	inFPDU := f.o > 0
-	if inFPDU {
-		f.sum = layers.UpdateFPDUCRC(f.sum, b[:n])
+	// The CRC covers the markers of an FPDU up to its CRC field: those
+	// inside it, and one right before its ULPDU_Length (as tshark's check
+	// has it).
+	if f.crc != modeOff {
+		switch {
+		case !inFPDU:
+			if f.inMarker == 0 {
+				f.sum = 0
+			}
+			f.lead = true
+			f.sum = layers.UpdateFPDUCRC(f.sum, b[:n])
+		case f.o < layers.FPDUHeaderLen || f.o < layers.FPDUHeaderLen+f.ulpdu+f.pad:
+			f.sum = layers.UpdateFPDUCRC(f.sum, b[:n])
+		}
 	}
 	f.inMarker += n
 	f.pos += n
@@ -164,7 +241,11 @@ func (f *follower) fpduOctets(b []byte) int {
 	took := 0
 	for len(b) > 0 && !f.done {
 		if f.o == 0 {
-			f.start, f.sum = f.pos+took, 0
+			f.start = f.pos
+			if !f.lead {
+				f.sum = 0
+			}
+			f.lead = false
 		}
 		var n int
 		covered := true // by the CRC
@@ -190,10 +271,11 @@ func (f *follower) fpduOctets(b []byte) int {
 			copy(f.crcBuf[c:], b[:n])
 			covered = false
 		}
-		if covered && f.crc {
+		if covered && f.crc != modeOff {
 			f.sum = layers.UpdateFPDUCRC(f.sum, b[:n])
 		}
 		f.o += n
+		f.pos += n
 		took += n
 		b = b[n:]
 		if !f.done && f.o > layers.FPDUHeaderLen && f.o == f.fpduLen() {
@@ -228,12 +310,52 @@ func (f *follower) segmentOctets(h int, b []byte) {
 			return
 		}
 	}
-	// Payload: the first octets of an untagged message are kept.
 	if m := f.msg; m != nil && len(b) > 0 {
 		at := int(f.ddp.MO) + h - f.hdrNeed // the message offset of b[0]
-		if at == len(m.first) && at < maxKeep {
-			m.first = append(m.first, b[:min(len(b), maxKeep-at)]...)
+		if at == 0 && m.head == 0 && f.ddp.Last && len(b) == f.ulpdu-f.hdrNeed {
+			// The whole Send in these octets: nothing to copy, as long as
+			// its FPDU ends in this delivery.
+			f.view = b[:min(len(b), HeadLen)]
+			m.head, m.headCut = len(f.view), len(b) > HeadLen
+			return
 		}
+		f.keep(at, b)
+	}
+}
+
+// keep copies octets of the Send at message offset at, as far as they
+// continue what was kept and fit in HeadLen.
+func (f *follower) keep(at int, b []byte) {
+	m := &f.send
+	if at != m.head {
+		if at > m.head {
+			m.headCut = true // a segment before these is missing
+		}
+		return
+	}
+	n := min(len(b), HeadLen-m.head)
+	if n < len(b) {
+		m.headCut = true
+	}
+	if n <= 0 {
+		return
+	}
+	if f.buf == nil && f.heads != nil {
+		f.buf = f.heads.get()
+	}
+	if f.buf == nil {
+		m.headCut, m.headLimit = true, true
+		return
+	}
+	copy(f.buf[m.head:], b[:n])
+	m.head += n
+}
+
+// keepView copies the octets of view, which are about to go.
+func (f *follower) keepView() {
+	if v := f.view; v != nil {
+		f.view, f.send.head = nil, 0
+		f.keep(0, v)
 	}
 }
 
@@ -245,16 +367,23 @@ func (f *follower) headerLength() bool {
 		f.lose(fmt.Sprintf("the FPDU at stream offset %d has DDP version %d and RDMAP version %d, not 1 and 1", f.start, dv, rv))
 		return false
 	}
+	tagged, op := ctl[0]&0x80 != 0, ctl[1]&0x0f
 	need := layers.DDPUntaggedLen
-	if ctl[0]&0x80 != 0 {
-		need = layers.DDPTaggedLen
-	} else {
-		switch ctl[1] & 0x0f {
-		case layers.RDMAPOpReadRequest:
-			need += layers.RDMAPReadRequestLen
-		case layers.RDMAPOpTerminate:
-			need += layers.RDMAPTerminateLen
+	switch {
+	case tagged && op != layers.RDMAPOpWrite && op != layers.RDMAPOpReadResponse,
+		!tagged && (op == layers.RDMAPOpWrite || op == layers.RDMAPOpReadResponse || op > layers.RDMAPOpTerminate):
+		kind := "an untagged"
+		if tagged {
+			kind = "a tagged"
 		}
+		f.lose(fmt.Sprintf("the FPDU at stream offset %d carries %s DDP segment with RDMAP opcode %d, which RFC 5040 does not allow", f.start, kind, op))
+		return false
+	case tagged:
+		need = layers.DDPTaggedLen
+	case op == layers.RDMAPOpReadRequest:
+		need += layers.RDMAPReadRequestLen
+	case op == layers.RDMAPOpTerminate:
+		need += layers.RDMAPTerminateLen
 	}
 	if need > f.ulpdu {
 		f.lose(fmt.Sprintf("the FPDU at stream offset %d has ULPDU_Length %d, shorter than its headers (%d octets)", f.start, f.ulpdu, need))
@@ -273,17 +402,23 @@ func (f *follower) startSegment() {
 	f.msg = nil
 	payload := f.ulpdu - f.hdrNeed
 	if !f.ddp.Tagged {
+		if want := queueOf(f.ddp.Opcode); f.ddp.QN != want {
+			f.lose(fmt.Sprintf("the FPDU at stream offset %d carries RDMAP opcode %d on DDP queue %d, not on queue %d", f.start, f.ddp.Opcode, f.ddp.QN, want))
+			return
+		}
 		switch f.ddp.Opcode {
 		case layers.RDMAPOpReadRequest:
 			_ = f.rr.DecodeFromBytes(f.ddp.Payload, gopacket.NilDecodeFeedback)
 		case layers.RDMAPOpTerminate:
 			_ = f.term.DecodeFromBytes(f.ddp.Payload, gopacket.NilDecodeFeedback)
-		}
-		if q := f.ddp.QN; q <= layers.QNTerminate {
-			m := &f.msgs[q]
-			if !f.have[q] || m.msn != f.ddp.MSN {
-				*m = untagged{qn: q, msn: f.ddp.MSN, start: f.start, first: f.keep[q][:0], gap: f.ddp.MO != 0}
-				f.have[q] = true
+		default:
+			m := &f.send
+			if !f.sending || m.msn != f.ddp.MSN {
+				if f.sending {
+					f.finish() // another message began: that one never ended
+				}
+				*m = untagged{msn: f.ddp.MSN, start: f.start, gap: f.ddp.MO != 0}
+				f.sending = true
 			} else if int(f.ddp.MO) != m.length {
 				m.gap = true
 			}
@@ -296,40 +431,93 @@ func (f *follower) startSegment() {
 	f.ev.segment(&f.ddp, payload)
 }
 
-// endSegment is called when the segment's last octet was read; endFPDU
-// when its CRC was.
+// queueOf is the DDP queue an untagged RDMAP opcode goes on (RFC 5040,
+// section 5).
+func queueOf(op uint8) uint32 {
+	switch op {
+	case layers.RDMAPOpReadRequest:
+		return layers.QNReadRequest
+	case layers.RDMAPOpTerminate:
+		return layers.QNTerminate
+	}
+	return layers.QNSend
+}
+
+// endFPDU is called when the FPDU's last octet (of its CRC) was read.
 func (f *follower) endFPDU() {
 	f.fpdus++
 	field := binary.LittleEndian.Uint32(f.crcBuf[:])
-	switch {
-	case f.crc && field != f.sum:
-		f.ev.crcProblem(f.start, field != 0, field, f.sum)
-	case !f.crc && field != 0:
-		f.ev.crcProblem(f.start, false, field, 0)
+	switch f.crc {
+	case modeOn:
+		if field != f.sum {
+			f.ev.crcProblem(f.start, field != 0, field, f.sum)
+		}
+	case modeOff:
+		if field != 0 {
+			f.ev.crcProblem(f.start, false, field, 0)
+		}
+	case modeGuess:
+		switch field {
+		case 0:
+			f.crc = modeOff
+		case f.sum:
+			f.crc = modeOn
+		}
 	}
+	f.ev.fpdu(f.start, f.pos, f.msg)
 	if f.hdrNeed > 2 && !f.done {
 		switch {
 		case f.ddp.Tagged && f.ddp.Opcode == layers.RDMAPOpReadResponse && f.ddp.Last:
 			f.ev.readResponseDone()
-		case !f.ddp.Tagged && f.ddp.Last && f.msg != nil:
-			switch f.ddp.Opcode {
-			case layers.RDMAPOpReadRequest:
+		case f.ddp.Tagged || !f.ddp.Last:
+		case f.ddp.Opcode == layers.RDMAPOpReadRequest:
+			if f.ddp.MO == 0 {
 				f.ev.readRequest(&f.rr)
-			case layers.RDMAPOpTerminate:
-				f.ev.terminate(&f.term)
-			default:
-				f.ev.message(f.msg)
 			}
-			f.have[f.msg.qn] = false
+		case f.ddp.Opcode == layers.RDMAPOpTerminate:
+			if f.ddp.MO == 0 {
+				f.ev.terminate(&f.term)
+			}
+		case f.msg != nil:
+			f.msg.complete = true
+			f.finish()
 		}
 	}
 	f.o, f.hdrNeed, f.msg = 0, 2, nil
+}
+
+// finish hands on the Send in progress and releases its octets.
+func (f *follower) finish() {
+	if !f.sending {
+		return
+	}
+	m := &f.send
+	var head []byte
+	switch {
+	case f.view != nil:
+		head = f.view
+	case f.buf != nil:
+		head = f.buf[:m.head]
+	}
+	f.ev.message(m, head)
+	f.sending, f.view, f.msg = false, nil, nil
+	if f.buf != nil {
+		f.heads.put(f.buf)
+		f.buf = nil
+	}
+}
+
+// end is the end of the direction: a Send in progress is handed on
+// unfinished.
+func (f *follower) end() {
+	f.keepView()
+	f.finish()
 }
 
 // lose stops the follow.
 func (f *follower) lose(why string) {
 	if !f.done {
 		f.done = true
-		f.ev.lost(why)
+		f.ev.framingLost(why)
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gopacket/gopacket"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -18,10 +19,17 @@ type fpduLog struct{ got []string }
 func (l *fpduLog) segment(d *layers.DDP, payload int) {
 	l.got = append(l.got, fmt.Sprintf("segment op %d tagged %v last %v payload %d", d.Opcode, d.Tagged, d.Last, payload))
 }
-func (l *fpduLog) message(m *untagged) {
-	l.got = append(l.got, fmt.Sprintf("message qn %d msn %d op %d inval %#x length %d gap %v first %q", m.qn, m.msn, m.opcode,
-		m.invalidate, m.length, m.gap, m.first))
+func (l *fpduLog) fpdu(start, end int, m *untagged) {}
+func (l *fpduLog) message(m *untagged, head []byte) {
+	l.got = append(l.got, fmt.Sprintf("message msn %d op %d inval %#x length %d gap %v complete %v first %q", m.msn, m.opcode,
+		m.invalidate, m.length, m.gap, m.complete, head))
 }
+
+// heap lends buffers from the heap.
+type heap struct{ out int }
+
+func (h *heap) get() []byte { h.out++; return make([]byte, HeadLen) }
+func (h *heap) put([]byte)  { h.out-- }
 func (l *fpduLog) readRequest(rr *layers.RDMAPReadRequest) {
 	l.got = append(l.got, fmt.Sprintf("read request size %d sink %#x source %#x", rr.Size, rr.SinkSTag, rr.SourceSTag))
 }
@@ -32,75 +40,27 @@ func (l *fpduLog) terminate(t *layers.RDMAPTerminate) {
 func (l *fpduLog) crcProblem(off int, mismatch bool, field, computed uint32) {
 	l.got = append(l.got, fmt.Sprintf("crc at %d mismatch %v", off, mismatch))
 }
-func (l *fpduLog) lost(why string) { l.got = append(l.got, "lost: "+why) }
+func (l *fpduLog) framingLost(why string) { l.got = append(l.got, "lost: "+why) }
 
-// unit is one FPDU to build: a DDP header and payload.
-type unit struct {
-	ddp     layers.DDP
-	payload []byte
-	badCRC  bool
-}
+// unit is one FPDU to build.
+type unit = craft.FPDUUnit
 
 func send(msn, mo uint32, last bool, p string) unit {
-	return unit{ddp: layers.DDP{Last: last, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpSend, MSN: msn, MO: mo}, payload: []byte(p)}
+	return unit{DDP: layers.DDP{Last: last, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpSend, MSN: msn, MO: mo}, Payload: []byte(p)}
 }
 
-// stream builds the FPDUs of units, with markers every 512 octets from
-// its start when markers is set, and CRCs when crc is set.
+// stream frames units (see craft.FPDUStream).
 func stream(units []unit, markers, crc bool) []byte {
-	var plain []byte
-	var starts, crcAt []int
-	for _, u := range units {
-		buf := gopacket.NewSerializeBuffer()
-		_ = gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, &layers.FPDU{}, &u.ddp, gopacket.Payload(u.payload))
-		starts = append(starts, len(plain))
-		plain = append(plain, buf.Bytes()...)
-		crcAt = append(crcAt, len(plain)-4)
-	}
-	// Insert the markers, keeping where each FPDU and CRC field went.
-	var out []byte
-	next, fi := 0, 0
-	mstart := make([]int, len(starts))
-	mcrc := make([]int, len(crcAt))
-	for i := 0; i <= len(plain); i++ {
-		if markers && len(out)%layers.MarkerInterval == 0 && i < len(plain) {
-			// FPDUPTR: back to the start of the FPDU this marker is in, 0
-			// when an FPDU starts right after it.
-			ptr := 0
-			if !(fi < len(starts) && starts[fi] == i) {
-				ptr = len(out) - mstart[fi-1]
-			}
-			out = append(out, 0, 0, byte(ptr>>8), byte(ptr))
-		}
-		if fi < len(starts) && starts[fi] == i {
-			mstart[fi] = len(out)
-			fi++
-		}
-		for next < len(crcAt) && crcAt[next] == i {
-			mcrc[next] = len(out)
-			next++
-		}
-		if i < len(plain) {
-			out = append(out, plain[i])
-		}
-	}
-	if crc {
-		for k := range units {
-			c := layers.FPDUCRC(out[mstart[k]:mcrc[k]])
-			if units[k].badCRC {
-				c ^= 1
-			}
-			binary.LittleEndian.PutUint32(out[mcrc[k]:], c)
-		}
-	}
-	return out
+	s, _ := craft.FPDUStream(units, markers, crc)
+	return s
 }
 
 // follow feeds s to a follower in pieces of the given sizes (cycled).
 func follow(s []byte, markers, crc bool, sizes ...int) []string {
 	var l fpduLog
 	var f follower
-	f.init(&l, 1000, markers, crc)
+	var h heap
+	f.init(&l, &h, 1000, modeOf(markers), modeOf(crc))
 	off := 1000
 	for i := 0; len(s) > 0; i++ {
 		n := len(s)
@@ -111,32 +71,36 @@ func follow(s []byte, markers, crc bool, sizes ...int) []string {
 		off += n
 		s = s[n:]
 	}
+	f.end()
+	if h.out != 0 {
+		l.got = append(l.got, fmt.Sprintf("%d buffers not given back", h.out))
+	}
 	return l.got
 }
 
 func TestFollower(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 64) // 1024 octets
-	rr := unit{ddp: layers.DDP{Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpReadRequest, QN: 1, MSN: 1},
-		payload: make([]byte, 28)}
-	binary.BigEndian.PutUint32(rr.payload[12:], 4096)
-	binary.BigEndian.PutUint32(rr.payload[0:], 0x11)
-	binary.BigEndian.PutUint32(rr.payload[16:], 0x22)
-	write := unit{ddp: layers.DDP{Tagged: true, Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpWrite, STag: 9}, payload: []byte(big)}
-	resp := unit{ddp: layers.DDP{Tagged: true, Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpReadResponse, STag: 0x11}, payload: []byte("data")}
-	inv := unit{ddp: layers.DDP{Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpSendInvalidate, InvalidateSTag: 0xabc, MSN: 3}, payload: []byte("rpl")}
-	term := unit{ddp: layers.DDP{Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpTerminate, QN: 2, MSN: 1}, payload: []byte{0x12, 0x05, 0x40, 0x00}}
+	rr := unit{DDP: layers.DDP{Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpReadRequest, QN: 1, MSN: 1},
+		Payload: make([]byte, 28)}
+	binary.BigEndian.PutUint32(rr.Payload[12:], 4096)
+	binary.BigEndian.PutUint32(rr.Payload[0:], 0x11)
+	binary.BigEndian.PutUint32(rr.Payload[16:], 0x22)
+	write := unit{DDP: layers.DDP{Tagged: true, Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpWrite, STag: 9}, Payload: []byte(big)}
+	resp := unit{DDP: layers.DDP{Tagged: true, Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpReadResponse, STag: 0x11}, Payload: []byte("data")}
+	inv := unit{DDP: layers.DDP{Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpSendInvalidate, InvalidateSTag: 0xabc, MSN: 3}, Payload: []byte("rpl")}
+	term := unit{DDP: layers.DDP{Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpTerminate, QN: 2, MSN: 1}, Payload: []byte{0x12, 0x05, 0x40, 0x00}}
 	units := []unit{send(1, 0, false, "hello "), send(1, 6, true, "world"), rr, write, resp, inv, term}
 	want := []string{
 		"segment op 3 tagged false last false payload 6",
 		"segment op 3 tagged false last true payload 5",
-		`message qn 0 msn 1 op 3 inval 0x0 length 11 gap false first "hello world"`,
+		`message msn 1 op 3 inval 0x0 length 11 gap false complete true first "hello world"`,
 		"segment op 1 tagged false last true payload 0",
 		"read request size 4096 sink 0x11 source 0x22",
 		"segment op 0 tagged true last true payload 1024",
 		"segment op 2 tagged true last true payload 4",
 		"read response done",
 		"segment op 4 tagged false last true payload 3",
-		`message qn 0 msn 3 op 4 inval 0xabc length 3 gap false first "rpl"`,
+		`message msn 3 op 4 inval 0xabc length 3 gap false complete true first "rpl"`,
 		"segment op 7 tagged false last true payload 0",
 		"terminate DDP, untagged buffer error: DDP message too long for the available buffer (layer 1, type 2, code 0x05)",
 	}
@@ -155,7 +119,7 @@ func TestFollower(t *testing.T) {
 
 func TestFollowerProblems(t *testing.T) {
 	good := []unit{send(1, 0, true, "abcd")}
-	bad := []unit{{ddp: good[0].ddp, payload: good[0].payload, badCRC: true}}
+	bad := []unit{{DDP: good[0].DDP, Payload: good[0].Payload, BadCRC: true}}
 	cases := []struct {
 		name    string
 		s       []byte
@@ -190,10 +154,82 @@ func TestFollowerProblems(t *testing.T) {
 	// After framing is lost nothing more is read, however much comes.
 	var l fpduLog
 	var f follower
-	f.init(&l, 0, false, false)
+	f.init(&l, nil, 0, modeOff, modeOff)
 	f.feed(0, []byte{0, 1, 2, 3, 4, 5})
 	f.feed(6, make([]byte, 100000))
 	if len(l.got) != 1 {
 		t.Errorf("after the loss: %q", l.got)
 	}
 }
+
+// FuzzFollower feeds arbitrary octets (or a valid stream, changed at one
+// octet) to a follower in pieces. Properties: no panic; every buffer lent
+// is given back; no Send is longer in its head than it is, or than
+// HeadLen; after framing is lost nothing more is read.
+func FuzzFollower(f *testing.F) {
+	valid := stream([]unit{send(1, 0, false, "hello "), send(1, 6, true, "world"),
+		{DDP: layers.DDP{Tagged: true, Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpWrite}, Payload: make([]byte, 600)},
+		send(2, 0, true, strings.Repeat("x", 3000))}, true, true)
+	f.Add(uint8(0), uint16(0), uint8(0), []byte(nil))
+	f.Add(uint8(0x0f), uint16(100), uint8(7), []byte(nil))
+	f.Add(uint8(0x15), uint16(600), uint8(1), []byte{1, 2, 3})
+	f.Add(uint8(0x2a), uint16(9), uint8(0), []byte{0, 0, 0, 0, 0, 0x20, 0x41, 0x43})
+	f.Fuzz(func(t *testing.T, opts uint8, at uint16, piece uint8, data []byte) {
+		s := data
+		if opts&1 != 0 {
+			s = slices.Clone(valid)
+			if i := int(at); i < len(s) {
+				s[i] ^= byte(opts)
+			}
+		}
+		modes := []mode{modeOff, modeOn, modeGuess}
+		var l fuzzLog
+		var h heap
+		var fo follower
+		fo.init(&l, &h, 20, modes[int(opts>>1)%3], modes[int(opts>>3)%3])
+		off, size := 20, int(piece)%64+1
+		for len(s) > 0 {
+			n := min(size, len(s))
+			fo.feed(off, s[:n])
+			off += n
+			s = s[n:]
+			if fo.done && fo.pos > off {
+				t.Fatalf("read past the end: %d > %d", fo.pos, off)
+			}
+		}
+		fo.end()
+		if h.out != 0 {
+			t.Fatalf("%d buffers not given back", h.out)
+		}
+		if l.lost > 1 || l.bad != "" {
+			t.Fatalf("lost %d times; %s", l.lost, l.bad)
+		}
+	})
+}
+
+// fuzzLog checks what a follower says.
+type fuzzLog struct {
+	lost int
+	bad  string
+}
+
+func (l *fuzzLog) segment(d *layers.DDP, payload int) {
+	if l.lost > 0 {
+		l.bad = "a segment after the loss"
+	}
+}
+func (l *fuzzLog) fpdu(start, end int, m *untagged) {
+	if end <= start {
+		l.bad = fmt.Sprintf("an FPDU from %d to %d", start, end)
+	}
+}
+func (l *fuzzLog) message(m *untagged, head []byte) {
+	if len(head) > HeadLen || len(head) > m.length {
+		l.bad = fmt.Sprintf("head of %d octets for a message of %d", len(head), m.length)
+	}
+}
+func (l *fuzzLog) readRequest(*layers.RDMAPReadRequest) {}
+func (l *fuzzLog) readResponseDone()                    {}
+func (l *fuzzLog) terminate(*layers.RDMAPTerminate)     {}
+func (l *fuzzLog) crcProblem(int, bool, uint32, uint32) {}
+func (l *fuzzLog) framingLost(string)                   { l.lost++ }

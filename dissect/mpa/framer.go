@@ -58,6 +58,15 @@ type Framer struct {
 	pool    []*reader
 	dropped int
 	silent  int
+
+	// Following the data traffic (Follow).
+	link         func(*Pair) Traffic
+	conns        map[pairKey]*iwConn
+	heads        [][]byte // head buffers for reuse
+	heldHeads    int      // head buffers lent
+	headsRefused int      // times one could not be had
+	// trace, when set, sees each FPDU as it ends (tests).
+	trace func(frame int, f *follower)
 }
 
 // New returns a framer.
@@ -96,7 +105,7 @@ func (f *Framer) Open(d *reassembly.Dir) reassembly.Reader {
 	} else {
 		r = &reader{}
 	}
-	*r = reader{f: f, d: d, keyAt: -1, buf: r.buf[:0], carried: r.carried[:0], lost: d.Lost}
+	*r = reader{f: f, d: d, keyAt: -1, buf: r.buf[:0], carried: r.carried[:0], lost: d.Lost, sendFrames: r.sendFrames[:0]}
 	return r
 }
 
@@ -138,6 +147,22 @@ type reader struct {
 	differ, differFrame int
 	lost                bool // earlier octets of the direction were given up at a limit
 	done                bool
+
+	// After the frame: the FPDUs (traffic.go). conn is nil until then.
+	conn           *iwConn
+	side           int
+	fol            follower
+	heldHead       int   // octets of head buffers held
+	sendFrames     []int // the frames of the Send in progress
+	sendDropped    int
+	carriedDropped bool
+	terminates     int
+	crcMismatch    crcCount
+	crcMissing     crcCount
+	// The frame that carried the last octet of the FPDU just read, and its
+	// time.
+	endFrame int
+	endTime  time.Time
 }
 
 // Seen records a segment for the frames list. While the key is looked
@@ -145,6 +170,10 @@ type reader struct {
 // and is not charged: a direction that never shows a key costs the total
 // buffer nothing beyond what the assembler holds for it.
 func (r *reader) Seen(lo, hi int, frame int, at time.Time, added, cut bool) {
+	if r.conn != nil {
+		r.seenFollowing(lo, hi, frame, at, added, cut)
+		return
+	}
 	if len(r.carried) >= maxCarried || !added && r.dups >= maxDupCarried {
 		return
 	}
@@ -164,6 +193,8 @@ func (r *reader) Seen(lo, hi int, frame int, at time.Time, added, cut bool) {
 func (r *reader) Need() int {
 	limit := r.d.StreamBytes()
 	switch {
+	case r.conn != nil:
+		return r.fol.next() + limit
 	case r.keyAt < 0 && r.scanned == 0:
 		return min(MaxFrame, limit) // the key is expected first
 	case r.keyAt < 0:
@@ -181,6 +212,9 @@ func (r *reader) full() int {
 
 // Data takes the next octets in order.
 func (r *reader) Data(off int, b []byte) reassembly.Status {
+	if r.conn != nil {
+		return r.follow(off, b)
+	}
 	if r.keyAt == 0 && len(r.buf) < 16 {
 		// The first octets were a key's so far: still?
 		var w [16]byte
@@ -277,7 +311,8 @@ func (r *reader) dropCarriedBelow(off int) {
 // collect appends octets of the frame and reports it when complete.
 func (r *reader) collect(b []byte) reassembly.Status {
 	want := r.Need() - r.keyAt
-	if n := min(len(b), want-len(r.buf)); n > 0 {
+	n := max(0, min(len(b), want-len(r.buf)))
+	if n > 0 {
 		r.d.Charge(n)
 		r.buf = append(r.buf, b[:n]...)
 	}
@@ -285,7 +320,13 @@ func (r *reader) collect(b []byte) reassembly.Status {
 		return reassembly.More
 	}
 	if full := r.full(); len(r.buf) >= full {
-		r.report(r.buf[:full], reassembly.End{}, true)
+		m := r.report(r.buf[:full], reassembly.End{}, true)
+		if pos := r.keyAt + full; r.startFollow(m, pos) {
+			if rest := b[n:]; len(rest) > 0 {
+				return r.follow(pos, rest)
+			}
+			return reassembly.More
+		}
 		r.done = true
 		r.f.recycle(r)
 		return reassembly.Done
@@ -297,7 +338,7 @@ func (r *reader) collect(b []byte) reassembly.Status {
 
 // Again compares octets carried again with the first copy.
 func (r *reader) Again(off int, b []byte, frame int) {
-	if r.keyAt < 0 {
+	if r.keyAt < 0 || r.conn != nil {
 		return
 	}
 	lo := max(off, r.keyAt)
@@ -321,6 +362,8 @@ func (r *reader) Differ(off, frame int) {
 // fewer (Begun).
 func (r *reader) Interest() reassembly.Interest {
 	switch n := len(r.buf); {
+	case r.conn != nil:
+		return reassembly.Following
 	case r.keyAt < 0 || n == 0:
 		return reassembly.Nothing
 	case n >= minKeyPrefix:
@@ -332,6 +375,12 @@ func (r *reader) Interest() reassembly.Interest {
 // End reports the frame as far as it arrived.
 func (r *reader) End(e reassembly.End) {
 	if r.done {
+		return
+	}
+	if r.conn != nil {
+		r.endFollowing(e)
+		r.done = true
+		r.f.recycle(r)
 		return
 	}
 	switch r.Interest() {

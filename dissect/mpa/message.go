@@ -20,7 +20,7 @@ import (
 // says why the direction ended. The findings are raised here, where what
 // arrived is known, in a fixed order: how the stream ended, the header's
 // fields, then the RFC 8797 step.
-func (r *reader) report(frame []byte, e reassembly.End, complete bool) {
+func (r *reader) report(frame []byte, e reassembly.End, complete bool) *record.Message {
 	var mpa layers.MPAFrame
 	_ = mpa.DecodeFromBytes(frame, gopacket.NilDecodeFeedback) // the key was checked; a short header leaves zeros
 	last, at := r.d.Last()
@@ -121,6 +121,7 @@ func (r *reader) report(frame []byte, e reassembly.End, complete bool) {
 		Expected: m.ExpectedOffset, Size: pdSize, AbsentMatters: true})
 	m.Findings = append(fs, rpc...)
 	r.f.emit(m)
+	return m
 }
 
 // headerFindings checks the fields of an MPA frame's header; without its

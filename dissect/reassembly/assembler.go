@@ -111,6 +111,10 @@ const (
 	Begun
 	// Shown: it has seen enough that it will show what it read.
 	Shown
+	// Following: it follows a stream with no end in view (a connection's
+	// data traffic, after its setup): it is never given up for being
+	// quiet, only at a limit.
+	Following
 )
 
 // Status is what a reader says after octets were delivered.

@@ -64,7 +64,9 @@
 //
 // Directions that go quiet are given up by capture time: QuietUnknown for
 // unanchored ones, QuietNoData for anchored ones of no interest yet,
-// QuietBegun for those whose Reader is in the middle of something. Capture
+// QuietBegun for those whose Reader is in the middle of something; those
+// whose Reader follows a connection's data traffic (Following) are not
+// aged at all, only given up at a limit. Capture
 // timestamps are not trusted to be monotonic: the ageing clock advances by
 // how far each segment moves the latest timestamp forward, at most a
 // second, so one frame stamped an hour ahead ages nothing; and after 64

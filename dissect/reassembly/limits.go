@@ -71,6 +71,7 @@ func (a *Assembler) sweep() {
 			interest = s.r.Interest()
 		}
 		switch {
+		case interest == Following:
 		case interest != Nothing:
 			if quiet > a.opt.QuietBegun {
 				a.giveUp(s, EndQuiet, "")

@@ -1,0 +1,476 @@
+package mpa
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// The data traffic of an iWARP connection: once a direction's MPA frame is
+// in (and the Reply did not reject the connection), the reader of that
+// direction goes on to follow its FPDUs. The two directions of a
+// connection share an iwConn, which knows both MPA frames (so whether
+// markers and CRC are in use each way) and hands what its followers read
+// to the connection's Traffic.
+
+// Traffic receives the data traffic of one followed iWARP connection;
+// sides are 0 for the initiator (the sender of the MPA Request) and 1 for
+// the responder.
+type Traffic interface {
+	// Frame counts a TCP frame that carried octets of the traffic.
+	Frame()
+	// Send is a Send (of any of its four kinds), whole or as far as it
+	// was seen.
+	Send(s *Send)
+	// ReadRequest: side issued the RDMA Read Request rr (read during the
+	// call only), in frame.
+	ReadRequest(side, frame int, at time.Time, rr *layers.RDMAPReadRequest)
+	// ReadDone: the RDMA Read Response to a Read Request of side ended.
+	ReadDone(side int)
+	// Lost: what follows of side's traffic is not seen.
+	Lost(side int)
+	// Finding is a finding of the connection (its message names the
+	// frame).
+	Finding(f finding.Finding)
+	// Close: both directions ended.
+	Close()
+}
+
+// Send is one RDMAP Send message, reassembled from its DDP segments.
+type Send struct {
+	Side           int
+	Opcode         string // SEND, SEND_WITH_INVALIDATE, SEND_WITH_SE, SEND_WITH_SE_AND_INVALIDATE
+	Invalidate     bool
+	InvalidateSTag uint32
+	// Length is the octets of the whole message; LengthKnown is false when
+	// a segment of it is missing.
+	Length      int
+	LengthKnown bool
+	Complete    bool // its last segment was read
+	Frame       int  // the frame that completed it (or the last one seen)
+	Frames      []int
+	// FramesDropped counts frames beyond those listed.
+	FramesDropped int
+	Time          time.Time
+	// Head holds its first octets (read during the call only): all of it
+	// when HeadWhole; HeadCut says why it is shorter ("limit" when no
+	// buffer could be had, "capture" when a segment is missing, "" when it
+	// is only longer than HeadLen).
+	Head      []byte
+	HeadWhole bool
+	HeadCut   string
+}
+
+// Pair is a connection whose traffic is about to be followed: its MPA
+// Request and Reply as far as they were seen (nil when not).
+type Pair struct {
+	Request, Reply *record.Message
+}
+
+// Follow makes the framer follow the traffic of the connections it sees
+// set up: link gives the Traffic of each, called once per connection,
+// when both of its MPA frames are in or its first FPDU octets arrive.
+func (f *Framer) Follow(link func(p *Pair) Traffic) { f.link = link }
+
+// Limits of the data traffic.
+const (
+	// maxFrames bounds the frames listed for a Send.
+	maxFrames = 1024
+	// maxHeads bounds the Sends whose first octets are held at once (in
+	// all directions); each costs HeadLen octets of the total buffer.
+	maxHeads = 8192
+	// pooledHeads bounds the head buffers kept for reuse.
+	pooledHeads = 256
+	// maxTerminates bounds the Terminates reported one by one per
+	// direction; the rest are counted.
+	maxTerminates = 4
+)
+
+// pairKey names a TCP connection whichever way its segments go.
+type pairKey struct {
+	a, b [16]byte
+	pa   uint16
+	pb   uint16
+}
+
+func keyOf(fl reassembly.Flow) pairKey {
+	k := pairKey{a: fl.Src, b: fl.Dst, pa: fl.SrcPort, pb: fl.DstPort}
+	if string(k.b[:]) < string(k.a[:]) || k.a == k.b && k.pb < k.pa {
+		k.a, k.b, k.pa, k.pb = k.b, k.a, k.pb, k.pa
+	}
+	return k
+}
+
+// iwConn is what the two directions of a connection share.
+type iwConn struct {
+	key      pairKey
+	frames   [2]*record.Message // by side: the Request, the Reply
+	hdr      [2]*record.MPAHeader
+	readers  [2]*reader
+	traffic  Traffic
+	linked   bool
+	rejected bool
+	attached int
+}
+
+// mpaFlags are the flags of a side's MPA frame, when it was seen.
+func (c *iwConn) markersFor(side int) mode {
+	// Markers go to the receiver that asked for them.
+	if h := c.hdr[1-side]; h != nil {
+		return modeOf(h.Marker)
+	}
+	return modeGuess
+}
+
+func (c *iwConn) crcFor(side int) mode {
+	own, peer := c.hdr[side], c.hdr[1-side]
+	switch {
+	case own != nil && own.CRC, peer != nil && peer.CRC:
+		return modeOn
+	case own != nil && peer != nil:
+		return modeOff
+	}
+	return modeGuess
+}
+
+func modeOf(on bool) mode {
+	if on {
+		return modeOn
+	}
+	return modeOff
+}
+
+// link gets the connection's Traffic, once.
+func (c *iwConn) link(f *Framer) {
+	if !c.linked {
+		c.linked = true
+		c.traffic = f.link(&Pair{Request: c.frames[0], Reply: c.frames[1]})
+	}
+}
+
+// heads lends the buffers of Sends' first octets, charged to the total
+// buffer of the direction that holds one.
+type heads struct {
+	f    *Framer
+	d    *reassembly.Dir
+	held *int
+}
+
+func (h heads) get() []byte {
+	f := h.f
+	if f.heldHeads >= maxHeads || !h.d.Fits(HeadLen) {
+		f.headsRefused++
+		return nil
+	}
+	h.d.Charge(HeadLen)
+	f.heldHeads++
+	*h.held += HeadLen
+	if n := len(f.heads); n > 0 {
+		b := f.heads[n-1]
+		f.heads = f.heads[:n-1]
+		return b
+	}
+	return make([]byte, HeadLen)
+}
+
+func (h heads) put(b []byte) {
+	f := h.f
+	h.d.Charge(-HeadLen)
+	f.heldHeads--
+	*h.held -= HeadLen
+	if len(f.heads) < pooledHeads {
+		f.heads = append(f.heads, b)
+	}
+}
+
+// startFollow turns the reader, whose MPA frame (msg) ended at stream
+// offset pos, to the FPDUs after it. It reports false when there is
+// nothing to follow: the data path is off, the Reply rejected the
+// connection, or the frame is not one a connection starts with.
+func (r *reader) startFollow(msg *record.Message, pos int) bool {
+	f := r.f
+	if f.link == nil || msg.MPAInfo == nil {
+		return false
+	}
+	side := 0
+	if !msg.MPAInfo.Request {
+		side = 1
+	}
+	k := keyOf(r.d.Flow)
+	c := f.conns[k]
+	if c == nil {
+		if f.conns == nil {
+			f.conns = make(map[pairKey]*iwConn)
+		}
+		c = &iwConn{key: k}
+		f.conns[k] = c
+	}
+	if c.readers[side] != nil || c.frames[side] != nil {
+		return false // a second Request (or Reply) on the connection: not followed
+	}
+	c.frames[side], c.hdr[side] = msg, msg.MPAInfo
+	if msg.MPAInfo.Reject {
+		c.rejected = true
+	}
+	// The other direction may have begun without this frame's flags.
+	if o := c.readers[1-side]; o != nil && o.fol.pos == o.fol.base && o.fol.npeek == 0 && o.fol.o == 0 {
+		o.fol.markers, o.fol.crc = c.markersFor(1-side), c.crcFor(1-side)
+	}
+	if c.frames[0] != nil && c.frames[1] != nil && !c.rejected {
+		c.link(f)
+	}
+	if c.rejected {
+		if c.attached == 0 {
+			delete(f.conns, k)
+		}
+		return false
+	}
+	r.conn, r.side = c, side
+	c.readers[side] = r
+	c.attached++
+	r.fol.init(r, heads{f: f, d: r.d, held: &r.heldHead}, pos, c.markersFor(side), c.crcFor(side))
+	// The frame's octets are no longer needed.
+	r.d.Charge(-len(r.buf))
+	r.buf = r.buf[:0]
+	r.pruneCarried(pos)
+	return true
+}
+
+// follow reads octets of the FPDUs.
+func (r *reader) follow(off int, b []byte) reassembly.Status {
+	if c := r.conn; !c.linked {
+		c.link(r.f)
+	}
+	r.fol.feed(off, b)
+	if r.fol.done {
+		r.detach()
+		r.done = true
+		r.f.recycle(r)
+		return reassembly.Done
+	}
+	return reassembly.More
+}
+
+// seenFollowing takes a segment's carry while following.
+func (r *reader) seenFollowing(lo, hi, frame int, at time.Time, added, cut bool) {
+	if t := r.traffic(); t != nil {
+		t.Frame()
+	}
+	if !added {
+		return
+	}
+	if len(r.carried) >= 32 {
+		r.pruneCarried(r.fol.start)
+	}
+	if len(r.carried) >= maxCarried {
+		r.carriedDropped = true
+		return
+	}
+	r.d.Charge(carryCost)
+	r.carried = append(r.carried, carry{lo, hi, frame, at, cut})
+}
+
+// frameAt is the frame that first carried octet off of the stream, and
+// its time; the latest frame when none is listed.
+func (r *reader) frameAt(off int) (int, time.Time) {
+	for _, c := range r.carried {
+		if c.lo <= off && off < c.hi {
+			return c.frame, c.time
+		}
+	}
+	return r.d.Last()
+}
+
+// pruneCarried forgets the segments wholly below off.
+func (r *reader) pruneCarried(off int) {
+	n := len(r.carried)
+	r.dropCarriedBelow(off)
+	r.d.Charge(-(n - len(r.carried)) * carryCost)
+}
+
+func (r *reader) traffic() Traffic {
+	if r.conn == nil {
+		return nil
+	}
+	return r.conn.traffic
+}
+
+// detach ends the reader's part in its connection.
+func (r *reader) detach() {
+	c := r.conn
+	if c == nil {
+		return
+	}
+	r.fol.end()
+	r.reportCounts()
+	r.conn = nil
+	c.readers[r.side] = nil
+	if c.attached--; c.attached == 0 {
+		if c.traffic != nil {
+			c.traffic.Close()
+		}
+		delete(r.f.conns, c.key)
+	}
+	r.pruneCarried(int(^uint(0) >> 1))
+}
+
+// endFollowing ends the follow of a direction.
+func (r *reader) endFollowing(e reassembly.End) {
+	if t := r.traffic(); t != nil && e.GivenUp() {
+		t.Lost(r.side)
+		detail := e.Detail
+		if e.Kind == reassembly.EndQuiet {
+			detail = fmt.Sprintf("nothing more arrived for %s", e.Quiet)
+		}
+		t.Finding(finding.New(finding.StateLimitReached, "frame %d: the traffic from the %s was given up: %s", e.Frame, sideName(r.side), detail))
+	}
+	r.detach()
+}
+
+func sideName(side int) string {
+	if side == 0 {
+		return "initiator"
+	}
+	return "responder"
+}
+
+// The follower's events.
+
+func (r *reader) segment(d *layers.DDP, payload int) {}
+
+func (r *reader) fpdu(start, end int, m *untagged) {
+	r.endFrame, r.endTime = r.frameAt(end - 1)
+	if r.f.trace != nil {
+		r.f.trace(r.endFrame, &r.fol)
+	}
+	if m == nil {
+		return
+	}
+	if m.segments == 1 && len(r.sendFrames) == 0 {
+		r.sendDropped = 0
+	}
+	for _, c := range r.carried {
+		if c.lo < end && start < c.hi && !slices.Contains(r.sendFrames, c.frame) {
+			if len(r.sendFrames) >= maxFrames {
+				r.sendDropped++
+				continue
+			}
+			r.sendFrames = append(r.sendFrames, c.frame)
+		}
+	}
+}
+
+func (r *reader) message(m *untagged, head []byte) {
+	defer func() { r.sendFrames, r.sendDropped = r.sendFrames[:0], 0 }()
+	t := r.traffic()
+	if t == nil {
+		return
+	}
+	frame, at := r.endFrame, r.endTime
+	slices.Sort(r.sendFrames)
+	s := Send{
+		Side: r.side, Opcode: layers.RDMAPOpcodeName(m.opcode),
+		Invalidate: layers.RDMAPInvalidates(m.opcode), InvalidateSTag: m.invalidate,
+		Length: m.length, LengthKnown: !m.gap, Complete: m.complete,
+		Frame: frame, Frames: r.sendFrames, FramesDropped: r.sendDropped, Time: at,
+		Head: head, HeadWhole: !m.headCut && !m.gap && m.complete && len(head) == m.length,
+	}
+	if !s.Invalidate {
+		s.InvalidateSTag = 0
+	}
+	switch {
+	case m.headLimit:
+		s.HeadCut = "limit"
+	case m.gap:
+		s.HeadCut = "capture"
+	}
+	t.Send(&s)
+}
+
+func (r *reader) readRequest(rr *layers.RDMAPReadRequest) {
+	if t := r.traffic(); t != nil {
+		t.ReadRequest(r.side, r.endFrame, r.endTime, rr)
+	}
+}
+
+func (r *reader) readResponseDone() {
+	if t := r.traffic(); t != nil {
+		t.ReadDone(1 - r.side) // the Read Response answers the other side's Request
+	}
+}
+
+func (r *reader) terminate(term *layers.RDMAPTerminate) {
+	r.terminates++
+	t := r.traffic()
+	if t == nil || r.terminates > maxTerminates {
+		return
+	}
+	frame := r.endFrame
+	t.Finding(finding.New(finding.RDMAPTerminate, "frame %d: the %s terminated the connection: %s", frame, sideName(r.side), term.TermDescription()))
+}
+
+// crcProblem counts the FPDUs with a CRC problem; the first of each kind
+// is described in the finding the direction's end reports.
+func (r *reader) crcProblem(off int, mismatch bool, field, computed uint32) {
+	frame, _ := r.frameAt(r.fol.pos - 1)
+	p := &r.crcMissing
+	if mismatch {
+		p = &r.crcMismatch
+	}
+	if p.n == 0 {
+		p.frame, p.field, p.computed = frame, field, computed
+	}
+	p.n++
+}
+
+func (r *reader) framingLost(why string) {
+	if t := r.traffic(); t != nil {
+		frame, _ := r.d.Last()
+		t.Lost(r.side)
+		t.Finding(finding.New(finding.FPDUFramingLost, "frame %d: the FPDUs from the %s cannot be followed further: %s", frame, sideName(r.side), why))
+	}
+}
+
+// crcCount is the FPDUs of a direction with one kind of CRC problem.
+type crcCount struct {
+	n, frame        int
+	field, computed uint32
+}
+
+// reportCounts hands on what the direction counted, at its end.
+func (r *reader) reportCounts() {
+	t := r.traffic()
+	if t == nil {
+		return
+	}
+	who := sideName(r.side)
+	if p := r.crcMismatch; p.n > 0 {
+		t.Finding(finding.New(finding.MPACRCMismatch, "frame %d: %s from the %s with a CRC that does not match: the field is 0x%08x, the octets give 0x%08x",
+			p.frame, fpdus(p.n), who, p.field, p.computed))
+	}
+	if p := r.crcMissing; p.n > 0 {
+		if r.fol.crc == modeOn {
+			t.Finding(finding.New(finding.MPACRCMissing, "frame %d: %s from the %s with a zero CRC field, although CRC is in use (an MPA frame set C)",
+				p.frame, fpdus(p.n), who))
+		} else {
+			t.Finding(finding.New(finding.MPACRCMissing, "frame %d: %s from the %s with a CRC field (0x%08x) that is not zero, although CRC is not in use (neither MPA frame set C)",
+				p.frame, fpdus(p.n), who, p.field))
+		}
+	}
+	if n := r.terminates - maxTerminates; n > 0 {
+		t.Finding(finding.New(finding.RDMAPTerminate, "%d more Terminates from the %s", n, who))
+	}
+}
+
+// fpdus counts FPDUs for a finding: "an FPDU", or "12 FPDUs, the first,".
+func fpdus(n int) string {
+	if n == 1 {
+		return "an FPDU"
+	}
+	return fmt.Sprintf("%d FPDUs, the first,", n)
+}
