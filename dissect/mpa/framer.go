@@ -64,6 +64,7 @@ type Framer struct {
 	conns        map[pairKey]*iwConn
 	heads        [][]byte // head buffers for reuse
 	heldHeads    int      // head buffers lent
+	followers    []*followed
 	headsRefused int      // times one could not be had
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
@@ -105,7 +106,7 @@ func (f *Framer) Open(d *reassembly.Dir) reassembly.Reader {
 	} else {
 		r = &reader{}
 	}
-	*r = reader{f: f, d: d, keyAt: -1, buf: r.buf[:0], carried: r.carried[:0], lost: d.Lost, sendFrames: r.sendFrames[:0]}
+	*r = reader{f: f, d: d, keyAt: -1, buf: r.buf[:0], carried: r.carried[:0], lost: d.Lost}
 	return r
 }
 
@@ -151,18 +152,7 @@ type reader struct {
 	// After the frame: the FPDUs (traffic.go). conn is nil until then.
 	conn           *iwConn
 	side           int
-	fol            follower
-	heldHead       int   // octets of head buffers held
-	sendFrames     []int // the frames of the Send in progress
-	sendDropped    int
-	carriedDropped bool
-	terminates     int
-	crcMismatch    crcCount
-	crcMissing     crcCount
-	// The frame that carried the last octet of the FPDU just read, and its
-	// time.
-	endFrame int
-	endTime  time.Time
+	fol            *followed // while conn is set
 }
 
 // Seen records a segment for the frames list. While the key is looked

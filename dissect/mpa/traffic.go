@@ -233,7 +233,14 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	r.conn, r.side = c, side
 	c.readers[side] = r
 	c.attached++
-	r.fol.init(r, heads{f: f, d: r.d, held: &r.heldHead}, pos, c.markersFor(side), c.crcFor(side))
+	if n := len(f.followers); n > 0 {
+		r.fol, f.followers = f.followers[n-1], f.followers[:n-1]
+	} else {
+		r.fol = new(followed)
+	}
+	frames := r.fol.sendFrames[:0]
+	*r.fol = followed{sendFrames: frames}
+	r.fol.init(r, heads{f: f, d: r.d, held: &r.fol.heldHead}, pos, c.markersFor(side), c.crcFor(side))
 	// The frame's octets are no longer needed.
 	r.d.Charge(-len(r.buf))
 	r.buf = r.buf[:0]
@@ -268,7 +275,7 @@ func (r *reader) seenFollowing(lo, hi, frame int, at time.Time, added, cut bool)
 		r.pruneCarried(r.fol.start)
 	}
 	if len(r.carried) >= maxCarried {
-		r.carriedDropped = true
+		r.fol.carriedDropped = true
 		return
 	}
 	r.d.Charge(carryCost)
@@ -308,6 +315,10 @@ func (r *reader) detach() {
 	}
 	r.fol.end()
 	r.reportCounts()
+	if len(r.f.followers) < 1024 {
+		r.f.followers = append(r.f.followers, r.fol)
+	}
+	r.fol = nil
 	r.conn = nil
 	c.readers[r.side] = nil
 	if c.attached--; c.attached == 0 {
@@ -344,40 +355,40 @@ func sideName(side int) string {
 func (r *reader) segment(d *layers.DDP, payload int) {}
 
 func (r *reader) fpdu(start, end int, m *untagged) {
-	r.endFrame, r.endTime = r.frameAt(end - 1)
+	r.fol.endFrame, r.fol.endTime = r.frameAt(end - 1)
 	if r.f.trace != nil {
-		r.f.trace(r.endFrame, &r.fol)
+		r.f.trace(r.fol.endFrame, &r.fol.follower)
 	}
 	if m == nil {
 		return
 	}
-	if m.segments == 1 && len(r.sendFrames) == 0 {
-		r.sendDropped = 0
+	if m.segments == 1 && len(r.fol.sendFrames) == 0 {
+		r.fol.sendDropped = 0
 	}
 	for _, c := range r.carried {
-		if c.lo < end && start < c.hi && !slices.Contains(r.sendFrames, c.frame) {
-			if len(r.sendFrames) >= maxFrames {
-				r.sendDropped++
+		if c.lo < end && start < c.hi && !slices.Contains(r.fol.sendFrames, c.frame) {
+			if len(r.fol.sendFrames) >= maxFrames {
+				r.fol.sendDropped++
 				continue
 			}
-			r.sendFrames = append(r.sendFrames, c.frame)
+			r.fol.sendFrames = append(r.fol.sendFrames, c.frame)
 		}
 	}
 }
 
 func (r *reader) message(m *untagged, head []byte) {
-	defer func() { r.sendFrames, r.sendDropped = r.sendFrames[:0], 0 }()
+	defer func() { r.fol.sendFrames, r.fol.sendDropped = r.fol.sendFrames[:0], 0 }()
 	t := r.traffic()
 	if t == nil {
 		return
 	}
-	frame, at := r.endFrame, r.endTime
-	slices.Sort(r.sendFrames)
+	frame, at := r.fol.endFrame, r.fol.endTime
+	slices.Sort(r.fol.sendFrames)
 	s := Send{
 		Side: r.side, Opcode: layers.RDMAPOpcodeName(m.opcode),
 		Invalidate: layers.RDMAPInvalidates(m.opcode), InvalidateSTag: m.invalidate,
 		Length: m.length, LengthKnown: !m.gap, Complete: m.complete,
-		Frame: frame, Frames: r.sendFrames, FramesDropped: r.sendDropped, Time: at,
+		Frame: frame, Frames: r.fol.sendFrames, FramesDropped: r.fol.sendDropped, Time: at,
 		Head: head, HeadWhole: !m.headCut && !m.gap && m.complete && len(head) == m.length,
 	}
 	if !s.Invalidate {
@@ -394,7 +405,7 @@ func (r *reader) message(m *untagged, head []byte) {
 
 func (r *reader) readRequest(rr *layers.RDMAPReadRequest) {
 	if t := r.traffic(); t != nil {
-		t.ReadRequest(r.side, r.endFrame, r.endTime, rr)
+		t.ReadRequest(r.side, r.fol.endFrame, r.fol.endTime, rr)
 	}
 }
 
@@ -405,12 +416,12 @@ func (r *reader) readResponseDone() {
 }
 
 func (r *reader) terminate(term *layers.RDMAPTerminate) {
-	r.terminates++
+	r.fol.terminates++
 	t := r.traffic()
-	if t == nil || r.terminates > maxTerminates {
+	if t == nil || r.fol.terminates > maxTerminates {
 		return
 	}
-	frame := r.endFrame
+	frame := r.fol.endFrame
 	t.Finding(finding.New(finding.RDMAPTerminate, "frame %d: the %s terminated the connection: %s", frame, sideName(r.side), term.TermDescription()))
 }
 
@@ -418,9 +429,9 @@ func (r *reader) terminate(term *layers.RDMAPTerminate) {
 // is described in the finding the direction's end reports.
 func (r *reader) crcProblem(off int, mismatch bool, field, computed uint32) {
 	frame, _ := r.frameAt(r.fol.pos - 1)
-	p := &r.crcMissing
+	p := &r.fol.crcMissing
 	if mismatch {
-		p = &r.crcMismatch
+		p = &r.fol.crcMismatch
 	}
 	if p.n == 0 {
 		p.frame, p.field, p.computed = frame, field, computed
@@ -436,6 +447,23 @@ func (r *reader) framingLost(why string) {
 	}
 }
 
+// followed is a follower with what the reader keeps of the direction's
+// traffic: it exists only while the direction is followed.
+type followed struct {
+	follower
+	heldHead       int   // octets of head buffers held
+	sendFrames     []int // the frames of the Send in progress
+	sendDropped    int
+	carriedDropped bool
+	terminates     int
+	crcMismatch    crcCount
+	crcMissing     crcCount
+	// The frame that carried the last octet of the FPDU just read, and its
+	// time.
+	endFrame int
+	endTime  time.Time
+}
+
 // crcCount is the FPDUs of a direction with one kind of CRC problem.
 type crcCount struct {
 	n, frame        int
@@ -449,11 +477,11 @@ func (r *reader) reportCounts() {
 		return
 	}
 	who := sideName(r.side)
-	if p := r.crcMismatch; p.n > 0 {
+	if p := r.fol.crcMismatch; p.n > 0 {
 		t.Finding(finding.New(finding.MPACRCMismatch, "frame %d: %s from the %s with a CRC that does not match: the field is 0x%08x, the octets give 0x%08x",
 			p.frame, fpdus(p.n), who, p.field, p.computed))
 	}
-	if p := r.crcMissing; p.n > 0 {
+	if p := r.fol.crcMissing; p.n > 0 {
 		if r.fol.crc == modeOn {
 			t.Finding(finding.New(finding.MPACRCMissing, "frame %d: %s from the %s with a zero CRC field, although CRC is in use (an MPA frame set C)",
 				p.frame, fpdus(p.n), who))
@@ -462,7 +490,7 @@ func (r *reader) reportCounts() {
 				p.frame, fpdus(p.n), who, p.field))
 		}
 	}
-	if n := r.terminates - maxTerminates; n > 0 {
+	if n := r.fol.terminates - maxTerminates; n > 0 {
 		t.Finding(finding.New(finding.RDMAPTerminate, "%d more Terminates from the %s", n, who))
 	}
 }
