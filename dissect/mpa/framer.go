@@ -65,7 +65,7 @@ type Framer struct {
 	heads        [][]byte // head buffers for reuse
 	heldHeads    int      // head buffers lent
 	followers    []*followed
-	headsRefused int      // times one could not be had
+	headsRefused int // times one could not be had
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }
@@ -150,9 +150,9 @@ type reader struct {
 	done                bool
 
 	// After the frame: the FPDUs (traffic.go). conn is nil until then.
-	conn           *iwConn
-	side           int
-	fol            *followed // while conn is set
+	conn *iwConn
+	side int
+	fol  *followed // while conn is set
 }
 
 // Seen records a segment for the frames list. While the key is looked
