@@ -28,6 +28,7 @@ type craftOptions struct {
 	Seed      uint64
 	TCPFlows  int
 	TCPSeg    int
+	IWARPConn int
 	Flood     string
 	Count     int
 }
@@ -86,6 +87,7 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.Uint64Var(&opts.Seed, "seed", defaultSeed, "workload: the random seed (the same seed writes the same file)")
 	f.IntVar(&opts.TCPFlows, "tcp-flows", 0, "workload: all TCP instead, bulk segments of this many concurrent flows captured mid-stream, in turn, with iWARP connections hidden among them")
 	f.IntVar(&opts.TCPSeg, "tcp-segment", defaultTCPSegment, "workload with --tcp-flows: octets of payload in a bulk segment")
+	f.IntVar(&opts.IWARPConn, "iwarp-conns", 0, "workload: an NFS-like iWARP capture instead, this many connections (every 4th with markers, all with CRC): READ Calls, their data in RDMA Writes, Replies with Send with Invalidate")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
 	return c
@@ -174,11 +176,16 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 	if err != nil {
 		return failure(err)
 	}
-	if opts.TCPFlows < 0 || opts.TCPSeg < 1 || opts.TCPSeg > 9000 {
+	if opts.TCPFlows < 0 || opts.TCPSeg < 1 || opts.TCPSeg > 9000 || opts.IWARPConn < 0 || opts.IWARPConn > 10000 {
 		f.Close()
-		return usageError("--tcp-flows cannot be negative, and --tcp-segment is 1 to 9000 octets")
+		return usageError("--tcp-flows cannot be negative, --tcp-segment is 1 to 9000 octets, --iwarp-conns 0 to 10000")
 	}
-	counts, err := craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
+	var counts fmt.Stringer
+	if opts.IWARPConn > 0 {
+		counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn}.Write(f)
+	} else {
+		counts, err = craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -96,6 +96,11 @@ func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
 	return d
 }
 
+// FollowIWARP makes the decoder follow the FPDUs of the iWARP connections
+// it sees set up, handing each connection's traffic to the Traffic link
+// gives it (see mpa.Framer.Follow).
+func (d *Decoder) FollowIWARP(link func(*mpa.Pair) mpa.Traffic) { d.mpa.Follow(link) }
+
 // SetFile names the input of the frames that follow (live capture: the
 // interface each frame came from).
 func (d *Decoder) SetFile(name string) {

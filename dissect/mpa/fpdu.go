@@ -201,9 +201,9 @@ func (f *follower) markerOctets(b []byte) int {
 	n := min(len(b), layers.MarkerLen-f.inMarker)
 	copy(f.marker[f.inMarker:], b[:n])
 	inFPDU := f.o > 0
-	// The CRC covers the markers of an FPDU up to its CRC field: those
-	// inside it, and one right before its ULPDU_Length (as tshark's check
-	// has it).
+	// The CRC covers the markers of an FPDU before its CRC field: those
+	// inside it (one right before the field too), and one right before its
+	// ULPDU_Length (as tshark's check has it).
 	if f.crc != modeOff {
 		switch {
 		case !inFPDU:
@@ -212,7 +212,7 @@ func (f *follower) markerOctets(b []byte) int {
 			}
 			f.lead = true
 			f.sum = layers.UpdateFPDUCRC(f.sum, b[:n])
-		case f.o < layers.FPDUHeaderLen || f.o < layers.FPDUHeaderLen+f.ulpdu+f.pad:
+		case f.o < layers.FPDUHeaderLen || f.o <= layers.FPDUHeaderLen+f.ulpdu+f.pad:
 			f.sum = layers.UpdateFPDUCRC(f.sum, b[:n])
 		}
 	}

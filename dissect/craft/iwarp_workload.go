@@ -1,0 +1,251 @@
+package craft
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	golayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// IWARPWorkload describes an NFS-like iWARP capture for performance runs:
+// many connections set up with RFC 8797 data, then, in turn, NFS READs:
+// a Call (an RDMA_MSG Send with a Write chunk), the data in RDMA Writes,
+// and a Reply in a Send with Invalidate of the chunk's STag. Every
+// MarkersEvery-th connection asks for markers both ways; all use CRC.
+type IWARPWorkload struct {
+	Size         int64  // octets to write (approximately)
+	Seed         uint64 // the same seed gives the same file
+	Conns        int    // connections; default 64
+	ReadSize     int    // octets of each READ's data; default 32 KiB
+	MarkersEvery int    // every this-many-th connection uses markers; default 4, negative for none
+	MSS          int    // TCP payload of a segment; default 1448
+}
+
+// IWARPWorkloadCounts is what an iWARP workload holds.
+type IWARPWorkloadCounts struct {
+	Frames, Conns       int
+	Octets              int64
+	Calls, Replies      int // RPC-over-RDMA Sends each way
+	WriteFPDUs          int
+	MarkedConns         int
+	SendWithInvalidates int
+}
+
+func (c IWARPWorkloadCounts) String() string {
+	return fmt.Sprintf("frames %d, octets %d: %d iWARP connections (%d with markers), %d Calls, %d Replies (%d with Invalidate), %d RDMA Write FPDUs; expect %d rpc messages",
+		c.Frames, c.Octets, c.Conns, c.MarkedConns, c.Calls, c.Replies, c.SendWithInvalidates, c.WriteFPDUs, c.Calls+c.Replies)
+}
+
+// iwConnState is one connection of the workload.
+type iwConnState struct {
+	ep      [2]Endpoint
+	seq     [2]uint32
+	off     [2]int // stream offset after the MPA frame, for markers
+	markers bool
+	msn     [2]uint32
+	xid     uint32
+}
+
+// Write writes the workload as a pcap file.
+func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
+	var c IWARPWorkloadCounts
+	if wl.Conns <= 0 {
+		wl.Conns = 64
+	}
+	if wl.ReadSize <= 0 {
+		wl.ReadSize = 32 << 10
+	}
+	if wl.MarkersEvery == 0 {
+		wl.MarkersEvery = 4
+	}
+	if wl.MSS <= 0 {
+		wl.MSS = 1448
+	}
+	rng := rand.New(rand.NewPCG(wl.Seed, 0x1a4b))
+	bw := bufio.NewWriterSize(w, 1<<20)
+	pw := pcapgo.NewWriterNanos(bw)
+	if err := pw.WriteFileHeader(Snaplen, golayers.LinkTypeEthernet); err != nil {
+		return c, err
+	}
+	t := DefaultStart
+	emit := func(data []byte) error {
+		t = t.Add(time.Duration(1000+rng.IntN(1000)) * time.Nanosecond)
+		c.Frames++
+		c.Octets += int64(len(data)) + 16
+		return pw.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(data), Length: len(data)}, data)
+	}
+	conns := make([]*iwConnState, wl.Conns)
+	for i := range conns {
+		markers := wl.MarkersEvery > 0 && i%wl.MarkersEvery == wl.MarkersEvery-1
+		x := IWARPExchange{Rev: 2, Index: i, Start: t, InitiatorMarkers: markers, ResponderMarkers: markers,
+			Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
+			Responder: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
+		frames, err := x.Frames()
+		if err != nil {
+			return c, err
+		}
+		for _, f := range frames {
+			if err := emit(f.Data); err != nil {
+				return c, err
+			}
+		}
+		// The sequence numbers after the MPA frames: the last two frames
+		// are the Request and the Reply.
+		st := &iwConnState{markers: markers, xid: uint32(i) << 20}
+		for side, f := range frames[len(frames)-2:] {
+			p := gopacket.NewPacket(f.Data, golayers.LayerTypeEthernet, gopacket.NoCopy)
+			tcp := p.Layer(golayers.LayerTypeTCP).(*golayers.TCP)
+			st.seq[side] = tcp.Seq + uint32(len(tcp.Payload))
+		}
+		st.ep[0], st.ep[1] = Endpoints(i, false)
+		st.ep[1].Port = 20049
+		conns[i] = st
+		c.Conns++
+		if markers {
+			c.MarkedConns++
+		}
+	}
+	data := make([]byte, wl.ReadSize)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	maxPayload := wl.MSS - 64 // FPDU framing, headers and markers fit in a segment
+	for n := 0; c.Octets < wl.Size; n++ {
+		st := conns[n%len(conns)]
+		st.xid++
+		stag := 0x1000 + uint32(n%4096)
+		// The Call: RDMA_MSG with one Write chunk for the data.
+		call := rpcrdmaMsg(st.xid, 128, []uint32{stag}, uint32(wl.ReadSize), 140)
+		if err := st.send(emit, 0, []FPDUUnit{{DDP: layers.DDP{Opcode: layers.RDMAPOpSend, QN: layers.QNSend, MSN: st.next(0), Last: true}, Payload: call}}, wl.MSS); err != nil {
+			return c, err
+		}
+		c.Calls++
+		// The data, in RDMA Writes of at most one segment each.
+		var units []FPDUUnit
+		for off := 0; off < len(data); off += maxPayload {
+			end := min(len(data), off+maxPayload)
+			units = append(units, FPDUUnit{DDP: layers.DDP{Tagged: true, Opcode: layers.RDMAPOpWrite, STag: stag, TaggedOffset: uint64(off), Last: end == len(data)},
+				Payload: data[off:end]})
+		}
+		c.WriteFPDUs += len(units)
+		// The Reply, with Invalidate of the chunk's STag.
+		reply := rpcrdmaMsg(st.xid, 128, nil, 0, 116)
+		units = append(units, FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, QN: layers.QNSend, MSN: st.next(1), Last: true, InvalidateSTag: stag}, Payload: reply})
+		if err := st.send(emit, 1, units, wl.MSS); err != nil {
+			return c, err
+		}
+		c.Replies++
+		c.SendWithInvalidates++
+	}
+	return c, bw.Flush()
+}
+
+func (st *iwConnState) next(side int) uint32 {
+	st.msn[side]++
+	return st.msn[side]
+}
+
+// send frames units from side, one FPDU per segment, with markers when the
+// connection uses them.
+func (st *iwConnState) send(emit func([]byte) error, side int, units []FPDUUnit, mss int) error {
+	for i := range units {
+		u := units[i]
+		u.DDP.Version, u.DDP.RDMAPVersion = layers.DDPVersion, layers.RDMAPVersion
+		var p []byte
+		if st.markers {
+			p = markedFPDU(&u, st.off[side])
+		} else {
+			p, _ = FPDUStream([]FPDUUnit{u}, false, true)
+		}
+		seg := TCP{Src: st.ep[side], Dst: st.ep[1-side], Seq: st.seq[side], Ack: st.seq[1-side], ACK: true, PSH: true, Payload: p}
+		f, err := seg.Frame()
+		if err != nil {
+			return err
+		}
+		if err := emit(f); err != nil {
+			return err
+		}
+		st.seq[side] += uint32(len(p))
+		st.off[side] += len(p)
+	}
+	return nil
+}
+
+// markedFPDU frames one FPDU that starts at stream offset off (counted
+// from the first FPDU), with the markers that fall in it.
+func markedFPDU(u *FPDUUnit, off int) []byte {
+	plain, _ := FPDUStream([]FPDUUnit{*u}, false, false)
+	crcAt := len(plain) - layers.FPDUCRCLen
+	var out []byte
+	pos := off
+	start := -1
+	for i := 0; i <= len(plain); i++ {
+		if pos%layers.MarkerInterval == 0 && i < len(plain) {
+			ptr := 0
+			if start >= 0 {
+				ptr = len(out) - start
+			}
+			out = append(out, 0, 0, byte(ptr>>8), byte(ptr))
+			pos += layers.MarkerLen
+		}
+		if i == 0 {
+			start = len(out)
+		}
+		if i == crcAt {
+			break
+		}
+		out = append(out, plain[i])
+		pos++
+	}
+	// The CRC: over the FPDU with its markers (and a leading one).
+	from := start
+	if start == layers.MarkerLen && off%layers.MarkerInterval == 0 {
+		from = 0
+	}
+	var crc [layers.FPDUCRCLen]byte
+	binary.LittleEndian.PutUint32(crc[:], layers.FPDUCRC(out[from:]))
+	for _, b := range crc {
+		if pos%layers.MarkerInterval == 0 {
+			ptr := len(out) - start
+			out = append(out, 0, 0, byte(ptr>>8), byte(ptr))
+			pos += layers.MarkerLen
+		}
+		out = append(out, b)
+		pos++
+	}
+	return out
+}
+
+// rpcrdmaMsg is an RPC-over-RDMA version 1 RDMA_MSG header with a Write
+// list of one chunk (one segment per handle, of length octets) when
+// handles are given, followed by rpcLen octets of RPC message that begin
+// with the same XID.
+func rpcrdmaMsg(xid, credits uint32, handles []uint32, length uint32, rpcLen int) []byte {
+	var b []byte
+	put := func(v uint32) { b = binary.BigEndian.AppendUint32(b, v) }
+	put(xid)
+	put(1) // vers
+	put(credits)
+	put(0) // RDMA_MSG
+	put(0) // no read list
+	for _, h := range handles {
+		put(1) // a Write chunk
+		put(1) // of one segment
+		put(h)
+		put(length)
+		b = binary.BigEndian.AppendUint64(b, 0x7f0000000000+uint64(h)<<12)
+	}
+	put(0) // end of the write list
+	put(0) // no reply chunk
+	rpc := make([]byte, rpcLen)
+	binary.BigEndian.PutUint32(rpc, xid)
+	return append(b, rpc...)
+}
