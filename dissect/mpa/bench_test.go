@@ -2,6 +2,7 @@ package mpa
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,30 +23,38 @@ func BenchmarkFollow(b *testing.B) {
 			for i := range 23 {
 				units = append(units, craft.FPDUUnit{DDP: layers.DDP{Tagged: true, Opcode: layers.RDMAPOpWrite, STag: 7, TaggedOffset: uint64(i * 1384), Last: i == 22}, Payload: data})
 			}
-			units = append(units, craft.FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, InvalidateSTag: 7, Last: true, MSN: 1}, Payload: make([]byte, 140)})
-			// One period of the stream: 24 FPDUs, then the same again
-			// (markers repeat every 512 octets: a period that is a multiple
-			// of 512 keeps them right).
-			s, starts := craft.FPDUStream(units, markers, true)
-			if markers {
-				for len(s)%layers.MarkerInterval != 0 {
-					// Not a whole number of marker intervals: fall back to
-					// a stream twice as long, cut at FPDU starts.
-					units = append(units, units...)
-					s, starts = craft.FPDUStream(units, markers, true)
+			// The stream repeats: with markers its length must be a
+			// multiple of 512 for them to fall the same way each time, so
+			// the Send's length is chosen to make it one.
+			var s []byte
+			var starts []int
+			for n := 140; ; n++ {
+				u := append(slices.Clone(units), craft.FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, InvalidateSTag: 7, Last: true, MSN: 1},
+					Payload: make([]byte, n)})
+				s, starts = craft.FPDUStream(u, markers, true)
+				if !markers || len(s)%layers.MarkerInterval == 0 {
 					break
 				}
 			}
-			var segs [][]byte
-			for i, st := range starts {
-				end := len(s)
-				if i+1 < len(starts) {
-					end = starts[i+1]
+			// A segment per FPDU, a marker right before one with it.
+			cut := func(i int) int {
+				switch {
+				case i == 0:
+					return 0
+				case i == len(starts):
+					return len(s)
+				case markers && (starts[i]-layers.MarkerLen)%layers.MarkerInterval == 0:
+					return starts[i] - layers.MarkerLen
 				}
-				segs = append(segs, s[st:end])
+				return starts[i]
+			}
+			var segs [][]byte
+			for i := range starts {
+				segs = append(segs, s[cut(i):cut(i+1)])
 			}
 			c := newConn()
-			c.r.f.Follow(func(*Pair) Traffic { return &nopTraffic{} })
+			tr := &nopTraffic{}
+			c.r.f.Follow(func(*Pair) Traffic { return tr })
 			c.syn()
 			c.send(0, (&craft.MPA{Request: true, Rev: 1, CRC: true, Marker: markers}).Bytes(), 0)
 			c.send(1, (&craft.MPA{Rev: 1, CRC: true, Marker: markers}).Bytes(), 0)
@@ -62,6 +71,10 @@ func BenchmarkFollow(b *testing.B) {
 				if i++; i == len(segs) {
 					i = 0
 				}
+			}
+			b.StopTimer()
+			if len(tr.findings) > 0 || c.r.a.Stats().Segments == 0 {
+				b.Fatalf("findings %v", tr.findings)
 			}
 		})
 	}

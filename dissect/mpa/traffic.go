@@ -384,7 +384,8 @@ func (r *reader) message(m *untagged, head []byte) {
 	}
 	frame, at := r.fol.endFrame, r.fol.endTime
 	slices.Sort(r.fol.sendFrames)
-	s := Send{
+	s := &r.fol.out // not allocated per Send
+	*s = Send{
 		Side: r.side, Opcode: layers.RDMAPOpcodeName(m.opcode),
 		Invalidate: layers.RDMAPInvalidates(m.opcode), InvalidateSTag: m.invalidate,
 		Length: m.length, LengthKnown: !m.gap, Complete: m.complete,
@@ -400,7 +401,7 @@ func (r *reader) message(m *untagged, head []byte) {
 	case m.gap:
 		s.HeadCut = "capture"
 	}
-	t.Send(&s)
+	t.Send(s)
 }
 
 func (r *reader) readRequest(rr *layers.RDMAPReadRequest) {
@@ -462,6 +463,7 @@ type followed struct {
 	// time.
 	endFrame int
 	endTime  time.Time
+	out      Send // the Send handed on
 }
 
 // crcCount is the FPDUs of a direction with one kind of CRC problem.

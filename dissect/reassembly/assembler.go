@@ -396,7 +396,7 @@ func (a *Assembler) Segment(s *Segment) {
 	}
 	if str != nil && s.SYN {
 		switch {
-		case str.anchored && str.start != seq:
+		case str.anchored && str.zero != seq:
 			// A SYN with another ISN: a new connection on the same addresses
 			// and ports. What the old one began ends here.
 			a.finish(str, End{Kind: EndReplaced})
@@ -560,7 +560,7 @@ func (a *Assembler) startReader(str *stream) {
 
 // close stops following a direction and records it as decided (or lost).
 func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
-	lo := str.start
+	lo := str.zero
 	if !str.anchored {
 		lo = str.lowSeq()
 	}

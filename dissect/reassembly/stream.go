@@ -30,11 +30,16 @@ type stream struct {
 	origin   uint32 // first sequence number seen: offsets count from it
 	start    uint32 // anchored: the sequence number of stream offset 0
 	next     int    // anchored: stream offset of the next octet to deliver
-	low      int    // unanchored: offset of the lowest octet seen
-	anyData  bool
-	end      uint32 // sequence number after the highest octet seen
-	fin      bool
-	finSeq   uint32
+	// zero is the sequence number where the direction started; start and
+	// origin move ahead of it (rebase) on a long stream, and shift says by
+	// how much: the reader's offsets are the stream's plus shift.
+	zero    uint32
+	shift   int
+	low     int // unanchored: offset of the lowest octet seen
+	anyData bool
+	end     uint32 // sequence number after the highest octet seen
+	fin     bool
+	finSeq  uint32
 
 	buf []byte
 	got []span // held ranges, sorted, merged where their softness agrees
@@ -90,7 +95,7 @@ const (
 func (s *stream) reset(f Flow, seq uint32) {
 	buf := s.buf[:0]
 	got, early, tmp := s.got[:0], s.early[:0], s.tmp[:0]
-	*s = stream{flow: f, origin: seq, start: seq, buf: buf, got: got, early: early, tmp: tmp}
+	*s = stream{flow: f, origin: seq, start: seq, zero: seq, buf: buf, got: got, early: early, tmp: tmp}
 }
 
 // release forgets what the stream refers to, for reuse from the pool.
@@ -98,6 +103,47 @@ func (s *stream) release() {
 	s.r = nil
 	s.dir = Dir{}
 	clear(s.early[:cap(s.early)])
+}
+
+// Calls to the reader, in its offsets.
+func (s *stream) seen(lo, hi int, frame int, at time.Time, added, cut bool) {
+	s.r.Seen(lo+s.shift, hi+s.shift, frame, at, added, cut)
+}
+func (s *stream) data(off int, b []byte) Status      { return s.r.Data(off+s.shift, b) }
+func (s *stream) again(off int, b []byte, frame int) { s.r.Again(off+s.shift, b, frame) }
+func (s *stream) differs(off, frame int)             { s.r.Differ(off+s.shift, frame) }
+func (s *stream) need() int                          { return s.r.Need() - s.shift }
+
+// Rebasing keeps the offsets of a long stream within what 32-bit sequence
+// arithmetic tells apart: once a direction has delivered rebaseAt octets,
+// its offsets start again rebaseKeep octets before the next one.
+const (
+	rebaseAt   = 1 << 30
+	rebaseKeep = 1 << 20
+)
+
+// rebase moves the direction's offsets back when it has come far.
+func (s *stream) rebase() {
+	if !s.anchored || s.next < rebaseAt {
+		return
+	}
+	k := s.next - rebaseKeep
+	s.start += uint32(k)
+	s.origin += uint32(k)
+	s.next -= k
+	s.shift += k
+	s.low -= k
+	for i := range s.got {
+		s.got[i].lo -= k
+		s.got[i].hi -= k
+	}
+	for i := range s.early {
+		s.early[i].lo -= k
+		s.early[i].hi -= k
+	}
+	if s.differ > 0 {
+		s.differ = max(1, s.differ-k)
+	}
 }
 
 func (s *stream) rel(seq uint32) int { return int(int32(seq - s.origin)) }
@@ -153,7 +199,7 @@ func (s *stream) rstInWindow(seq uint32, a *Assembler) bool {
 		return int32(seq-s.lowSeq()) >= -w && int32(seq-s.end) <= w
 	}
 	off := int(int32(seq - s.start))
-	hi := s.r.Need()
+	hi := s.need()
 	if s.anyData {
 		hi = max(hi, int(int32(s.end-s.start)))
 	}
@@ -336,7 +382,7 @@ func (a *Assembler) hold(s *stream, off int, data []byte, frame int) bool {
 // differ reports a differing later copy of octet off.
 func (a *Assembler) differ(s *stream, off, frame int) {
 	if s.r != nil {
-		s.r.Differ(off-s.startOff(), frame)
+		s.differs(off-s.startOff(), frame)
 		return
 	}
 	if s.differ == 0 || off+1 < s.differ {
@@ -494,7 +540,7 @@ func (a *Assembler) keepEarly(s *stream, seg *Segment, seq uint32, cut bool) boo
 // anchorSYN starts an unanchored direction at a SYN: octets held before
 // it are placed from its start and become soft.
 func (a *Assembler) anchorSYN(s *stream, seq uint32, frame int) {
-	s.anchored, s.syn, s.start, s.next = true, true, seq, 0
+	s.anchored, s.syn, s.start, s.next, s.zero = true, true, seq, 0, seq
 	s.fin, s.differ = false, 0
 	s.trimBelow(s.startOff())
 	for i := range s.got {
@@ -514,16 +560,16 @@ func (a *Assembler) anchorSYN(s *stream, seq uint32, frame int) {
 // the reader, then the segment is added. It reports false when the
 // direction was closed.
 func (a *Assembler) anchorAt(s *stream, seg *Segment, seq uint32, cut bool) bool {
-	s.anchored, s.start, s.next = true, seq, 0
+	s.anchored, s.start, s.next, s.zero = true, seq, 0, seq
 	a.touch(s, seg.Frame)
 	base := s.startOff()
 	s.trimBelow(base)
 	a.startReader(s)
 	for _, o := range s.early {
-		s.r.Seen(max(o.lo, base)-base, o.hi-base, o.frame, o.time, o.added, o.cut)
+		s.seen(max(o.lo, base)-base, o.hi-base, o.frame, o.time, o.added, o.cut)
 	}
 	if s.differ > 0 && s.differ-1 >= base {
-		s.r.Differ(s.differ-1-base, s.differFrame)
+		s.differs(s.differ-1-base, s.differFrame)
 	}
 	a.charge(s, -(s.nEarly*earlyCost + len(s.early)*originCost))
 	s.early, s.nEarly, s.differ = s.early[:0], 0, 0
@@ -534,13 +580,14 @@ func (a *Assembler) anchorAt(s *stream, seg *Segment, seq uint32, cut bool) bool
 // go to Again, in-order ones are delivered, later ones held as far as the
 // reader needs them. It reports false when the direction was closed.
 func (a *Assembler) add(s *stream, seq uint32, p []byte, frame int, at time.Time, cut bool) bool {
+	s.rebase()
 	off := int(int32(seq - s.start))
 	end := off + len(p)
 	if end <= 0 {
 		return true // before the start: stale
 	}
 	lo := max(off, 0)
-	need := s.r.Need()
+	need := s.need()
 	wend := min(max(need, s.next), s.next+a.opt.StreamBytes)
 	if lo >= wend && lo >= s.next {
 		return true // nothing wanted there
@@ -557,20 +604,20 @@ func (a *Assembler) add(s *stream, seq uint32, p []byte, frame int, at time.Time
 			added, direct = true, true
 		}
 	}
-	s.r.Seen(lo, end, frame, at, added, cut)
+	s.seen(lo, end, frame, at, added, cut)
 	if lo < s.next {
-		s.r.Again(lo, p[lo-off:min(end, s.next)-off], frame)
+		s.again(lo, p[lo-off:min(end, s.next)-off], frame)
 	}
 	if added {
 		a.touch(s, frame)
 	}
 	if direct {
 		for s.next < end {
-			top := min(end, s.r.Need())
+			top := min(end, s.need())
 			if top <= s.next {
 				break
 			}
-			st := s.r.Data(s.next, p[s.next-off:top-off])
+			st := s.data(s.next, p[s.next-off:top-off])
 			s.next = top
 			if st == Done {
 				a.close(s, kindStart, 0)
@@ -612,19 +659,19 @@ func (a *Assembler) drain(s *stream, soft bool) Status {
 		if g.soft {
 			for i := range s.early {
 				if o := &s.early[i]; o.soft && o.lo < g.hi && g.lo < o.hi {
-					s.r.Seen(o.lo-base, o.hi-base, o.frame, o.time, true, o.cut)
+					s.seen(o.lo-base, o.hi-base, o.frame, o.time, true, o.cut)
 					o.soft = false // told
 				}
 			}
 		}
-		top := min(g.hi-base, s.r.Need())
+		top := min(g.hi-base, s.need())
 		if top <= s.next {
 			break
 		}
 		st := More
 		s.view(s.next+base, top+base, func(o int, b []byte) {
 			if st == More {
-				st = s.r.Data(o-base, b)
+				st = s.data(o-base, b)
 			}
 		})
 		s.next = top
@@ -633,7 +680,7 @@ func (a *Assembler) drain(s *stream, soft bool) Status {
 			return Done
 		}
 	}
-	if s.capped == "" && s.r.Need() <= s.next && s.next > 0 {
+	if s.capped == "" && s.need() <= s.next && s.next > 0 {
 		a.close(s, kindStart, 0)
 		return Done
 	}
