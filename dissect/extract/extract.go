@@ -80,6 +80,7 @@ type Writer struct {
 	ifaces map[ifaceKey]int
 	link   int // the pcap file's link type, -1 before the first frame
 
+	probe     decode.Probe
 	cur       *dissect.Frame // the frame being dissected (not copied)
 	lastIndex int
 	ring      []*held // recent TCP segments, oldest first
@@ -123,7 +124,7 @@ func (w *Writer) WriteFrame(f *dissect.Frame) error {
 	}
 	w.lastIndex = f.Index
 	w.cur = f
-	if decode.MayContinueMPA(f.LinkType, f.Data) {
+	if w.probe.MayContinueMPA(f.LinkType, f.Data) {
 		h := w.copyOf(f, "")
 		h.inRing = true
 		w.ring = append(w.ring, h)
