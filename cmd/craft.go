@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 type craftOptions struct {
@@ -41,6 +43,9 @@ const (
 	defaultInlineSize = 4096 // each side's Send Size and Receive Size
 	defaultSeed       = 1
 	defaultFloodCount = 1000000
+	// maxInlineSize is the largest size RFC 8797's encoding holds:
+	// (255 + 1) * 1024.
+	maxInlineSize = 256 * layers.DefaultInline
 )
 
 func newCraftCmd(s *IOStreams) *cobra.Command {
@@ -58,9 +63,12 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 (revision 2 by default: the message sits at offset 4, after IRD/ORD).`,
 		Example: `  rdmacm-pd craft --send-size 4096 --receive-size 4096 --remote-invalidate -w nfs.pcap
   rdmacm-pd craft --transport ib --reject -w rejected.pcapng
-  rdmacm-pd craft --transport iwarp --mpa-rev 1 --split 7,30 -w split.pcap
-  rdmacm-pd craft --send-size 8192 --hex`,
-		Args: cobra.NoArgs,
+  rdmacm-pd craft --transport iwarp --split 7,30 -w split.pcap   # MPA rev 2: a 32-octet Request
+  rdmacm-pd craft --transport iwarp --mpa-rev 1 --split 7,20 -w split-rev1.pcap
+  rdmacm-pd craft --send-size 8192 --hex
+  rdmacm-pd craft --workload 64MiB -w workload.pcap
+  rdmacm-pd craft --flood reqs --count 300 -w reqs.pcap`,
+		Args: noArgs("craft"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.MPARevSet = c.Flags().Changed("mpa-rev")
 			return runCraft(s, opts)
@@ -90,6 +98,7 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.IntVar(&opts.IWARPConn, "iwarp-conns", 0, "workload: an NFS-like iWARP capture instead, this many connections (every 4th with markers, all with CRC): READ Calls, their data in RDMA Writes, Replies with Send with Invalidate")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
+	completeCraft(c)
 	return c
 }
 
@@ -106,8 +115,8 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		v    int
 	}{{"send-size", opts.Initiator.SendSize}, {"receive-size", opts.Initiator.ReceiveSize},
 		{"reply-send-size", opts.Responder.SendSize}, {"reply-receive-size", opts.Responder.ReceiveSize}} {
-		if sz.v == 0 {
-			return usageError("--%s: inline size 0 is not a multiple of 1024 between 1024 and 262144", sz.flag)
+		if sz.v < layers.DefaultInline || sz.v > maxInlineSize || sz.v%layers.DefaultInline != 0 {
+			return usageError("--%s: %d is not a multiple of 1024 from 1024 to %d", sz.flag, sz.v, maxInlineSize)
 		}
 	}
 	if opts.HexOnly {
@@ -146,6 +155,9 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		x := craft.IWARPExchange{IPv6: opts.IPv6, Rev: uint8(opts.MPARev), Initiator: opts.Initiator, Responder: opts.Responder,
 			Reject: opts.Reject, SplitAt: opts.SplitAt}
 		frames, err = x.Frames()
+		if err != nil && len(opts.SplitAt) > 0 && strings.HasPrefix(err.Error(), "split offsets") {
+			return usageError("--split: %v", err)
+		}
 	}
 	if err != nil {
 		return usageError("%v", err)
@@ -172,13 +184,17 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 	if opts.Write == "" || opts.Write == "-" {
 		return usageError("--workload needs -w FILE")
 	}
+	switch {
+	case opts.TCPFlows < 0:
+		return usageError("--tcp-flows: %d is negative", opts.TCPFlows)
+	case opts.TCPSeg < 1 || opts.TCPSeg > 9000:
+		return usageError("--tcp-segment: %d (want 1 to 9000 octets)", opts.TCPSeg)
+	case opts.IWARPConn < 0 || opts.IWARPConn > 10000:
+		return usageError("--iwarp-conns: %d (want 0 to 10000 connections)", opts.IWARPConn)
+	}
 	f, err := os.Create(opts.Write)
 	if err != nil {
 		return failure(err)
-	}
-	if opts.TCPFlows < 0 || opts.TCPSeg < 1 || opts.TCPSeg > 9000 || opts.IWARPConn < 0 || opts.IWARPConn > 10000 {
-		f.Close()
-		return usageError("--tcp-flows cannot be negative, --tcp-segment is 1 to 9000 octets, --iwarp-conns 0 to 10000")
 	}
 	var counts fmt.Stringer
 	if opts.IWARPConn > 0 {
@@ -220,7 +236,10 @@ func runFlood(s *IOStreams, opts *craftOptions) error {
 		return usageError("--flood needs -w FILE")
 	}
 	if opts.Count < 1 {
-		return usageError("--count must be at least 1")
+		return usageError("--count: %d (want at least 1)", opts.Count)
+	}
+	if !slices.Contains(craft.FloodKinds, opts.Flood) {
+		return usageError("--flood: unknown kind %q (want %s)", opts.Flood, orList(craft.FloodKinds))
 	}
 	f, err := os.Create(opts.Write)
 	if err != nil {
@@ -231,7 +250,7 @@ func runFlood(s *IOStreams, opts *craftOptions) error {
 		err = cerr
 	}
 	if err != nil {
-		return usageError("%v", err)
+		return failure(fmt.Errorf("%s: %w", opts.Write, err))
 	}
 	fmt.Fprintf(s.Out, "%s: %d frames (%s, %d)\n", opts.Write, n, opts.Flood, opts.Count)
 	return nil

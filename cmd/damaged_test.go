@@ -71,12 +71,12 @@ func TestDamagedFiles(t *testing.T) {
 		{name: "the wrong link type", data: patch(nfsRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[20:], 105) }),
 			code: 0, stdout: []string{"3 frames, 0 messages"}},
 		{name: "zeroed record header", data: patch(nfsRaw, func(b []byte) { clear(b[rec2 : rec2+16]) }),
-			code: 2, stdout: []string{"REQ", "2 frames, 1 message, 1 connection (0 established, 0 rejected, 1 no reply), 1 finding, 1 unreadable input\n"}, stderr: "frame 3 at offset 378: captured length 33554432 exceeds limit 262144"},
+			code: 2, stdout: []string{"REQ", "2 frames, 1 message, 1 connection (1 cut), 1 finding, 1 unreadable input\n", "  1  cut          -        -  no   port 20049"}, stderr: "frame 3 at offset 378: captured length 33554432 exceeds limit 262144"},
 		{name: "zeroed octets inside a record", data: patch(nfsRaw, func(b []byte) { clear(b[rec2+16+62 : rec2+16+162]) }),
 			code: 0, stdout: []string{"REQ", "RTU", "3 frames, 2 messages"}, not: []string{"REP"}},
 		{name: "random octets inside a record", data: patch(nfsRaw, func(b []byte) {
 			copy(b[24+16+230:], []byte{0x13, 0x37, 0xca, 0xfe, 0xba, 0xbe, 0x99, 0x42})
-		}), code: 0, stdout: []string{"icrc-mismatch", "REQ  RPC-over-RDMA v1 R=1"}},
+		}), code: 0, stdout: []string{"icrc-mismatch", "REQ      192.0.2.1 → 192.0.2.2  R=1 send=4096"}},
 		{name: "pcapng block with a bad length", data: patch(ngRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[472+4:], 13) }),
 			code: 2, stdout: []string{"REQ"}, not: []string{"REP"}, stderr: "frame 2 at offset 472: block total length 13 not a multiple of 4"},
 		{name: "pcapng block longer than the file", data: patch(ngRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[848+4:], 1<<20) }),
@@ -142,7 +142,7 @@ func TestDamagedFileFormats(t *testing.T) {
 	}{
 		{"json", []string{`"message":"REQ"`, `"message":"REP"`, `"record":"connection"`, `"decode_errors":1`,
 			`"error":"` + why + `"`}},
-		{"markdown", []string{"frame 1: REQ", "frame 2: REP", "| 1 | 192.0.2.1 | 192.0.2.2 |", "| " + why + " |"}},
+		{"markdown", []string{"frame 1 (connection 1): REQ", "frame 2 (connection 1): REP", "| 1 | **established** | 4096 | 4096 | no |", "| " + why + " |"}},
 	} {
 		code, out, errOut := run(t, nil, nil, false, "dissect", "-T", tc.format, path)
 		if code != 2 || errOut != "rdmacm-pd: "+path+": "+why+"\n" {

@@ -1,13 +1,15 @@
 package cmd
 
 import (
-	"encoding/hex"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/hexdump"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -26,16 +28,24 @@ const guessExpectOffset = -1
 func newDecodeCmd(s *IOStreams) *cobra.Command {
 	opts := &decodeOptions{}
 	c := &cobra.Command{
-		Use:   "decode [flags] HEX...",
+		Use:   "decode [flags] HEX... | -",
 		Short: "Decode a private-data blob pasted from a log",
 		Long: `Searches a private-data blob for the RPC-over-RDMA version 1 message of
 RFC 8797, decodes it and checks it as dissect does. The hex may contain
 spaces, colons, commas, dashes and 0x prefixes, and may be split over several
-arguments. Without --expect-offset, the message is expected at offset 36
-when the blob starts with an IP CM header, else at 0.`,
+arguments; "-" reads it from standard input. Dumps are read too, their
+offsets and ASCII columns skipped: xxd, hexdump -C (and rdmacm-pd -x),
+tcpdump -x and -X, tshark -x. Without --expect-offset, the message is
+expected at offset 36 when the blob starts with an IP CM header, else at 0.`,
 		Example: `  rdmacm-pd decode f6ab0e18 01 01 03 03
-  rdmacm-pd decode -T json 0xf6ab0e18,0x01,0x00,0x07,0x07`,
-		Args: cobra.MinimumNArgs(1),
+  rdmacm-pd decode -T json 0xf6ab0e18,0x01,0x00,0x07,0x07
+  printf '\xf6\xab\x0e\x18\x01\x01\x03\x03' | xxd | rdmacm-pd decode -`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("decode needs the hex octets as arguments, or - to read them from standard input")
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Hex = args
 			return runDecode(s, opts)
@@ -46,13 +56,28 @@ when the blob starts with an IP CM header, else at 0.`,
 	f.Var(colorFlag(&opts.Color), "color", "colour the text output: auto, always or never")
 	f.IntVar(&opts.ExpectOffset, "expect-offset", guessExpectOffset, "where the carrier puts the message (0 CM, 36 after an IP CM header, 4 after MPA v2 IRD/ORD); -1 guesses")
 	f.Var(failOnFlag(&opts.FailOn), "fail-on", "exit 1 when a finding reaches this severity: never, info, warning or error")
+	completeDecode(c)
 	return c
 }
 
 func runDecode(s *IOStreams, opts *decodeOptions) error {
-	pd, err := parseHex(strings.Join(opts.Hex, " "))
+	text, where := strings.Join(opts.Hex, " "), "decode"
+	if len(opts.Hex) == 1 && opts.Hex[0] == "-" {
+		b, err := io.ReadAll(io.LimitReader(s.In, maxDecodeInput+1))
+		switch {
+		case err != nil:
+			return failure(fmt.Errorf("standard input: %w", err))
+		case len(b) > maxDecodeInput:
+			return usageError("standard input: more than %d octets of text: decode reads one private-data blob", maxDecodeInput)
+		}
+		text, where = string(b), "standard input"
+	}
+	if opts.ExpectOffset < guessExpectOffset {
+		return usageError("--expect-offset: %d (want an offset of 0 or more, or -1 to guess)", opts.ExpectOffset)
+	}
+	pd, err := hexdump.Parse(text)
 	if err != nil {
-		return usageError("%v", err)
+		return usageError("%s: %v", where, err)
 	}
 	expect := opts.ExpectOffset
 	if expect < 0 {
@@ -65,9 +90,27 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 		return failure(err)
 	}
 	if opts.FailOn != 0 && finding.Max(fs) >= opts.FailOn {
+		printError(s, fmt.Errorf("--fail-on %s: %s", opts.FailOn, tripped(fs, opts.FailOn)))
 		return &exitError{code: ExitFindings}
 	}
 	return nil
+}
+
+// maxDecodeInput bounds the text decode reads from standard input: a dump
+// of the largest private data (an MPA frame's 65535 octets) is about 5
+// octets of text per octet.
+const maxDecodeInput = 1 << 20
+
+// tripped names the findings of fs at or above sev, as --fail-on reports
+// them.
+func tripped(fs []finding.Finding, sev finding.Severity) string {
+	var names []string
+	for _, f := range fs {
+		if f.Severity >= sev {
+			names = append(names, f.Code.String()+" ("+f.Severity.String()+")")
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // guessOffset expects the message after an IP CM header when the blob starts
@@ -78,28 +121,4 @@ func guessOffset(pd []byte) int {
 		return layers.IPCMHeaderLen
 	}
 	return 0
-}
-
-// parseHex reads hex digits, ignoring white space, colons, dashes, commas
-// and 0x prefixes.
-func parseHex(s string) ([]byte, error) {
-	var digits strings.Builder
-	for _, tok := range strings.FieldsFunc(s, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ':' || r == '-' || r == ','
-	}) {
-		tok = strings.TrimPrefix(strings.TrimPrefix(tok, "0x"), "0X")
-		digits.WriteString(tok)
-	}
-	d := digits.String()
-	if d == "" {
-		return nil, errorf("no hex digits given")
-	}
-	if len(d)%2 != 0 {
-		return nil, errorf("odd number of hex digits (%d)", len(d))
-	}
-	b, err := hex.DecodeString(d)
-	if err != nil {
-		return nil, errorf("not hex: %v", err)
-	}
-	return b, nil
 }

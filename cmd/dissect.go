@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os/signal"
 	"runtime/debug"
@@ -15,6 +16,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/extract"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
@@ -34,17 +36,37 @@ type dissectOptions struct {
 	SHA256         bool
 	Args           []string // the command line (after the program name), for the Markdown report
 
+	// What is shown, and how.
+	Quiet    bool
+	Select   string // -Y; SelectSet says it was given
+	Time     output.TimeMode
+	Width    int // 0: no wrapping
+	Details  output.Details
+	Budget   int // 0: no limit
+	Basename bool
+
+	// Files and live capture.
+	Count int
+	Write string
+
 	// Live capture.
 	Interfaces []string
 	NoPromisc  bool
 	Ports      []uint16
 	Hosts      []netip.Addr
 	Expr       string
-	Count      int
 	Duration   time.Duration
-	Write      string
 	ListIfaces bool
+
+	// Changed says whether a flag was given (nil: none was).
+	Changed func(name string) bool
 }
+
+// Defaults of dissect's own flags.
+const (
+	defaultWidth  = output.DefaultWidth
+	defaultBudget = output.DefaultBudget
+)
 
 func newDissectCmd(s *IOStreams) *cobra.Command {
 	opts := &dissectOptions{}
@@ -56,16 +78,32 @@ func newDissectCmd(s *IOStreams) *cobra.Command {
 input), finds every InfiniBand CM message (RoCEv2, RoCEv1, native InfiniBand)
 and every iWARP MPA Request and Reply (on any TCP port, reassembled), locates
 the RPC-over-RDMA version 1 private data of RFC 8797 at any offset, decodes
-and checks it.`,
+and checks it, and pairs requests with replies into connections: what each
+agreed (the inline threshold each way, remote invalidation), or why not.
+
+The text output is laid out for 80 columns: one line per message with its
+findings beneath, then the connections, their findings and the totals.
+-T markdown writes a report that fits in a GitHub comment; -T json is NDJSON.
+
+As with tshark: -c stops after N frames, -q shows only the connections,
+findings and totals, -Y selects what is shown (fields addr, src, dst, msg,
+code, severity, conn, state, transport, frame and file; see docs/cli.md), -t
+sets the time format, and -w with capture files writes the frames that
+carried the messages shown: a small attachment for a bug.`,
 		Example: `  rdmacm-pd dissect capture.pcap
   rdmacm-pd dissect -V -x capture.pcapng.gz
-  rdmacm-pd dissect -T json capture.pcap | jq .rpcrdma
-  tcpdump -w - udp port 4791 | rdmacm-pd dissect -
-  rdmacm-pd dissect -i eth0 -w setup.pcapng        # live, until Ctrl-C
-  rdmacm-pd dissect -i eth0 --port 20049 --duration 30s -T json`,
+  rdmacm-pd dissect -q --fail-on warning capture.pcap
+  rdmacm-pd dissect -Y 'msg == REJ or severity >= warning' capture.pcap
+  rdmacm-pd dissect -T markdown --basename capture.pcap > report.md
+  rdmacm-pd dissect -w setup.pcapng capture.pcap    # only the connection setup
+  rdmacm-pd dissect -T json capture.pcap | jq -c 'select(.record == "connection") | .inline_threshold'
+  tcpdump -r capture.pcap -w - udp port 4791 | rdmacm-pd dissect -
+  rdmacm-pd dissect -i lo --duration 1s              # live, for a second
+  rdmacm-pd dissect -i eth0 -w live.pcapng           # live, until Ctrl-C`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Files = reads.merge(args)
 			opts.Args = s.Args
+			opts.Changed = c.Flags().Changed
 			return runDissect(c.Context(), s, opts)
 		},
 	}
@@ -77,72 +115,88 @@ and checks it.`,
 	f.BoolVarP(&opts.Hex, "hex", "x", false, "text: hex dump of the private data, RFC 8797 octets marked")
 	f.Var(colorFlag(&opts.Color), "color", "colour the text output: auto, always or never")
 	f.Var(failOnFlag(&opts.FailOn), "fail-on", "exit 1 when a finding reaches this severity: never, info, warning or error")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "only the connections, the findings and the totals (json: no message records; markdown: no message details)")
+	f.StringVarP(&opts.Select, "display-filter", "Y", "", "show only the messages and connections this expression selects, as tshark -Y does (e.g. 'addr == 192.0.2.1 and severity >= warning')")
+	f.VarP(oneOf(&opts.Time, output.TimeRelative, "time format", output.TimeModes...), "time-format", "t",
+		"time as tshark -t shows it: r (since the first frame), d (since the line before), a, ad (local), u, ud (UTC), e (epoch)")
+	sizeVar(f, &opts.Width, "width", defaultWidth, "text: wrap lines at this many columns (0: do not wrap)")
+	f.Var(oneOf(&opts.Details, output.DetailsFindings, "value", output.DetailsNone, output.DetailsFindings, output.DetailsAll),
+		"details", "markdown: the messages shown in full: none, findings (those with one, or the first few) or all")
+	sizeVar(f, &opts.Budget, "budget", defaultBudget, "markdown: keep the report within this many characters, saying what was cut (GitHub's limit; 0: no limit)")
+	f.BoolVar(&opts.Basename, "basename", false, "name the inputs by their base names, not their paths (paths leak into public bugs)")
 	f.Var(&portsFlag{&opts.RoCEPorts, "UDP"}, "roce-port", "also decode this UDP destination port as RoCEv2 (repeatable)")
 	sizeVar(f, &opts.TCP.StreamBytes, "max-stream-bytes", defaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
 	sizeVar(f, &opts.TCP.TotalBytes, "max-buffer-bytes", decode.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
 	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
 	sizeVar(f, &opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
+	sizeVarP(f, &opts.Count, "count", "c", 0, "stop after this many frames")
+	f.StringVarP(&opts.Write, "write", "w", "", "files: write the frames that carried the messages shown; live: every captured frame (pcapng, or pcap for a .pcap name)")
 
 	f.StringArrayVarP(&opts.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
 	f.BoolVar(&opts.NoPromisc, "no-promisc", false, "live: do not put the interface in promiscuous mode")
 	f.Var(&portsFlag{&opts.Ports, "TCP"}, "port", "live: keep only TCP segments from or to this port (repeatable)")
 	f.Var(hostsFlag{&opts.Hosts}, "host", "live: keep only traffic from or to this address (repeatable)")
 	f.StringVarP(&opts.Expr, "filter", "f", "", "live: a tcpdump filter expression instead of the built-in one (libpcap build only)")
-	f.IntVarP(&opts.Count, "count", "c", 0, "live: stop after this many captured frames")
 	f.DurationVar(&opts.Duration, "duration", 0, "live: stop after this long (e.g. 30s, 5m)")
-	f.StringVarP(&opts.Write, "write", "w", "", "live: also write every captured frame to this file (pcapng, or pcap for a .pcap name)")
 	f.BoolVarP(&opts.ListIfaces, "list-interfaces", "D", false, "list the interfaces live capture can use, and exit")
+	completeDissect(c)
 	return c
 }
 
-// severityCounter passes messages on and keeps the highest severity seen.
-type severityCounter struct {
-	next output.Renderer
-	max  finding.Severity
-}
-
-func (s *severityCounter) Message(m *record.Message) error {
-	s.see(m.Findings)
-	return s.next.Message(m)
-}
-
-func (s *severityCounter) Connection(c *record.Connection) error {
-	s.see(c.Findings)
-	return s.next.Connection(c)
-}
-
-// Summary counts the findings of the run as a whole (a state limit hit by
-// TCP directions that never showed an MPA key, say) before passing it on.
-func (s *severityCounter) Summary(sum *record.Summary) error {
-	s.see(sum.Notes)
-	return s.next.Summary(sum)
-}
-
-func (s *severityCounter) see(fs []finding.Finding) {
-	if v := finding.Max(fs); v > s.max {
-		s.max = v
-	}
-}
-
-func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
-	if opts.ListIfaces {
-		return listInterfaces(s)
-	}
-	live := len(opts.Interfaces) > 0
+// checkDissect checks the flags against each other: each error names the
+// flag at fault.
+func checkDissect(opts *dissectOptions, live bool) error {
 	switch {
 	case len(opts.Files) == 0 && !live:
 		return usageError("no input: name capture files, - for standard input, or -i IFACE to capture live")
 	case len(opts.Files) > 0 && live:
 		return usageError("give capture files or -i interfaces, not both")
-	case !live && (opts.Count > 0 || opts.Duration > 0 || opts.Write != "" || opts.Expr != "" || len(opts.Ports) > 0 ||
-		len(opts.Hosts) > 0 || opts.NoPromisc):
-		return usageError("-c, --duration, -w, -f, --port, --host and --no-promisc apply to live capture (-i)")
-	case opts.Count < 0 || opts.Duration < 0:
-		return usageError("-c and --duration cannot be negative")
+	case opts.Count < 0:
+		return usageError("--count: %d is negative", opts.Count)
+	case opts.Duration < 0:
+		return usageError("--duration: %s is negative", opts.Duration)
+	case opts.Width < 0:
+		return usageError("--width: %d is negative (0 does not wrap)", opts.Width)
+	case opts.Budget < 0:
+		return usageError("--budget: %d is negative (0 sets no limit)", opts.Budget)
+	case opts.Write == "-":
+		return usageError("--write: - is standard output, which carries the report; give -w a file name")
 	}
-	if err := checkLimits(opts.TCP.StreamBytes, opts.TCP.TotalBytes, opts.TCP.Flows, opts.MaxConnections); err != nil {
-		return err
+	if !live {
+		var liveOnly []string
+		for _, name := range []string{"duration", "filter", "port", "host", "no-promisc"} {
+			if opts.Changed(name) {
+				liveOnly = append(liveOnly, "--"+name)
+			}
+		}
+		switch len(liveOnly) {
+		case 0:
+		case 1:
+			return usageError("%s applies to live capture (-i IFACE)", liveOnly[0])
+		default:
+			return usageError("%s and %s apply to live capture (-i IFACE)", strings.Join(liveOnly[:len(liveOnly)-1], ", "),
+				liveOnly[len(liveOnly)-1])
+		}
+		for _, f := range opts.Files {
+			if opts.Write != "" && f == opts.Write {
+				return usageError("--write: %s is also an input: it would be overwritten", f)
+			}
+		}
+	}
+	for _, fl := range []struct {
+		name string
+		ok   bool
+		what string
+	}{
+		{"details", opts.Format == output.Markdown, "-T markdown"},
+		{"budget", opts.Format == output.Markdown, "-T markdown"},
+		{"time-format", opts.Format != output.JSON, "the text output and the Markdown details"},
+		{"width", opts.Format != output.JSON, "the text output and the Markdown details"},
+	} {
+		if opts.Changed(fl.name) && !fl.ok {
+			return usageError("--%s applies to %s, not to -T %s", fl.name, fl.what, opts.Format)
+		}
 	}
 	stdin := 0
 	for _, f := range opts.Files {
@@ -153,6 +207,38 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if stdin > 1 {
 		return usageError("standard input (-) can be read only once")
 	}
+	return checkLimits(opts.TCP.StreamBytes, opts.TCP.TotalBytes, opts.TCP.Flows, opts.MaxConnections)
+}
+
+func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
+	if opts.ListIfaces {
+		return listInterfaces(s)
+	}
+	if opts.Changed == nil {
+		opts.Changed = func(string) bool { return false }
+	}
+	live := len(opts.Interfaces) > 0
+	if err := checkDissect(opts, live); err != nil {
+		return err
+	}
+	var sel *output.Selection
+	if opts.Changed("display-filter") {
+		var err error
+		if sel, err = output.ParseSelection(opts.Select); err != nil {
+			return usageError("--display-filter: %v", err)
+		}
+	}
+	width, budget := opts.Width, opts.Budget
+	if width == 0 {
+		width = -1 // no wrapping
+	}
+	if budget == 0 {
+		budget = -1 // no limit
+	}
+	var paths []string // shown by their base names
+	if opts.Basename {
+		paths = append(append(paths, opts.Files...), opts.Write)
+	}
 	r, err := output.New(s.Out, output.Options{
 		Format:    opts.Format,
 		Verbose:   opts.Verbose,
@@ -160,8 +246,14 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		Color:     opts.Format == output.Text && output.UseColor(opts.Color, s.OutTerminal, s.Getenv),
 		MultiFile: len(opts.Files) > 1,
 		Version:   ToolVersion(),
-		Command:   commandLine(opts.Args),
+		Command:   commandLine(opts.Args, paths),
 		Live:      live,
+		Quiet:     opts.Quiet,
+		Time:      timeMode(opts),
+		Width:     width,
+		Details:   opts.Details,
+		Budget:    budget,
+		Selection: sel,
 	})
 	if err != nil {
 		return usageError("%v", err)
@@ -172,49 +264,89 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	counter := &severityCounter{next: r}
+	// The records go through (the base names), (the -w file of a file
+	// input), (the selection), the --fail-on counter, to the renderer.
+	counter := &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Files) > 1}
+	var sink dissect.Sink = counter
+	if sel != nil {
+		sink = sel.Filter(sink)
+	}
 	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
-		Hash: opts.SHA256 || opts.Format == output.Markdown}
+		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count}
+	var excerpt *extract.Writer
+	if opts.Write != "" && !live {
+		var keep func(*record.Message) bool
+		if sel != nil {
+			keep = sel.Message
+		}
+		if excerpt, err = extract.Create(opts.Write, extract.Options{Keep: keep}, sink); err != nil {
+			return failure(fmt.Errorf("--write: %w", err))
+		}
+		sink, cfg.Writer = excerpt, excerpt
+	}
+	if opts.Basename {
+		sink = renamer{sink}
+	}
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(cfg.MemoryBudget())
+		budget := cfg.MemoryBudget()
+		if excerpt != nil {
+			budget += extract.DefaultWindow
+		}
+		debug.SetMemoryLimit(budget)
 	}
 	var runErr error
 	if live {
-		runErr = runLive(ctx, s, opts, cfg, counter)
+		runErr = runLive(ctx, s, opts, cfg, sink)
 	} else {
-		_, runErr = dissect.Run(ctx, opts.Files, s.In, cfg, counter)
+		_, runErr = dissect.Run(ctx, opts.Files, s.In, cfg, sink)
 	}
 	if errors.Is(runErr, context.Canceled) {
 		runErr = nil // interrupted: what was read has been written, and --fail-on applies to it
+	}
+	if excerpt != nil {
+		if err := closeExcerpt(s, excerpt, opts.Write); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if err := r.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
+		if opts.Basename {
+			runErr = errors.New(baseNames(runErr.Error(), opts.Files))
+		}
 		return failure(runErr)
 	}
 	if opts.FailOn != 0 && counter.max >= opts.FailOn {
+		printError(s, errors.New(counter.report()))
 		return &exitError{code: ExitFindings}
 	}
 	return nil
 }
 
-// commandLine shows the command as a shell would take it back.
-func commandLine(args []string) string {
-	var b strings.Builder
-	b.WriteString("rdmacm-pd")
-	for _, a := range args {
-		b.WriteByte(' ')
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '=' || r == ',' || r == '+' ||
-				r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-		}) < 0 {
-			b.WriteString(a)
-		} else {
-			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
-		}
+// timeMode is the -t format given, or "" for each output's default.
+func timeMode(opts *dissectOptions) output.TimeMode {
+	if opts.Changed("time-format") {
+		return opts.Time
 	}
-	return b.String()
+	return ""
+}
+
+// closeExcerpt finishes the -w file of a file input and says on standard
+// error what it holds.
+func closeExcerpt(s *IOStreams, w *extract.Writer, name string) error {
+	st, err := w.Close()
+	if err != nil {
+		return fmt.Errorf("--write: %w", err)
+	}
+	note := fmt.Sprintf("wrote %d %s (of %d %s) to %s", st.Frames, plural(st.Frames, "frame"), st.Messages,
+		plural(st.Messages, "message"), name)
+	if st.Lost > 0 {
+		note += fmt.Sprintf("; %d earlier %s of MPA frames had left the %d MiB window and are not in it",
+			st.Lost, plural(st.Lost, "segment"), extract.DefaultWindow>>20)
+	}
+	fmt.Fprintf(s.ErrOut, "rdmacm-pd: %s\n", note)
+	return nil
 }

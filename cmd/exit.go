@@ -47,5 +47,3 @@ func exitCode(err error) int {
 	}
 	return ExitFailure
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
@@ -40,17 +41,76 @@ func (b *badValue) Error() string { return b.msg }
 
 func bad(format string, args ...any) error { return &badValue{fmt.Sprintf(format, args...)} }
 
-// flagError turns a flag's parse error into the usage error to print: a
-// value of this file's says what is wrong with it after the flag's name;
-// other errors point to --help.
-func flagError(path string, err error) error {
+// flagError turns a flag's parse error into the usage error to print,
+// naming the flag: a value of this file's says what is wrong with it; a
+// value of pflag's own types gets the same kind of sentence (no Go
+// package in it); an unknown flag gets the nearest flag name.
+func flagError(c *cobra.Command, err error) error {
 	var iv *pflag.InvalidValueError
 	var bv *badValue
-	if errors.As(err, &iv) && errors.As(err, &bv) {
-		return usageError("--%s: %s", iv.GetFlag().Name, bv.msg)
+	switch {
+	case errors.As(err, &iv) && errors.As(err, &bv):
+		return usageError("%s: %s", flagName(iv.GetFlag()), bv.msg)
+	case errors.As(err, &iv):
+		return usageError("%s: %s", flagName(iv.GetFlag()), wantOfType(iv.GetFlag().Value.Type(), iv.GetValue()))
 	}
-	return usageError("%v (see %s --help)", err, path)
+	msg := err.Error()
+	if name, ok := unknownFlag(msg); ok {
+		var names []string
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, "--"+f.Name)
+			}
+		})
+		hint := ""
+		if s := suggest(name, names); s != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return usageError("unknown flag %s%s; see %s --help", name, hint, c.CommandPath())
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		if strings.HasPrefix(name, "'") { // -x: 'x' in -x
+			name = "-" + strings.Trim(strings.Fields(name)[0], "'")
+		}
+		return usageError("%s needs a value; see %s --help", name, c.CommandPath())
+	}
+	return usageError("%v (see %s --help)", err, c.CommandPath())
 }
+
+// flagName is how errors name a flag: --name.
+func flagName(f *pflag.Flag) string { return "--" + f.Name }
+
+// wantOfType says what a value of one of pflag's types should have been.
+func wantOfType(typ, v string) string {
+	switch typ {
+	case "int", "int64", "int32":
+		return fmt.Sprintf("%q is not a whole number", v)
+	case "uint", "uint64", "uint32", "uint16", "uint8":
+		return fmt.Sprintf("%q is not a whole number of 0 or more", v)
+	case "bool":
+		return fmt.Sprintf("%q is not true or false", v)
+	case "duration":
+		return fmt.Sprintf("%q is not a duration (like 30s, 5m or 1h30m)", v)
+	case "intSlice", "uintSlice":
+		return fmt.Sprintf("%q is not a list of whole numbers (like 7,30)", v)
+	}
+	return fmt.Sprintf("%q is not a valid %s", v, typ)
+}
+
+// unknownFlag reads the flag named by pflag's "unknown flag: --x" and
+// "unknown shorthand flag: 'x' in -xyz".
+func unknownFlag(msg string) (string, bool) {
+	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
+		return name, true
+	}
+	if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(rest) > 1 {
+		return "-" + rest[:strings.IndexByte(rest, '\'')], true
+	}
+	return "", false
+}
+
+// suggest is the word of names nearest to w, or "".
+func suggest(w string, names []string) string { return output.Closest(w, names) }
 
 // orList joins words as "a, b or c".
 func orList(words []string) string {
@@ -170,15 +230,28 @@ func (z sizeFlag) Set(s string) error {
 
 // sizeVar registers a size flag with its default.
 func sizeVar(f *pflag.FlagSet, v *int, name string, def int, usage string) {
-	*v = def
-	f.Var(sizeFlag{v}, name, usage)
+	sizeVarP(f, v, name, "", def, usage)
 }
 
-// checkLimits checks the limit flags against their bounds and each other.
+// sizeVarP is sizeVar with a shorthand.
+func sizeVarP(f *pflag.FlagSet, v *int, name, short string, def int, usage string) {
+	*v = def
+	f.VarP(sizeFlag{v}, name, short, usage)
+}
+
+// checkLimits checks the limit flags against their bounds and each other;
+// an error names the one flag at fault.
 func checkLimits(streamBytes, totalBytes, flows, connections int) error {
-	if streamBytes < minStreamBytes || totalBytes < streamBytes || flows < 1 || connections < 1 {
-		return usageError("--max-stream-bytes must be at least %d, --max-buffer-bytes at least that, --max-tcp-flows and --max-connections at least 1",
-			minStreamBytes)
+	switch {
+	case streamBytes < minStreamBytes:
+		return usageError("--max-stream-bytes: %d is too small: an MPA frame's header alone is %d octets", streamBytes, minStreamBytes)
+	case totalBytes < streamBytes:
+		return usageError("--max-buffer-bytes: %d is less than --max-stream-bytes (%d): the buffer of all directions must hold one",
+			totalBytes, streamBytes)
+	case flows < 1:
+		return usageError("--max-tcp-flows: %d (want at least 1)", flows)
+	case connections < 1:
+		return usageError("--max-connections: %d (want at least 1)", connections)
 	}
 	return nil
 }

@@ -372,7 +372,7 @@ func TestLiveSignal(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, c.errAll.String())
 	}
 	out := c.stdout.String()
-	for _, want := range []string{"REQ  RPC-over-RDMA v1 R=0 send=2048 recv=2048 @36", "connection 127.0.0.1 → 127.0.0.1 established",
+	for _, want := range []string{"rocev2 REQ      127.0.0.1 → 127.0.0.1  R=0 send=2048 recv=2048\n", "connection 127.0.0.1 → 127.0.0.1 established",
 		"3 frames, 3 messages, 1 connection (1 established"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -409,10 +409,10 @@ func TestLiveErrors(t *testing.T) {
 		{[]string{"dissect", "-i", "lo", "-f", "udp"}, "rdmacm-pd: -f needs the libpcap build (go build -tags pcap); this pure-Go build filters with --port and --host\n"},
 		{[]string{"dissect", "-i", "lo", "--port", "70000"}, "rdmacm-pd: --port: 70000 is not a TCP port\n"},
 		{[]string{"dissect", "-i", "lo", "x.pcap"}, "rdmacm-pd: give capture files or -i interfaces, not both\n"},
-		{[]string{"dissect", "-c", "5", "x.pcap"}, "rdmacm-pd: -c, --duration, -w, -f, --port, --host and --no-promisc apply to live capture (-i)\n"},
+		{[]string{"dissect", "--duration", "5s", "--no-promisc", "x.pcap"}, "rdmacm-pd: --duration and --no-promisc apply to live capture (-i IFACE)\n"},
 		{[]string{"dissect", "-i", "lo", "--host", "nothost"}, `rdmacm-pd: --host: "nothost" is not an IP address` + "\n"},
 		{[]string{"dissect", "-i", "lo", "-i", "lo"}, "rdmacm-pd: -i lo is given twice\n"},
-		{[]string{"dissect", "-i", "lo", "-w", "-"}, "rdmacm-pd: -w -: standard output carries the report; give -w a file name\n"},
+		{[]string{"dissect", "-i", "lo", "-w", "-"}, "rdmacm-pd: --write: - is standard output, which carries the report; give -w a file name\n"},
 	}
 	// With RDMACM_BUILD_TAGS=pcap, the built binary runs: the libpcap
 	// backend must give the same lines.

@@ -105,15 +105,15 @@ func TestLiveNetns(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, c.errAll.String())
 	}
 	out := c.stdout.String()
-	for _, want := range []string{"10.231.0.2 → 10.231.0.1  rocev2  REQ  RPC-over-RDMA v1 R=1 send=8192 recv=8192 @36",
-		"10.231.0.2 → 10.231.0.1  rocev2  RTU", "10.231.0.1 → 10.231.0.2  rocev2  REP  RPC-over-RDMA v1 R=0 send=4096 recv=4096 @0",
-		"MPA_REQ  RPC-over-RDMA v1 R=0 send=4096 recv=4096 @0", "MPA_REP  RPC-over-RDMA v1 R=0 send=8192 recv=8192 @0",
+	for _, want := range []string{"rocev2 REQ      10.231.0.2 → 10.231.0.1\n       R=1 send=8192 recv=8192\n",
+		"rocev2 RTU      10.231.0.2 → 10.231.0.1", "rocev2 REP      10.231.0.1 → 10.231.0.2\n       R=0 send=4096 recv=4096\n",
+		"\n       R=0 send=4096 recv=4096  (MPA rev 1)\n", "\n       R=0 send=8192 recv=8192  (MPA rev 1)\n",
 		"connection 10.231.0.2 → 10.231.0.1 established: ini→res 4096, res→ini 4096"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !vlan && !strings.Contains(out, "192.0.2.9 → 192.0.2.10  rocev2  REQ  RPC-over-RDMA v1 R=0 send=2048") {
+	if !vlan && !strings.Contains(out, "rocev2 REQ      192.0.2.9 → 192.0.2.10\n       R=0 send=2048") {
 		t.Errorf("the injected VLAN-tagged REQ is missing:\n%s", out)
 	}
 	// The captured frames carry their 802.1Q tag with VLAN ID 100: all of

@@ -7,26 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
-
-// Version is the tool's version, set at build time with
-// -ldflags "-X github.com/rdmacm-pd/rdmacm-pd/cmd.Version=v1.2.3".
-var Version = ""
-
-// ToolVersion is Version, or the module version from the build information.
-func ToolVersion() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
 
 // Main runs the program with the process's arguments and streams and
 // returns its exit code.
@@ -47,7 +32,7 @@ func Run(args []string, s *IOStreams) int {
 	if err != nil {
 		var e *exitError
 		if !errors.As(err, &e) || e.err != nil {
-			printError(s, err)
+			printError(s, commandError(root, err))
 		}
 	}
 	return exitCode(err)
@@ -62,21 +47,100 @@ func printError(s *IOStreams, err error) {
 	}
 }
 
+const rootLong = `rdmacm-pd finds every RDMA connection message (InfiniBand CM over RoCEv2,
+RoCEv1 and native InfiniBand; iWARP MPA), locates and checks the RPC-over-RDMA
+version 1 private data of RFC 8797, pairs requests with replies, and shows what
+the peers agreed: the inline threshold each way and whether Send With
+Invalidate may be used. It prints a terminal view, NDJSON (-T json) or a
+Markdown report to paste into a bug (-T markdown).
+
+Exit codes:
+  0  success (also after Ctrl-C ends a live capture)
+  1  a finding reached --fail-on (one line on standard error names it)
+  2  usage error, unreadable or damaged input, or capture failure
+
+Environment:
+  NO_COLOR        set and not empty: no colour (--color auto)
+  CLICOLOR=0      no colour (--color auto)
+  CLICOLOR_FORCE  set and not 0: colour even when piped (--color auto)
+  TERM=dumb       no colour (--color auto)
+  GOMEMLIMIT      the Go runtime's soft memory limit (default: what the state
+                  limits need, under 100 MB with the default limits)`
+
 func newRootCmd(s *IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rdmacm-pd",
 		Short: "Dissect RDMA connection setup and its RPC-over-RDMA (RFC 8797) private data",
-		Long: `rdmacm-pd finds every RDMA connection message (InfiniBand CM over RoCEv2,
-RoCEv1 and native InfiniBand; iWARP MPA), locates and checks the RPC-over-RDMA
-version 1 private data of RFC 8797, and shows what the peers agreed.`,
+		Long:  rootLong,
+		Example: `  rdmacm-pd craft -w nfs.pcap                    # a sample capture to try it on
+  rdmacm-pd dissect nfs.pcap                      # what each connection agreed
+  rdmacm-pd dissect -T markdown nfs.pcap > report.md   # a report for a bug
+  rdmacm-pd decode f6ab0e18 01 01 03 03           # a private-data blob from a log
+  rdmacm-pd version`,
 		Version:       ToolVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Typos get a one-line suggestion of our own (commandError).
+		DisableSuggestions: true,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c.CommandPath(), err) })
-	root.AddCommand(newDissectCmd(s), newDecodeCmd(s), newCraftCmd(s))
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err) })
+	root.AddCommand(newDissectCmd(s), newDecodeCmd(s), newCraftCmd(s), newVersionCmd(s))
 	return root
+}
+
+// commandError makes cobra's errors one line: an unknown command with the
+// nearest command name.
+func commandError(root *cobra.Command, err error) error {
+	msg := err.Error()
+	rest, ok := strings.CutPrefix(msg, "unknown command ")
+	if !ok {
+		return err
+	}
+	word, rest, err2 := cutQuoted(rest)
+	if err2 != nil {
+		return err
+	}
+	c := root
+	if path, _, err := cutQuoted(strings.TrimPrefix(rest, " for ")); err == nil && strings.Contains(path, " ") {
+		if found, _, ferr := root.Find(strings.Fields(path)[1:]); ferr == nil {
+			c = found
+		}
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	hint := ""
+	if s := suggest(word, names); s != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return usageError("unknown command %q%s; the commands are %s", word, hint, strings.Join(names, ", "))
+}
+
+// cutQuoted reads the Go-quoted string s starts with and returns it and
+// the rest.
+func cutQuoted(s string) (string, string, error) {
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", s, err
+	}
+	v, err := strconv.Unquote(q)
+	return v, s[len(q):], err
+}
+
+// noArgs refuses arguments of a command that takes none, saying what it
+// got.
+func noArgs(name string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError("%s takes no arguments (got %q); see rdmacm-pd %s --help", name, args[0], name)
+		}
+		return nil
+	}
 }

@@ -89,9 +89,10 @@ type run struct {
 	sink    Sink
 	tracker *conn.Tracker
 	sum     *record.Summary
-	err     error // the sink's first error
-	frames  int   // frames read from all sources
-	halted  bool  // by cfg.Count or the writer: no source is read any more
+	err     error     // the sink's first error
+	frames  int       // frames read from all sources
+	halted  bool      // by cfg.Count or the writer: no source is read any more
+	start   time.Time // capture time of the source's first frame with one
 
 	// The writer's buffer holds frames since lastFlush.
 	dirty     bool
@@ -108,6 +109,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	}
 	name := strings.Join(p.names, ",")
 	r.tracker.NextInput() // nothing pairs across sources
+	r.start = time.Time{}
 	p.d = decode.New(name, r.cfg.decoder(), r.message)
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame
@@ -122,6 +124,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	// not lost.
 	p.d.SetFile(name)
 	p.d.Flush()
+	r.sum.Traffic.Add(p.d.Traffic())
 	r.sum.StateDrops += p.d.Dropped()
 	r.sum.KeylessEvictions += p.d.KeylessEvictions()
 	for _, n := range p.d.Notes() {
@@ -134,7 +137,18 @@ func (r *run) source(ctx context.Context, src Source) error {
 		r.sum.Frames += t.frames
 	}
 	r.sum.Inputs = append(r.sum.Inputs, described...)
-	r.connections()
+	frames := 0
+	for _, t := range p.tallies {
+		frames += t.frames
+	}
+	switch {
+	case stopErr != nil:
+		r.connections(fmt.Sprintf("it could not be read after frame %d", frames))
+	case r.halted && !r.cfg.Live: // live, the count ends the capture as Ctrl-C does
+		r.connections(fmt.Sprintf("the run stopped at the frame count limit, after frame %d", frames))
+	default:
+		r.connections("")
+	}
 	return stopErr
 }
 
@@ -178,6 +192,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 		// zero time: first and last are over the frames that have one.
 		if t := f.Time; !t.IsZero() {
 			if cur.first.IsZero() || t.Before(cur.first) {
+				if r.start.IsZero() {
+					r.start = t
+				}
 				cur.first = t
 			}
 			if t.After(cur.last) {
@@ -246,10 +263,14 @@ func (r *run) message(m *record.Message) {
 	}
 	r.sum.Messages++
 	r.sum.Count(m.Findings)
+	m.InputStart = r.start
+	// The tracker first, so that the message knows its connection; the
+	// attempts it makes ready follow the message.
+	ready := r.tracker.Message(m)
 	if r.err = r.sink.Message(m); r.err != nil {
 		return
 	}
-	for _, c := range r.tracker.Message(m) {
+	for _, c := range ready {
 		r.connection(c)
 	}
 }
@@ -263,9 +284,16 @@ func (r *run) connection(c *record.Connection) {
 	r.err = r.sink.Connection(c)
 }
 
-// connections hands on the attempts the tracker still holds.
-func (r *run) connections() {
-	for _, c := range r.tracker.Finish() {
+// connections hands on the attempts the tracker still holds; cut says why
+// the source ended early, if it did.
+func (r *run) connections(cut string) {
+	var cs []*record.Connection
+	if cut != "" {
+		cs = r.tracker.FinishCut(cut)
+	} else {
+		cs = r.tracker.Finish()
+	}
+	for _, c := range cs {
 		r.connection(c)
 	}
 }

@@ -3,8 +3,10 @@ package output
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/fatih/color"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -26,9 +28,9 @@ func (r *textRenderer) Connection(c *record.Connection) error {
 	}
 	// Live: say at once what the connection agreed.
 	r.wrote = true
-	fmt.Fprintf(r.w, "%s %s → %s %s: ini→res %s, res→ini %s, remote invalidation %s%s\n", r.p.bold.Sprint("connection"),
-		c.Initiator, c.Responder, r.state(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
-		liveCodes(c.Findings))
+	text := fmt.Sprintf("%s → %s %s: ini→res %s, res→ini %s, remote invalidation %s%s", c.Initiator, c.Responder,
+		c.State, threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation), liveCodes(c.Findings))
+	fmt.Fprintf(r.w, "%s %s\n", r.p.bold.Sprint("connection"), wrapSpans(r.width, len("connection "), 7, plain(text)))
 	return r.w.Flush()
 }
 
@@ -39,10 +41,12 @@ func liveCodes(fs []finding.Finding) string {
 	return " [" + findingCodes(fs) + "]"
 }
 
-// Summary writes the table of connections and the totals.
+// Summary writes the table of connections, their findings, the totals, an
+// explanation when little or nothing was found, and the findings about the
+// run.
 func (r *textRenderer) Summary(s *record.Summary) error {
 	w, p := r.w, r.p
-	// A blank line sets the summary off from what came before, if anything.
+	// A blank line sets each part off from what came before, if anything.
 	sep := func() {
 		if r.wrote {
 			fmt.Fprintln(w)
@@ -51,45 +55,131 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 	}
 	if len(r.conns) > 0 {
 		sep()
-		fmt.Fprintf(w, "%s\n", p.bold.Sprint("Connections"))
-		rows := [][]string{{"#", "initiator → responder", "transport", "service", "state", "ini→res", "res→ini", "remote inv", "findings"}}
-		if r.opts.MultiFile {
-			rows[0] = append([]string{"file"}, rows[0]...)
+		r.table()
+		if r.nConns > len(r.conns) {
+			fmt.Fprintf(w, "  %d more connections are not listed; -T json has all\n", r.nConns-len(r.conns))
 		}
-		for i, c := range r.conns {
-			row := []string{fmt.Sprint(i + 1), c.Initiator + " → " + c.Responder, string(c.Transport),
-				c.ServiceString(), string(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
-				findingCodes(c.Findings)}
-			if r.opts.MultiFile {
-				row = append([]string{c.File}, row...)
-			}
-			rows = append(rows, row)
+		r.connFindings()
+	}
+	// Nothing was read at all: the error lines say everything.
+	if s.Frames > 0 || s.DecodeErrors == 0 {
+		sep()
+		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, phrases(totals(s), p.dim)...))
+		if sel := r.opts.Selection; sel != nil {
+			fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: selectionNote(sel), style: p.dim}))
 		}
-		stateCol := 4
-		if r.opts.MultiFile {
-			stateCol = 5
+		if why := explain(s); len(why) > 0 {
+			sep()
+			fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 0, plain(strings.Join(why, " "))))
 		}
-		writeTable(w, rows, func(row, col int, cell string) string {
+	}
+	for _, f := range s.Notes {
+		fmt.Fprintf(w, "%s\n", r.finding(f, 0))
+	}
+	return w.Flush()
+}
+
+// table writes the connection table: the verdict columns first (state,
+// the inline threshold each way, remote invalidation), then the service
+// and the endpoints. The transport column is left out when every
+// connection has the same one (the title names it); when the endpoints do
+// not fit beside the rest, each row puts them on a line of its own.
+func (r *textRenderer) table() {
+	w, p := r.w, r.p
+	conns := slices.Clone(r.conns)
+	slices.SortStableFunc(conns, func(a, b *record.Connection) int { return number(a) - number(b) })
+	transports := map[record.Transport]bool{}
+	for _, c := range conns {
+		transports[c.Transport] = true
+	}
+	title := "Connections"
+	if len(transports) == 1 {
+		title += " (" + string(conns[0].Transport) + ")"
+	}
+	fmt.Fprintf(w, "%s\n", p.bold.Sprint(title))
+	head := []string{"#", "state", "ini→res", "res→ini", "inv"}
+	if len(transports) > 1 {
+		head = append(head, "transport")
+	}
+	head = append(head, "service")
+	rows := [][]string{head}
+	var ends []string
+	var files []string
+	for _, c := range conns {
+		row := []string{fmt.Sprint(number(c)), string(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation)}
+		if len(transports) > 1 {
+			row = append(row, string(c.Transport))
+		}
+		rows = append(rows, append(row, serviceText(c)))
+		ends = append(ends, c.Initiator+" → "+c.Responder)
+		files = append(files, c.File)
+	}
+	width, numeric := colWidths(rows), numericCols(rows)
+	rowWidth := 2
+	for _, n := range width {
+		rowWidth += n + 2
+	}
+	endWidth := runes("initiator → responder")
+	for _, e := range ends {
+		endWidth = max(endWidth, runes(e))
+	}
+	beside := rowWidth+endWidth <= r.width
+	if beside {
+		rows[0] = append(rows[0], "initiator → responder")
+		for i := range ends {
+			rows[i+1] = append(rows[i+1], ends[i])
+		}
+		width, numeric = colWidths(rows), numericCols(rows)
+	}
+	stateCol := 1
+	under := strings.Repeat(" ", 2+width[0]+2) // beneath the state column
+	lastFile := ""
+	for ri, row := range rows {
+		if ri > 0 && r.opts.MultiFile && files[ri-1] != lastFile {
+			lastFile = files[ri-1]
+			fmt.Fprintf(w, "  %s\n", p.bold.Sprintf("== %s", lastFile))
+		}
+		writeRow(w, row, width, numeric, func(col int, cell string) string {
 			switch {
-			case row == 0:
+			case ri == 0:
 				return p.bold.Sprint(cell)
 			case col == stateCol:
 				return r.state(record.State(cell))
 			}
 			return cell
 		})
-		if r.nConns > len(r.conns) {
-			fmt.Fprintf(w, "  %d more connections are not listed; -T json has all\n", r.nConns-len(r.conns))
+		if ri == 0 && !beside {
+			fmt.Fprintf(w, "%s%s\n", under, p.bold.Sprint("initiator → responder"))
+		}
+		if ri > 0 && !beside {
+			fmt.Fprintf(w, "%s%s\n", under, ends[ri-1])
 		}
 	}
-	// Nothing was read at all: the error lines say everything.
-	if s.Frames > 0 || s.DecodeErrors == 0 {
-		sep()
-		fmt.Fprintf(w, "%s\n", p.dim.Sprint(totals(s)))
-	}
-	r.findings(s.Notes)
-	return w.Flush()
 }
+
+// connFindings writes the findings of the connections in the table, each
+// under its number.
+func (r *textRenderer) connFindings() {
+	n := 0
+	for _, c := range r.conns {
+		n = max(n, number(c))
+	}
+	nw := len(fmt.Sprint(n))
+	first := true
+	for _, c := range r.conns {
+		for _, f := range c.Findings {
+			if first {
+				fmt.Fprintln(r.w)
+				first = false
+			}
+			fmt.Fprintf(r.w, "  %*d  %s\n", nw, number(c), r.finding(f, 2+nw+2))
+		}
+	}
+}
+
+// number is a connection's number (records made before numbers count from
+// their order).
+func number(c *record.Connection) int { return c.Number }
 
 func (r *textRenderer) state(s record.State) string {
 	switch s {
@@ -101,14 +191,40 @@ func (r *textRenderer) state(s record.State) string {
 	return r.p.warning.Sprint(string(s))
 }
 
+// threshold is the inline threshold one way, "-" when the connection
+// agreed none: no reply, or rejected.
 func threshold(c *record.Connection, toResponder bool) string {
-	if c.Inline == nil {
+	if c.Inline == nil || c.State == record.Rejected {
 		return "-"
 	}
 	if toResponder {
 		return fmt.Sprint(c.Inline.InitiatorToResponder)
 	}
 	return fmt.Sprint(c.Inline.ResponderToInitiator)
+}
+
+// serviceText names a connection's service briefly: "port 20049" for an
+// iWARP port or an rdma_cm Service ID of the TCP port space (the one
+// NFS/RDMA uses), "udp port 7471" and the like for the other port spaces,
+// else the Service ID in hex.
+func serviceText(c *record.Connection) string {
+	switch {
+	case c.HasPort:
+		return fmt.Sprintf("port %d", c.Port)
+	case c.HasServiceID && c.ServiceID>>32 == 0:
+		port := c.ServiceID & 0xffff
+		switch c.ServiceID >> 16 {
+		case 0x0106: // RDMA_PS_TCP
+			return fmt.Sprintf("port %d", port)
+		case 0x0111:
+			return fmt.Sprintf("udp port %d", port)
+		case 0x013f:
+			return fmt.Sprintf("ib port %d", port)
+		case 0x0002:
+			return fmt.Sprintf("ipoib port %d", port)
+		}
+	}
+	return c.ServiceString()
 }
 
 func yesNo(b bool) string {
@@ -129,17 +245,26 @@ func findingCodes(fs []finding.Finding) string {
 	return strings.Join(cs, ", ")
 }
 
-// totals is the one-line summary of a run.
+// totals is the one-line summary of a run: the connections by state, the
+// states none reached left out.
 func totals(s *record.Summary) string {
 	n := 0
 	for _, v := range s.Findings {
 		n += v
 	}
-	conns := s.Connections[record.Established] + s.Connections[record.Rejected] + s.Connections[record.NoReply]
-	line := fmt.Sprintf("%s, %s, %s (%d established, %d rejected, %d no reply), %s",
-		count(s.Frames, "frame"), count(s.Messages, "message"), count(conns, "connection"),
-		s.Connections[record.Established], s.Connections[record.Rejected], s.Connections[record.NoReply],
-		count(n, "finding"))
+	conns := 0
+	var states []string
+	for _, st := range record.States {
+		if k := s.Connections[st]; k > 0 {
+			conns += k
+			states = append(states, fmt.Sprintf("%d %s", k, strings.ReplaceAll(string(st), "-", " ")))
+		}
+	}
+	line := fmt.Sprintf("%s, %s, %s", count(s.Frames, "frame"), count(s.Messages, "message"), count(conns, "connection"))
+	if len(states) > 0 {
+		line += " (" + strings.Join(states, ", ") + ")"
+	}
+	line += ", " + count(n, "finding")
 	if s.DecodeErrors > 0 {
 		line += ", " + count(s.DecodeErrors, "unreadable input")
 	}
@@ -147,6 +272,26 @@ func totals(s *record.Summary) string {
 		line += fmt.Sprintf(", %d given up at a state limit", s.StateDrops)
 	}
 	return line
+}
+
+// phrases cuts a line at its commas into spans kept whole, so that it
+// wraps between its parts.
+func phrases(line string, style *color.Color) []span {
+	var out []span
+	parts := strings.Split(line, ", ")
+	for i, p := range parts {
+		if i < len(parts)-1 {
+			p += ","
+		}
+		out = append(out, span{text: p, style: style, keep: true})
+	}
+	return out
+}
+
+// selectionNote says what a display filter left out.
+func selectionNote(sel *Selection) string {
+	sm, m, sc, c := sel.Counts()
+	return fmt.Sprintf("-Y %s: %d of %s and %d of %s shown", sel, sm, count(m, "message"), sc, count(c, "connection"))
 }
 
 // count is "1 frame", "2 frames", "0 frames".
@@ -157,27 +302,66 @@ func count(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// writeTable aligns columns by the width of their plain text, then lets
-// style colour each cell (escape sequences would upset a tabwriter).
-func writeTable(w io.Writer, rows [][]string, style func(row, col int, cell string) string) {
+// colWidths is the width of each column's widest cell.
+func colWidths(rows [][]string) []int {
 	var width []int
 	for _, row := range rows {
 		for i, cell := range row {
 			if i >= len(width) {
 				width = append(width, 0)
 			}
-			width[i] = max(width[i], utf8.RuneCountInString(cell))
+			width[i] = max(width[i], runes(cell))
 		}
 	}
-	for ri, row := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for ci, cell := range row {
-			b.WriteString(style(ri, ci, cell))
-			if ci < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", width[ci]-utf8.RuneCountInString(cell)+2))
+	return width
+}
+
+// numericCols marks the columns whose cells below the header are all
+// numbers (or "-"): they are right-aligned, header included.
+func numericCols(rows [][]string) []bool {
+	num := make([]bool, len(rows[0]))
+	for ci := range num {
+		num[ci] = len(rows) > 1
+		for _, row := range rows[1:] {
+			if ci < len(row) && !isNumber(row[ci]) {
+				num[ci] = false
 			}
 		}
-		fmt.Fprintln(w, b.String())
 	}
+	return num
+}
+
+// writeRow writes one row aligned by the width of the plain text, the
+// numeric columns right-aligned, letting style colour each cell (escape
+// sequences would upset a tabwriter).
+func writeRow(w io.Writer, row []string, width []int, numeric []bool, style func(col int, cell string) string) {
+	var b strings.Builder
+	b.WriteString("  ")
+	for ci, cell := range row {
+		gap := strings.Repeat(" ", width[ci]-runes(cell))
+		if numeric[ci] {
+			b.WriteString(gap + style(ci, cell))
+		} else {
+			b.WriteString(style(ci, cell))
+			if ci < len(row)-1 {
+				b.WriteString(gap)
+			}
+		}
+		if ci < len(row)-1 {
+			b.WriteString("  ")
+		}
+	}
+	fmt.Fprintln(w, b.String())
+}
+
+func isNumber(s string) bool {
+	if s == "-" {
+		return true
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -31,7 +31,7 @@ func WriteDecode(w io.Writer, opts Options, pd []byte, rp *record.RPCRDMA, fs []
 		bw.Write(j.b)
 		return bw.Flush()
 	}
-	r := &textRenderer{w: bw, opts: opts, p: newPalette(opts.Color)}
+	r := newText(bw, opts)
 	fmt.Fprintf(bw, "%s: %s\n", count(len(pd), "octet"), r.rpcSummary(rp))
 	r.findings(fs)
 	r.rpcTree(rp)

@@ -24,6 +24,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
+// testTool stands for the build in the golden files.
+const testTool = "rdmacm-pd v0.0.0-test (0123456789ab, 2026-01-01T00:00:00Z) go1.25.0 linux/amd64 AF_PACKET"
+
 // golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -259,7 +262,7 @@ func render(t *testing.T, opts output.Options, files ...string) []byte {
 }
 
 // renamer keeps only the base name of each file.
-type renamer struct{ next output.Renderer }
+type renamer struct{ next dissect.Sink }
 
 func (r renamer) Message(m *record.Message) error {
 	m.File = filepath.Base(m.File)
@@ -282,7 +285,7 @@ func TestGolden(t *testing.T) {
 	prob := problems(t)
 	mpaProb := mpaProblems(t)
 	conns := connections(t)
-	mdOpts := output.Options{Format: output.Markdown, Version: "v0.0.0-test", Command: "rdmacm-pd dissect -T markdown connections.pcapng"}
+	mdOpts := output.Options{Format: output.Markdown, Version: testTool, Command: "rdmacm-pd dissect -T markdown connections.pcapng"}
 	nfs := "../pcaps/rocev2-nfs.pcap"
 	ib := "../pcaps/infiniband.pcap"
 	all, _ := filepath.Glob("../pcaps/*.pcap*")
@@ -312,13 +315,16 @@ func TestGolden(t *testing.T) {
 		{"connections-color.txt", output.Options{Format: output.Text, Color: true}, []string{conns}},
 		{"connections.json", output.Options{Format: output.JSON}, []string{conns}},
 		{"connections.md", mdOpts, []string{conns}},
-		{"samples.md", output.Options{Format: output.Markdown, MultiFile: true, Version: "v0.0.0-test",
+		{"samples.md", output.Options{Format: output.Markdown, MultiFile: true, Version: testTool,
 			Command: "rdmacm-pd dissect -T markdown pcaps/*"}, all},
-		{"hostile-names.md", output.Options{Format: output.Markdown, MultiFile: true, Version: "v0.0.0-test",
+		{"hostile-names.md", output.Options{Format: output.Markdown, MultiFile: true, Version: testTool,
 			Command: "rdmacm-pd dissect -T markdown 'a|b`c.pcap' 'x```y <b>z.pcap' $'nl\\n\\nname|*y*.pcap'"}, hostileNames(t)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.opts.Version == "" {
+				tc.opts.Version = testTool
+			}
 			got := render(t, tc.opts, tc.files...)
 			if !tc.opts.Color && bytes.Contains(got, []byte("\x1b[")) {
 				t.Errorf("escape sequences without colour")

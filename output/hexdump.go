@@ -28,7 +28,7 @@ func (r *textRenderer) hexDump(pd []byte, rp *record.RPCRDMA) {
 		if line > 0 && !marked && end-line == 16 && string(pd[line:end]) == string(pd[line-16:line]) &&
 			!(lo < line && hi > line-16) {
 			if !starred {
-				fmt.Fprintf(r.w, "%s  *\n", indent)
+				fmt.Fprintf(r.w, "%s*\n", indent)
 				starred = true
 			}
 			continue
@@ -58,12 +58,14 @@ func (r *textRenderer) hexDump(pd []byte, rp *record.RPCRDMA) {
 				ascii.WriteByte('.')
 			}
 		}
-		fmt.Fprintf(r.w, "%s  %04x  %s |%s|\n", indent, line, hexPart.String(), ascii.String())
+		// 80 columns: the offset at the indent, one space before the
+		// ASCII column.
+		fmt.Fprintf(r.w, "%s%04x  %s|%s|\n", indent, line, hexPart.String(), ascii.String())
 		if marked {
-			fmt.Fprintf(r.w, "%s        %s\n", indent, strings.TrimRight(marks.String(), " "))
+			fmt.Fprintf(r.w, "%s      %s\n", indent, strings.TrimRight(marks.String(), " "))
 		}
 	}
 	if len(pd)%16 == 0 && starred {
-		fmt.Fprintf(r.w, "%s  %04x\n", indent, len(pd))
+		fmt.Fprintf(r.w, "%s%04x\n", indent, len(pd))
 	}
 }

@@ -14,11 +14,15 @@ import (
 // jsonRenderer writes one JSON object per line (NDJSON). The keys are a
 // public contract: docs/json.md lists them.
 type jsonRenderer struct {
-	w *bufio.Writer
-	j jw
+	w    *bufio.Writer
+	j    jw
+	opts Options
 }
 
 func (r *jsonRenderer) Message(m *record.Message) error {
+	if r.opts.Quiet {
+		return nil // -q: the connections and the summary only
+	}
 	r.j.b = r.j.b[:0]
 	appendMessage(&r.j, m)
 	return r.line()
@@ -155,7 +159,7 @@ func (r *jsonRenderer) Connection(c *record.Connection) error {
 
 func (r *jsonRenderer) Summary(s *record.Summary) error {
 	r.j.b = r.j.b[:0]
-	appendSummary(&r.j, s)
+	appendSummary(&r.j, s, r.opts.Version)
 	return r.line()
 }
 
@@ -210,14 +214,14 @@ func appendConnection(j *jw, c *record.Connection) {
 }
 
 // appendSummary writes the "summary" record.
-func appendSummary(j *jw, s *record.Summary) {
+func appendSummary(j *jw, s *record.Summary, tool string) {
 	j.obj()
 	j.kstr("record", "summary")
 	j.kint("frames", int64(s.Frames))
 	j.kint("messages", int64(s.Messages))
 	j.key("connections")
 	j.obj()
-	for _, st := range []record.State{record.Established, record.Rejected, record.NoReply} {
+	for _, st := range []record.State{record.Established, record.Rejected, record.NoReply, record.Cut} {
 		j.kint(string(st), int64(s.Connections[st]))
 	}
 	j.end()
@@ -263,6 +267,7 @@ func appendSummary(j *jw, s *record.Summary) {
 		j.end()
 	}
 	j.end()
+	j.kstr("tool", tool)
 	j.end()
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -12,80 +13,161 @@ import (
 )
 
 // MaxMarkdownDetails bounds the messages whose full details a Markdown
-// report shows (and the rows of its findings table): a bug report should
-// stay readable, and memory bounded. The JSON output has everything.
+// report keeps (and the rows of its findings and connection tables):
+// memory stays bounded, and the budget cuts further. The JSON output has
+// everything.
 const MaxMarkdownDetails = 1000
 
-// markdownRenderer writes a report to paste into a bug tracker: title, tool
-// version and command line; inputs; counts; connections; findings; each
-// message's details in a collapsible block. It renders on GitHub and GitLab
-// (tables and <details>), and the same input gives the same bytes.
+// DefaultBudget is the size a Markdown report stays within by default, in
+// characters: GitHub refuses a comment longer than that.
+const DefaultBudget = 65536
+
+// Details chooses the messages a Markdown report shows in full.
+type Details string
+
+// Detail levels.
+const (
+	DetailsNone     Details = "none"
+	DetailsFindings Details = "findings" // those with a finding (or the first few, when none has one)
+	DetailsAll      Details = "all"
+)
+
+// firstFew is how many messages a report details when none carries a
+// finding, as an example of what the capture holds.
+const firstFew = 3
+
+// markdownRenderer collects what a report needs and writes it at the end:
+// the verdict, the connections, the findings, the capture and its inputs,
+// and the details of chosen messages in collapsible blocks, within a
+// budget of characters. It renders on GitHub and GitLab (tables and
+// <details>), and the same input gives the same bytes.
 type markdownRenderer struct {
 	w        *bufio.Writer
 	opts     Options
 	text     *textRenderer // renders message details, without colour
 	buf      bytes.Buffer
-	details  []string
-	findings [][]string
+	details  []detail // those chosen, up to MaxMarkdownDetails
+	chosen   int      // messages chosen for details, kept or not
+	few      []detail // the first few messages, in case none is chosen
+	findings []findingRow
 	conns    []*record.Connection // the first MaxMarkdownDetails
 	nConns   int
 	messages int
-	nFind    int // findings in all, listed or not
-	files    map[string]bool
+	nFind    int                     // findings in all, listed or not
+	worst    map[int]finding.Finding // by connection number: the worst finding of its messages
+}
+
+// detail is one message's collapsible block.
+type detail struct{ block string }
+
+// findingRow is one row of the findings table.
+type findingRow struct {
+	where string
+	f     finding.Finding
 }
 
 func newMarkdown(w *bufio.Writer, opts Options) *markdownRenderer {
-	m := &markdownRenderer{w: w, opts: opts, files: map[string]bool{}}
-	m.text = &textRenderer{w: bufio.NewWriter(&m.buf), opts: Options{Verbose: true, Hex: true}, p: newPalette(false)}
+	m := &markdownRenderer{w: w, opts: opts, worst: map[int]finding.Finding{}}
+	if opts.Details == "" {
+		m.opts.Details = DetailsFindings
+	}
+	if opts.Quiet {
+		m.opts.Details = DetailsNone
+	}
+	tm := opts.Time
+	if tm == "" {
+		tm = TimeUTCDate
+	}
+	m.text = newText(bufio.NewWriter(&m.buf), Options{Verbose: true, Hex: true, Time: tm, Location: opts.Location,
+		Width: opts.Width})
 	return m
 }
 
 func (m *markdownRenderer) Message(msg *record.Message) error {
 	m.messages++
-	m.files[msg.File] = true
-	for _, f := range msg.Findings {
-		m.finding(f, m.frame(msg.File, msg.Frame))
+	where := m.frame(msg.File, msg.Frame)
+	if msg.Conn != 0 {
+		where += fmt.Sprintf(" (connection %d)", msg.Conn)
 	}
-	if len(m.details) >= MaxMarkdownDetails {
+	for _, f := range msg.Findings {
+		m.finding(f, where)
+		if msg.Conn != 0 && msg.Conn <= MaxMarkdownDetails && f.Severity > m.worst[msg.Conn].Severity {
+			m.worst[msg.Conn] = f
+		}
+	}
+	want := m.opts.Details == DetailsAll || m.opts.Details == DetailsFindings && len(msg.Findings) > 0
+	if want {
+		m.chosen++
+	}
+	keepFew := m.opts.Details == DetailsFindings && m.chosen == 0 && len(m.few) < firstFew
+	if !(want && len(m.details) < MaxMarkdownDetails) && !keepFew {
 		return nil
 	}
+	d, err := m.detail(msg)
+	if err != nil {
+		return err
+	}
+	if want {
+		m.details = append(m.details, d)
+	} else {
+		m.few = append(m.few, d)
+	}
+	return nil
+}
+
+// detail renders one message as -V -x would, in a collapsible block.
+func (m *markdownRenderer) detail(msg *record.Message) (detail, error) {
 	m.buf.Reset()
 	m.text.lastFile = msg.File // no "== file" line inside a block
 	if err := m.text.Message(msg); err != nil {
-		return err
+		return detail{}, err
 	}
-	var b strings.Builder
 	label := fmt.Sprintf("frame %d", msg.Frame)
 	if m.opts.MultiFile {
 		label = strings.NewReplacer("\n", " ", "\r", " ").Replace(msg.File) + " " + label
 	}
-	fmt.Fprintf(&b, "<details>\n<summary>%s: %s %s → %s, %s</summary>\n\n```text\n%s```\n\n</details>\n",
-		htmlEscape(label), htmlEscape(msg.Name()), htmlEscape(msg.Src), htmlEscape(msg.Dst),
-		htmlEscape(m.text.rpcSummary(msg.RPCRDMA)), strings.ReplaceAll(m.buf.String(), "```", "'''"))
-	m.details = append(m.details, b.String())
-	return nil
+	if msg.Conn != 0 {
+		label += fmt.Sprintf(" (connection %d)", msg.Conn)
+	}
+	title := fmt.Sprintf("%s: %s %s → %s, %s", label, msg.Name(), msg.Src, msg.Dst, m.text.rpcSummary(msg.RPCRDMA))
+	if n := len(msg.Findings); n > 0 {
+		title += fmt.Sprintf("; %s, worst %s", count(n, "finding"), worstOf(msg.Findings))
+	}
+	return detail{fmt.Sprintf("<details>\n<summary>%s</summary>\n\n```text\n%s```\n\n</details>\n",
+		htmlEscape(title), strings.ReplaceAll(m.buf.String(), "```", "'''"))}, nil
+}
+
+// worstOf names the most severe of findings (the first of them).
+func worstOf(fs []finding.Finding) string {
+	var w finding.Finding
+	for _, f := range fs {
+		if f.Severity > w.Severity {
+			w = f
+		}
+	}
+	return w.Severity.String() + " " + w.Code.String()
 }
 
 // finding adds a row to the findings table, up to MaxMarkdownDetails.
 func (m *markdownRenderer) finding(f finding.Finding, where string) {
 	m.nFind++
 	if len(m.findings) < MaxMarkdownDetails {
-		m.findings = append(m.findings, []string{code(f.Code.String()), f.Severity.String(), where, cell(f.Message), cell(f.Reference)})
+		m.findings = append(m.findings, findingRow{where, f})
 	}
 }
 
 // frame names a frame for a table cell; with several inputs, with its file.
 func (m *markdownRenderer) frame(file string, n int) string {
 	if m.opts.MultiFile {
-		return fmt.Sprintf("%s: %d", code(file), n)
+		return fmt.Sprintf("%s: frame %d", code(file), n)
 	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf("frame %d", n)
 }
 
 func (m *markdownRenderer) Connection(c *record.Connection) error {
 	m.nConns++
 	for _, f := range c.Findings {
-		m.finding(f, m.frame(c.File, c.RequestFrame)+fmt.Sprintf(" (connection %d)", m.nConns))
+		m.finding(f, fmt.Sprintf("connection %d (%s)", c.Number, m.frame(c.File, c.RequestFrame)))
 	}
 	if len(m.conns) < MaxMarkdownDetails {
 		m.conns = append(m.conns, c)
@@ -93,102 +175,20 @@ func (m *markdownRenderer) Connection(c *record.Connection) error {
 	return nil
 }
 
-// Summary writes the whole report.
+// Summary writes the whole report, within the budget.
 func (m *markdownRenderer) Summary(s *record.Summary) error {
-	w := m.w
-	fmt.Fprintf(w, "# RDMA connection setup report\n\n")
-	fmt.Fprintf(w, "Generated by rdmacm-pd %s with:\n\n", code(orDash(m.opts.Version)))
-	fence := codeFence(m.opts.Command)
-	fmt.Fprintf(w, "%ssh\n%s\n%s\n\n", fence, m.opts.Command, fence)
-
-	fmt.Fprintf(w, "## Inputs\n\n")
-	rows := [][]string{}
-	for _, in := range s.Inputs {
-		lts := []string{}
-		for _, lt := range in.LinkTypes {
-			lts = append(lts, fmt.Sprint(lt))
-		}
-		problem := "-"
-		if in.Err != nil {
-			problem = cell(in.Err.Error())
-		}
-		rows = append(rows, []string{code(in.Name), in.Describe(), orDash(strings.Join(lts, ", ")), fmt.Sprint(in.Size),
-			code(orDash(in.SHA256)), timeCell(in.First), timeCell(in.Last), fmt.Sprint(in.Frames), problem})
-	}
-	mdTable(w, []string{"file", "format", "link types", "octets", "SHA-256", "first frame", "last frame", "frames", "error"},
-		"---|---|---|--:|---|---|---|--:|---", rows)
-
-	fmt.Fprintf(w, "## Counts\n\n")
-	n := 0
-	for _, v := range s.Findings {
-		n += v
-	}
-	mdTable(w, []string{"frames", "messages", "connections", "established", "rejected", "no reply", "findings", "unreadable inputs", "given up at a limit"},
-		"--:|--:|--:|--:|--:|--:|--:|--:|--:", [][]string{{fmt.Sprint(s.Frames), fmt.Sprint(s.Messages),
-			fmt.Sprint(m.nConns), fmt.Sprint(s.Connections[record.Established]), fmt.Sprint(s.Connections[record.Rejected]),
-			fmt.Sprint(s.Connections[record.NoReply]), fmt.Sprint(n), fmt.Sprint(s.DecodeErrors), fmt.Sprint(s.StateDrops)}})
-	if n > 0 {
-		var fr [][]string
-		for _, c := range sortedCodes(s.Findings) {
-			fr = append(fr, []string{code(c.String()), fmt.Sprint(s.Findings[c])})
-		}
-		mdTable(w, []string{"finding", "count"}, "---|--:", fr)
-	}
-
-	fmt.Fprintf(w, "## Connections\n\n")
-	if len(m.conns) == 0 {
-		fmt.Fprintf(w, "No connection attempt was found.\n\n")
-	} else {
-		var cr [][]string
-		for i, c := range m.conns {
-			row := []string{fmt.Sprint(i + 1), cell(c.Initiator), cell(c.Responder), string(c.Transport),
-				cell(c.ServiceString()), "**" + string(c.State) + "**", threshold(c, true), threshold(c, false),
-				yesNo(c.RemoteInvalidation), codes(c.Findings)}
-			if m.opts.MultiFile {
-				row = append([]string{row[0], code(c.File)}, row[1:]...)
-			}
-			cr = append(cr, row)
-		}
-		head := []string{"#", "initiator", "responder", "transport", "service", "state", "initiator → responder",
-			"responder → initiator", "remote invalidation", "findings"}
-		align := "--:|---|---|---|---|---|--:|--:|---|---"
-		if m.opts.MultiFile {
-			head = append([]string{"#", "file"}, head[1:]...)
-			align = "--:|---|" + align[4:]
-		}
-		mdTable(w, head, align, cr)
-		if m.nConns > len(m.conns) {
-			fmt.Fprintf(w, "%d of %d connections are listed; `-T json` has all.\n\n", len(m.conns), m.nConns)
-		}
-	}
-
-	// Findings about the run always make the table: they say what is
-	// missing from it.
 	for _, f := range s.Notes {
 		m.nFind++
-		m.findings = append(m.findings, []string{code(f.Code.String()), f.Severity.String(), "the run", cell(f.Message), cell(f.Reference)})
+		m.findings = append(m.findings, findingRow{"the run", f})
 	}
-	fmt.Fprintf(w, "## Findings\n\n")
-	if len(m.findings) == 0 {
-		fmt.Fprintf(w, "None.\n\n")
-	} else {
-		mdTable(w, []string{"code", "severity", "frame", "explanation", "reference"}, "---|---|---|---|---", m.findings)
-		if m.nFind > len(m.findings) {
-			fmt.Fprintf(w, "%d of %d findings are listed; `-T json` has all.\n\n", len(m.findings), m.nFind)
-		}
+	if len(m.details) == 0 && m.chosen == 0 {
+		m.details = m.few // nothing chosen: the first few, as examples
 	}
-
-	fmt.Fprintf(w, "## Messages\n\n")
-	if m.messages == 0 {
-		fmt.Fprintf(w, "No connection message was found.\n")
+	_, err := m.w.WriteString(m.report(s))
+	if err != nil {
+		return err
 	}
-	for _, d := range m.details {
-		fmt.Fprintf(w, "%s\n", d)
-	}
-	if m.messages > len(m.details) {
-		fmt.Fprintf(w, "%d more messages are not shown; `-T json` has all.\n", m.messages-len(m.details))
-	}
-	return w.Flush()
+	return m.w.Flush()
 }
 
 func (m *markdownRenderer) Close() error { return m.w.Flush() }
@@ -210,7 +210,7 @@ func codeFence(s string) string {
 
 // mdTable writes a GitHub/GitLab table. align is the separator row without
 // its outer pipes.
-func mdTable(w *bufio.Writer, head []string, align string, rows [][]string) {
+func mdTable(w io.Writer, head []string, align string, rows [][]string) {
 	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(head, " | "), align)
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
@@ -232,17 +232,6 @@ func code(s string) string {
 	}
 	s = strings.NewReplacer("`", "'", "|", `\|`, "\n", " ", "\r", " ").Replace(s)
 	return "`" + s + "`"
-}
-
-func codes(fs []finding.Finding) string {
-	if len(fs) == 0 {
-		return "-"
-	}
-	var cs []string
-	for _, f := range fs {
-		cs = append(cs, code(f.Code.String()))
-	}
-	return strings.Join(cs, ", ")
 }
 
 func htmlEscape(s string) string {

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 )
@@ -42,9 +43,31 @@ type Options struct {
 	// Live: messages and connections come from a live capture; text
 	// output shows each connection as soon as its state is known.
 	Live bool
-	// Version and Command identify the run in a Markdown report.
+	// Version is the tool and its build, as "rdmacm-pd version" prints
+	// it; with Command, the command line, it identifies the run in a
+	// Markdown report, and it is the JSON summary's "tool".
 	Version string
 	Command string
+
+	// Quiet: only the connections, the findings and the totals (text);
+	// no message records (JSON); no message details (Markdown).
+	Quiet bool
+	// Time is the text output's time format (default TimeRelative; the
+	// Markdown details TimeUTCDate); Location is the time zone of the
+	// local formats (default time.Local).
+	Time     TimeMode
+	Location *time.Location
+	// Width is the text layout width: 0 for DefaultWidth, negative for
+	// no wrapping.
+	Width int
+	// Details chooses the messages a Markdown report details (default
+	// DetailsFindings); Budget bounds the report's size in characters (0:
+	// DefaultBudget; negative: no bound).
+	Details Details
+	Budget  int
+	// Selection, when set, is the display filter the records passed
+	// through: the renderers say how much it left out.
+	Selection *Selection
 }
 
 // Renderer writes records as they come. Each message is written out (and
@@ -60,9 +83,9 @@ func New(w io.Writer, opts Options) (Renderer, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	switch opts.Format {
 	case Text, "":
-		return &textRenderer{w: bw, opts: opts, p: newPalette(opts.Color)}, nil
+		return newText(bw, opts), nil
 	case JSON:
-		return &jsonRenderer{w: bw}, nil
+		return &jsonRenderer{w: bw, opts: opts}, nil
 	case Markdown:
 		return newMarkdown(bw, opts), nil
 	}

@@ -2,6 +2,7 @@ package output
 
 import (
 	"bufio"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -12,28 +13,77 @@ import (
 )
 
 // textRenderer writes one line per message with its findings beneath, and
-// with -V the layer tree, with -x a hex dump of the private data.
+// with -V the layer tree, with -x a hex dump of the private data. Lines of
+// free text wrap at the layout width.
 type textRenderer struct {
 	w        *bufio.Writer
 	opts     Options
 	p        *palette
+	width    int
+	clock    *clock
 	lastFile string
-	wrote    bool                 // a message line was written: the summary is set off from it by a blank line
+	wrote    bool                 // a line was written: the summary is set off from it by a blank line
 	conns    []*record.Connection // the first MaxTableRows
 	nConns   int
+}
+
+func newText(w *bufio.Writer, opts Options) *textRenderer {
+	return &textRenderer{w: w, opts: opts, p: newPalette(opts.Color), width: opts.width(),
+		clock: newClock(opts.Time, opts.Location, TimeRelative)}
 }
 
 const indent = "       "
 
 func (r *textRenderer) Message(m *record.Message) error {
 	w, p := r.w, r.p
-	if r.opts.MultiFile && m.File != r.lastFile {
-		fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", m.File))
+	if m.File != r.lastFile {
+		if r.opts.MultiFile {
+			fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", m.File))
+		}
+		r.clock.prev = time.Time{} // deltas start again with each input
 	}
 	r.lastFile = m.File
 	r.wrote = true
-	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s%s\n", m.Frame, textTime(m.Time),
-		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name()), r.rpcSummary(m.RPCRDMA), r.mpaSummary(m))
+	if r.opts.Quiet {
+		// Only the findings, each under the frame of its message.
+		for _, f := range m.Findings {
+			fmt.Fprintf(w, "%5d  %s\n", m.Frame, r.finding(f, 7))
+		}
+		return w.Flush()
+	}
+	ts := r.clock.show(m.Time, m.InputStart)
+	name := m.Name()
+	head := fmt.Sprintf("%5d  %s  %-6s %s%s  %s → %s", m.Frame, ts, m.Transport,
+		p.name.Sprint(name), strings.Repeat(" ", max(0, 7-runes(name))), m.Src, m.Dst)
+	headWidth := runes(fmt.Sprintf("%5d  %s  %-6s %-7s  %s → %s", m.Frame, ts, m.Transport, name, m.Src, m.Dst))
+	var parts []span
+	if why := rejectSummary(m); why != "" {
+		parts = append(parts, plain(why))
+	}
+	parts = append(parts, r.rpcSpan(m))
+	if s := mpaSummary(m); s != "" {
+		parts = append(parts, span{text: s, style: p.dim})
+	}
+	w.WriteString(head)
+	if headWidth+partsWidth(parts) <= r.width {
+		w.WriteString(joinParts(parts))
+		w.WriteByte('\n')
+	} else {
+		// The rest goes beneath, where the findings start: on one line
+		// if it fits there, else each part on a line of its own.
+		w.WriteString("\n" + indent)
+		if len(indent)+partsWidth(parts)-2 <= r.width {
+			w.WriteString(strings.TrimPrefix(joinParts(parts), "  "))
+		} else {
+			for i, sp := range parts {
+				if i > 0 {
+					w.WriteString("\n" + indent)
+				}
+				w.WriteString(wrapSpans(r.width, len(indent), len(indent), sp))
+			}
+		}
+		w.WriteByte('\n')
+	}
 	r.findings(m.Findings)
 	if r.opts.Verbose {
 		r.tree(m)
@@ -44,22 +94,42 @@ func (r *textRenderer) Message(m *record.Message) error {
 	return w.Flush()
 }
 
-// textTime is a message's capture time, or "-" for a frame without a
-// timestamp (a pcapng Simple Packet Block).
-func textTime(t time.Time) string {
-	if t.IsZero() {
-		return "-"
+// partsWidth is the width of parts written after a line's head, two
+// spaces before each.
+func partsWidth(parts []span) int {
+	n := 0
+	for _, sp := range parts {
+		n += 2 + runes(sp.text)
 	}
-	return t.UTC().Format("2006-01-02T15:04:05.000000Z")
+	return n
+}
+
+// joinParts writes parts, two spaces before each.
+func joinParts(parts []span) string {
+	var b strings.Builder
+	for _, sp := range parts {
+		b.WriteString("  ")
+		b.WriteString(sp.String())
+	}
+	return b.String()
 }
 
 func (r *textRenderer) Close() error { return r.w.Flush() }
 
+// findings writes a message's findings beneath it.
 func (r *textRenderer) findings(fs []finding.Finding) {
 	for _, f := range fs {
-		fmt.Fprintf(r.w, "%s%s %s: %s %s\n", indent, r.severity(f.Severity), r.p.bold.Sprint(f.Code), f.Message,
-			r.p.dim.Sprintf("[%s]", f.Reference))
+		fmt.Fprintf(r.w, "%s%s\n", indent, r.finding(f, len(indent)))
 	}
+}
+
+// finding is one finding as a line starting at column start, wrapped
+// beneath its explanation: severity, code, explanation, reference.
+func (r *textRenderer) finding(f finding.Finding, start int) string {
+	sev := fmt.Sprintf("%-7s", f.Severity)
+	hang := start + len(sev) + 1
+	return r.severity(f.Severity) + " " + wrapSpans(r.width, hang, hang,
+		span{text: f.Code.String() + ":", style: r.p.bold}, plain(f.Message), span{text: "[" + f.Reference + "]", style: r.p.dim, keep: true})
 }
 
 func (r *textRenderer) severity(s finding.Severity) string {
@@ -75,7 +145,8 @@ func (r *textRenderer) severity(s finding.Severity) string {
 	return name
 }
 
-// rpcSummary is the short form of what a message says about RPC-over-RDMA.
+// rpcSummary is the long form of what a message says about RPC-over-RDMA
+// (decode's first line, the Markdown details' titles).
 func (r *textRenderer) rpcSummary(rp *record.RPCRDMA) string {
 	if rp == nil {
 		return r.p.dim.Sprint("no RPC-over-RDMA data")
@@ -84,9 +155,55 @@ func (r *textRenderer) rpcSummary(rp *record.RPCRDMA) string {
 		rp.SendSize, rp.ReceiveSize, rp.Offset)
 }
 
-// mpaSummary adds an MPA frame's revision and, when it was spread over
+// rpcSpan is the short form on a message line: R, Send Size and Receive
+// Size, and the offset when it is not where the carrier puts the message.
+func (r *textRenderer) rpcSpan(m *record.Message) span {
+	rp := m.RPCRDMA
+	if rp == nil {
+		return span{text: "no RPC-over-RDMA data", style: r.p.dim}
+	}
+	s := fmt.Sprintf("R=%d send=%d recv=%d", bit(rp.RemoteInvalidate), rp.SendSize, rp.ReceiveSize)
+	if rp.Offset != m.ExpectedOffset {
+		s += fmt.Sprintf(" @%d", rp.Offset)
+	}
+	return plain(s)
+}
+
+// rejectSummary names a REJ's reason and its Additional Reject
+// Information, or says that an MPA Reply rejects; "" for other messages.
+func rejectSummary(m *record.Message) string {
+	switch {
+	case m.Kind == record.KindREJ && m.CMInfo != nil:
+		s := fmt.Sprintf("reason %d", m.CMInfo.RejectReason)
+		if name := layers.RejectReasonName(m.CMInfo.RejectReason); name != "" {
+			s += " (" + name + ")"
+		}
+		if len(m.CMInfo.ARI) > 0 {
+			s += ", ARI " + groupHex(m.CMInfo.ARI)
+		}
+		return s
+	case m.Kind == record.KindMPAReply && m.MPAInfo != nil && m.MPAInfo.HasFlags && m.MPAInfo.Reject:
+		return "rejects (R set)"
+	}
+	return ""
+}
+
+// groupHex writes octets in hex, four to a group, so that a long blob can
+// wrap.
+func groupHex(b []byte) string {
+	var s strings.Builder
+	for i := 0; i < len(b); i += 4 {
+		if i > 0 {
+			s.WriteByte(' ')
+		}
+		s.WriteString(hex.EncodeToString(b[i:min(i+4, len(b))]))
+	}
+	return s.String()
+}
+
+// mpaSummary is an MPA frame's revision and, when it was spread over
 // several segments, their frames.
-func (r *textRenderer) mpaSummary(m *record.Message) string {
+func mpaSummary(m *record.Message) string {
 	if !m.Kind.IsMPA() {
 		return ""
 	}
@@ -101,7 +218,7 @@ func (r *textRenderer) mpaSummary(m *record.Message) string {
 		}
 		s += "; frames " + strings.Join(fs, ", ")
 	}
-	return "  " + r.p.dim.Sprintf("(%s)", s)
+	return "(" + s + ")"
 }
 
 // tree writes every decoded layer with its fields.

@@ -124,6 +124,7 @@ type Tracker struct {
 	hOrder  []histEntry // history in the order it was recorded
 	dropped int
 	forgot  int // history entries evicted at the limit
+	numbers int // attempts opened in the run (Connection.Number)
 }
 
 // DefaultMaxConnections bounds the attempts held at once: about 1 KB
@@ -187,10 +188,16 @@ func (t *Tracker) Notes() []finding.Finding {
 // Message takes the next message and returns the attempts it makes ready
 // (live mode, or attempts pushed out by the limit).
 func (t *Tracker) Message(m *record.Message) []*record.Connection {
+	var ready []*attempt
 	if m.Kind.IsMPA() {
-		return records(t.mpa(m))
+		ready = t.mpa(m)
+	} else {
+		ready = t.cm(m)
 	}
-	return records(t.cm(m))
+	if c := t.attemptOf(m); c != nil {
+		m.Conn = c.Number
+	}
+	return records(ready)
 }
 
 // records are the connection records of attempts being handed on.
@@ -237,6 +244,7 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		c := &attempt{Connection: record.Connection{File: m.File, Transport: m.Transport, Initiator: m.Src, Responder: m.Dst,
 			ServiceID: m.ServiceID, HasServiceID: m.HasServiceID, RequestFrame: m.Frame, State: record.NoReply,
 			InitiatorRPCRDMA: m.RPCRDMA}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
+		t.number(c)
 		t.byReq[k] = c
 		ready := t.add(c)
 		if r := t.takeOrphan(orphanKey{req: k}); r != nil { // its reply came first
@@ -346,6 +354,7 @@ func (t *Tracker) mpa(m *record.Message) []*attempt {
 		if port, ok := portOf(m.Dst); ok {
 			c.Port, c.HasPort = port, true
 		}
+		t.number(c)
 		t.byTCP[k] = c
 		ready := t.add(c)
 		if r := t.takeOrphan(orphanKey{tcp: k}); r != nil { // its Reply came first
@@ -622,13 +631,25 @@ func (t *Tracker) agreement(c *attempt) []finding.Finding {
 
 // Finish returns the attempts not yet handed on, in request order, with
 // those that got no reply marked so.
-func (t *Tracker) Finish() []*record.Connection {
+func (t *Tracker) Finish() []*record.Connection { return t.finish("") }
+
+// FinishCut is Finish for an input that ended early (why says how: "the
+// file is damaged after frame 12"): an attempt without a reply is Cut, not
+// NoReply, since the reply may be in what was not read.
+func (t *Tracker) FinishCut(why string) []*record.Connection { return t.finish(why) }
+
+func (t *Tracker) finish(cut string) []*record.Connection {
 	var out []*attempt
 	for _, c := range t.open {
 		if c.emitted {
 			continue
 		}
 		switch {
+		case c.State == record.NoReply && cut != "":
+			c.State = record.Cut
+			c.Findings = append(c.Findings, finding.New(finding.ReplyMissing,
+				"no reply to the request of frame %d before the input ended early (%s): the reply may be in what was not read",
+				c.RequestFrame, cut))
 		case c.State == record.NoReply && c.partialReply != 0:
 			c.Findings = append(c.Findings, finding.New(finding.ReplyMissing,
 				"the MPA Reply of frame %d ended before its flags: whether it accepted the request of frame %d is not known",

@@ -146,7 +146,7 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 	for i := 0; i+1 < len(cuts); i++ {
 		lo, hi := cuts[i], cuts[i+1]
 		if lo >= hi || hi > len(req) {
-			return nil, fmt.Errorf("craft: split offsets must grow inside the %d-octet Request", len(req))
+			return nil, fmt.Errorf("split offsets must grow, each from 1 to %d: the MPA Request is %d octets", len(req)-1, len(req))
 		}
 		segs = append(segs, TCP{Src: a, Dst: b, Seq: ca + 1 + uint32(lo), Ack: cb + 1, ACK: true, PSH: true, Payload: req[lo:hi]})
 	}

@@ -157,6 +157,8 @@ func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) 
 		d.classifyGRH(fi, b, off)
 		if fi.kind == kindCM {
 			fi.transport = record.RoCEv1
+		} else if fi.bth != 0 {
+			d.data.rocev1++
 		}
 	case etherIPv4:
 		d.classifyIPv4(fi, b, off)
@@ -263,6 +265,8 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 		if isCM(b, fi.bth) {
 			fi.kind = kindCM
 			fi.transport = record.RoCEv2
+		} else {
+			d.data.rocev2++ // RDMA traffic other than CM
 		}
 	case protoTCP:
 		if len(b) < off+20 {
@@ -338,6 +342,8 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 	fi.ibEnd = end
 	if fi.kind == kindCM {
 		fi.transport = record.InfiniBand
+	} else if fi.bth != 0 {
+		d.data.ib++
 	}
 }
 

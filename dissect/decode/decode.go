@@ -77,6 +77,9 @@ type Decoder struct {
 	// how many, and the first one's frame.
 	fragments     int
 	fragmentFirst int
+
+	// InfiniBand-family packets that are not CM MADs, by transport.
+	data dataCounts
 }
 
 // New makes a decoder for the input named file; emit receives each message

@@ -14,14 +14,20 @@ const (
 	Established State = "established" // an accepting reply was seen
 	Rejected    State = "rejected"    // REJ, or an MPA Reply with R set
 	NoReply     State = "no-reply"    // nothing answered by the end of the capture
+	// Cut: nothing answered before the input ended early (damage, or the
+	// -c frame count), so whether a reply came is not known.
+	Cut State = "cut"
 )
 
 // States lists the states in the order the summary counts them.
-var States = []State{Established, Rejected, NoReply}
+var States = []State{Established, Rejected, NoReply, Cut}
 
 // Connection is one connection attempt: a request, its reply if any, and
 // what the two sides agreed.
 type Connection struct {
+	// Number counts the attempts of a run from 1, in the order of their
+	// requests; messages of the attempt carry it as Message.Conn.
+	Number    int
 	File      string
 	Transport Transport
 	Initiator string

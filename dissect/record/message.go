@@ -105,6 +105,14 @@ type Message struct {
 
 	Findings []finding.Finding
 
+	// Conn is the Number of the connection attempt the message belongs
+	// to, as far as it is known when the message is handed on (0: none,
+	// such as a SIDR message or a reply before its request).
+	Conn int
+	// InputStart is the capture time of the first frame of the message's
+	// source that has a timestamp (for times relative to it).
+	InputStart time.Time
+
 	// Identity used to pair messages into connections.
 	AttributeID   uint16
 	LocalCommID   uint32

@@ -45,9 +45,31 @@ type Summary struct {
 	// MPA frame was lost; counted if the key arrives later).
 	KeylessEvictions int
 	Inputs           []Input
+	// Traffic is what the frames held besides connection messages, so
+	// that an empty or thin result can say what the capture was.
+	Traffic Traffic
 	// Notes are findings about the run itself, not about one message or
 	// connection: state limits that dropped what no record can show.
 	Notes []finding.Finding
+}
+
+// Traffic counts the frames that carried no connection message, by what
+// they were.
+type Traffic struct {
+	// Data frames of the InfiniBand family that are not CM MADs: RDMA
+	// traffic whose connection setup is not in the capture.
+	RoCEv2, RoCEv1, InfiniBand int
+	// TCPSegments counts the TCP segments the reassembler looked at (with
+	// payload, or SYN, FIN or RST), whether or not they were MPA.
+	TCPSegments int
+}
+
+// Add adds o's counts to t.
+func (t *Traffic) Add(o Traffic) {
+	t.RoCEv2 += o.RoCEv2
+	t.RoCEv1 += o.RoCEv1
+	t.InfiniBand += o.InfiniBand
+	t.TCPSegments += o.TCPSegments
 }
 
 // NewSummary returns an empty summary.

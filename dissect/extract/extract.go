@@ -1,0 +1,315 @@
+// Package extract writes the frames that carried connection messages to a
+// capture file: the small attachment a bug report wants, cut from a large
+// capture (rdmacm-pd dissect -w with file input).
+//
+// A Writer is both the run loop's FrameWriter, which sees every frame, and
+// a Sink in front of the renderer, which sees every message. A CM message
+// is emitted while its frame is the current one; an iWARP MPA frame may
+// have begun in TCP segments long before the one that completes it
+// (record.Message.Frames lists them all), so the Writer keeps copies of
+// the recent TCP segments, and writes each message's frames in capture
+// order once no later message can reach back before them. Frames are
+// written once, however many messages they carried.
+package extract
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	golayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// DefaultWindow bounds the octets of frames a Writer holds at once: the
+// recent TCP segments (in case an MPA frame they began completes later)
+// and the frames waiting to be written in order.
+const DefaultWindow = 16 << 20
+
+// snapLen is the snap length written in the file header.
+const snapLen = 262144
+
+// Options tune a Writer.
+type Options struct {
+	// Keep chooses the messages whose frames are written (nil: all).
+	Keep func(*record.Message) bool
+	// Window bounds the octets held (0: DefaultWindow).
+	Window int
+}
+
+// Stats say what a Writer wrote.
+type Stats struct {
+	Frames   int // frames written
+	Messages int // messages whose frames were written
+	// Lost counts frames of messages that had left the window before
+	// the message was complete: they are not in the file.
+	Lost int
+}
+
+// held is a copy of a frame.
+type held struct {
+	index    int
+	data     []byte
+	wireLen  int
+	ts       time.Time
+	linkType uint16
+	name     string // the input, for the pcapng interface
+	// Where it is held: its octets count until it is in neither.
+	inRing, inPending bool
+}
+
+// Writer writes the frames of chosen messages to a capture file.
+type Writer struct {
+	path   string
+	pcapng bool
+	opts   Options
+	next   dissect.Sink
+	f      *os.File
+	buf    *bufio.Writer
+	ng     *pcapgo.NgWriter
+	pc     *pcapgo.Writer
+	ifaces map[ifaceKey]int
+	link   int // the pcap file's link type, -1 before the first frame
+
+	probe     decode.Probe
+	cur       *dissect.Frame // the frame being dissected (not copied)
+	lastIndex int
+	ring      []*held // recent TCP segments, oldest first
+	pending   map[int]*held
+	held      int // octets in ring and pending
+	stats     Stats
+	err       error
+}
+
+type ifaceKey struct {
+	name string
+	lt   uint16
+}
+
+// Create starts a capture file at path: pcap for a name ending in .pcap,
+// pcapng otherwise. Records go on to next.
+func Create(path string, opts Options, next dissect.Sink) (*Writer, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	return &Writer{path: path, pcapng: !strings.HasSuffix(strings.ToLower(path), ".pcap"), opts: opts, next: next, f: f,
+		buf: bufio.NewWriterSize(f, 1<<20), ifaces: map[ifaceKey]int{}, link: -1, pending: map[int]*held{}}, nil
+}
+
+// WriteFrame sees each frame the run loop reads, before it is dissected.
+func (w *Writer) WriteFrame(f *dissect.Frame) error {
+	if w.err != nil {
+		return w.err
+	}
+	if f.Index <= w.lastIndex {
+		// A new source: nothing of the last one is needed any more.
+		w.writePending(-1)
+		for _, h := range w.ring {
+			w.drop(h)
+		}
+		w.ring = w.ring[:0]
+	}
+	w.lastIndex = f.Index
+	w.cur = f
+	if w.probe.MayContinueMPA(f.LinkType, f.Data) {
+		h := w.copyOf(f, "")
+		h.inRing = true
+		w.ring = append(w.ring, h)
+	}
+	// Stay within the window: the oldest segments go first; then what
+	// is older than every segment kept can be written.
+	for w.held > w.opts.Window && len(w.ring) > 0 {
+		w.drop(w.ring[0])
+		w.ring = w.ring[1:]
+	}
+	limit := -1
+	if len(w.ring) > 0 {
+		limit = w.ring[0].index
+	}
+	w.writePending(limit)
+	return w.err
+}
+
+func (w *Writer) copyOf(f *dissect.Frame, name string) *held {
+	w.held += len(f.Data)
+	return &held{index: f.Index, data: append([]byte(nil), f.Data...), wireLen: f.WireLen, ts: f.Time, linkType: f.LinkType, name: name}
+}
+
+// drop forgets a segment of the ring (unless a message already wants it).
+func (w *Writer) drop(h *held) {
+	h.inRing = false
+	if !h.inPending {
+		w.held -= len(h.data)
+	}
+}
+
+// Flush writes out what is buffered of the frames already written.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.flushWriters(); err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
+func (w *Writer) flushWriters() error {
+	if w.ng != nil {
+		if err := w.ng.Flush(); err != nil {
+			return err
+		}
+	}
+	return w.buf.Flush()
+}
+
+// Message takes the frames of a chosen message, and passes it on.
+func (w *Writer) Message(m *record.Message) error {
+	if w.opts.Keep == nil || w.opts.Keep(m) {
+		w.take(m)
+	}
+	return w.next.Message(m)
+}
+
+func (w *Writer) take(m *record.Message) {
+	frames := m.Frames
+	if len(frames) == 0 {
+		frames = []int{m.Frame}
+	}
+	w.stats.Messages++
+	for _, idx := range frames {
+		if _, ok := w.pending[idx]; ok {
+			continue
+		}
+		i := sort.Search(len(w.ring), func(i int) bool { return w.ring[i].index >= idx })
+		switch {
+		case i < len(w.ring) && w.ring[i].index == idx:
+			h := w.ring[i]
+			h.name, h.inPending = m.File, true
+			w.pending[idx] = h
+		case w.cur != nil && w.cur.Index == idx:
+			h := w.copyOf(w.cur, m.File) // a CM message: its frame is the current one
+			h.inPending = true
+			w.pending[idx] = h
+		default:
+			w.stats.Lost++
+		}
+	}
+}
+
+// Connection passes a connection on.
+func (w *Writer) Connection(c *record.Connection) error { return w.next.Connection(c) }
+
+// Summary passes the summary on.
+func (w *Writer) Summary(s *record.Summary) error { return w.next.Summary(s) }
+
+// writePending writes the frames waiting with an index below limit (all,
+// for -1), in order.
+func (w *Writer) writePending(limit int) {
+	if len(w.pending) == 0 {
+		return
+	}
+	var idx []int
+	for i := range w.pending {
+		if limit < 0 || i < limit {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		h := w.pending[i]
+		delete(w.pending, i)
+		h.inPending = false
+		if !h.inRing {
+			w.held -= len(h.data)
+		}
+		if w.err == nil {
+			w.err = w.write(h)
+		}
+	}
+}
+
+// write writes one frame, starting the file at the first.
+func (w *Writer) write(h *held) error {
+	ci := gopacket.CaptureInfo{Timestamp: h.ts, CaptureLength: len(h.data), Length: max(h.wireLen, len(h.data))}
+	if !w.pcapng {
+		if w.link < 0 {
+			w.pc = pcapgo.NewWriterNanos(w.buf)
+			if err := w.pc.WriteFileHeader(snapLen, golayers.LinkType(h.linkType)); err != nil {
+				return err
+			}
+			w.link = int(h.linkType)
+		}
+		if int(h.linkType) != w.link {
+			return fmt.Errorf("%s: a pcap file holds one link type, and frame %d of %s has link type %d, not %d: name the file .pcapng",
+				w.path, h.index, h.name, h.linkType, w.link)
+		}
+		w.stats.Frames++
+		return w.pc.WritePacket(ci, h.data)
+	}
+	k := ifaceKey{h.name, h.linkType}
+	id, ok := w.ifaces[k]
+	if !ok {
+		intf := pcapgo.NgInterface{Name: h.name, LinkType: golayers.LinkType(h.linkType), SnapLength: snapLen,
+			TimestampResolution: 9}
+		var err error
+		if w.ng == nil {
+			w.ng, err = pcapgo.NewNgWriterInterface(w.buf, intf, pcapgo.NgWriterOptions{
+				SectionInfo: pcapgo.NgSectionInfo{Application: "rdmacm-pd"}})
+		} else {
+			id, err = w.ng.AddInterface(intf)
+		}
+		if err != nil {
+			return err
+		}
+		w.ifaces[k] = id
+	}
+	ci.InterfaceIndex = id
+	w.stats.Frames++
+	return w.ng.WritePacket(ci, h.data)
+}
+
+// Close writes what is left and closes the file; a file without frames is
+// a valid empty capture.
+func (w *Writer) Close() (Stats, error) {
+	w.writePending(-1)
+	err := w.err
+	if err == nil && w.stats.Frames == 0 {
+		err = w.empty()
+	}
+	if err == nil {
+		err = w.flushWriters()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return w.stats, err
+}
+
+// empty writes the header of a capture without frames.
+func (w *Writer) empty() error {
+	lt := golayers.LinkTypeEthernet
+	if w.cur != nil {
+		lt = golayers.LinkType(w.cur.LinkType)
+	}
+	if !w.pcapng {
+		return pcapgo.NewWriterNanos(w.buf).WriteFileHeader(snapLen, lt)
+	}
+	var err error
+	w.ng, err = pcapgo.NewNgWriterInterface(w.buf, pcapgo.NgInterface{LinkType: lt, SnapLength: snapLen, TimestampResolution: 9},
+		pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "rdmacm-pd"}})
+	return err
+}

@@ -1,0 +1,141 @@
+package output
+
+import (
+	"fmt"
+	"strings"
+
+	golayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// explain says, when a run found no connection message, or messages but
+// no connection, what the capture held instead and the likely cause; and
+// when attempts were cut short by an input that ended early. It returns
+// paragraphs, or nothing when the result speaks for itself.
+func explain(s *record.Summary) []string {
+	var out []string
+	conns := 0
+	for _, n := range s.Connections {
+		conns += n
+	}
+	switch {
+	case s.Frames == 0:
+		if s.DecodeErrors == 0 {
+			out = append(out, "The capture holds no frames.")
+		}
+	case s.Messages == 0:
+		out = append(out, noMessages(s)...)
+	case conns == 0:
+		out = append(out, fmt.Sprintf("%s but no request (REQ or MPA Request): the capture started after the "+
+			"connections were requested, so what they negotiated is not in it. Start capturing before the mount "+
+			"(or before the application connects).", capital(count(s.Messages, "connection message"))))
+	}
+	if n := s.Connections[record.Cut]; n > 0 {
+		what, it := "attempt has", "it is"
+		if n > 1 {
+			what, it = "attempts have", "they are"
+		}
+		out = append(out, fmt.Sprintf("%d connection %s no reply because an input ended early (the error says "+
+			"where): the reply may be in what was not read, so %s counted as cut, not as unanswered.", n, what, it))
+	}
+	return out
+}
+
+// noMessages describes a capture without a connection message.
+func noMessages(s *record.Summary) []string {
+	t := s.Traffic
+	var held []string
+	for _, d := range []struct {
+		n    int
+		name string
+	}{{t.RoCEv2, "RoCEv2"}, {t.RoCEv1, "RoCEv1"}, {t.InfiniBand, "InfiniBand"}} {
+		if d.n > 0 {
+			held = append(held, fmt.Sprintf("%d %s", d.n, d.name))
+		}
+	}
+	out := []string{fmt.Sprintf("No connection message in %s.", count(s.Frames, "frame"))}
+	var what []string
+	if len(held) > 0 {
+		what = append(what, fmt.Sprintf("%s RDMA data frames (packets other than CM MADs)", orAnd(held, "and")))
+	}
+	if t.TCPSegments > 0 {
+		what = append(what, fmt.Sprintf("%s, none of them starting an MPA Request or Reply", count(t.TCPSegments, "TCP segment")))
+	}
+	if skipped := skippedLinks(s); skipped != "" {
+		what = append(what, skipped)
+	}
+	if len(what) > 0 {
+		out[0] += " The capture holds " + orAnd(what, "and") + "."
+	}
+	switch {
+	case len(held) > 0:
+		out = append(out, "The connection setup is not in this capture: the RDMA traffic was captured after its "+
+			"connections were set up. Start capturing before the mount (or before the application connects), "+
+			"then mount.")
+	case t.TCPSegments > 0:
+		out = append(out, "No RDMA traffic was captured. For iWARP, the MPA exchange opens each TCP connection: "+
+			"start capturing before the mount. For RoCE, capture on the interface that carries it; hardware RoCE "+
+			"NICs bypass the kernel, so tcpdump on their netdev sees nothing (use a port mirror, ibdump or the "+
+			"RDMA sniffer device: docs/capture.md). RoCEv2 on another UDP port than 4791 needs --roce-port.")
+	default:
+		out = append(out, "No RDMA traffic was captured: capture on the interface that carries it (hardware RoCE "+
+			"NICs bypass the kernel: see docs/capture.md); RoCEv2 on another UDP port than 4791 needs --roce-port.")
+	}
+	return out
+}
+
+// skippedLinks names the frames of link types passed over, by input, or "".
+func skippedLinks(s *record.Summary) string {
+	n := 0
+	var names []string
+	for _, in := range s.Inputs {
+		if in.Skipped == 0 {
+			continue
+		}
+		n += in.Skipped
+		for _, lt := range in.LinkTypes {
+			if name := linkTypeName(lt); !decode.SupportedLink(lt) && !contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s of link types it cannot carry RDMA on (%s), passed over", count(n, "frame"), strings.Join(names, ", "))
+}
+
+// linkTypeName names a LINKTYPE value as gopacket does, with its number.
+func linkTypeName(lt uint16) string {
+	name := golayers.LinkType(lt).String()
+	if strings.HasPrefix(name, "UnknownLinkType") || name == "" {
+		return fmt.Sprintf("link type %d", lt)
+	}
+	return fmt.Sprintf("%s, %d", name, lt)
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// orAnd joins words as "a, b and c".
+func orAnd(words []string, and string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + and + " " + words[len(words)-1]
+}
+
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,565 @@
+package output
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// Selection is a display filter (dissect -Y): an expression over the
+// fields of messages and connections, in the spirit of tshark's display
+// filters. A record is shown when the expression is true for it; a field
+// the record does not have makes a comparison false, as in tshark (msg is
+// a message's, state a connection's), so "msg == REJ" shows REJ messages
+// and no connection, "conn == 2" connection 2 and its messages.
+//
+//	expr   = and { ("or" | "||") and }
+//	and    = not { ("and" | "&&") not }
+//	not    = ("not" | "!") not | "(" expr ")" | field [ op value | "in" "{" value... "}" ]
+//	op     = "==" | "!=" | "<" | "<=" | ">" | ">=" (and eq, ne, lt, le, gt, ge)
+//
+// A field alone is true when the record has it ("code": it has a
+// finding). "!=" is the negation of "==".
+type Selection struct {
+	src  string
+	expr node
+
+	messages, shownMessages int
+	conns, shownConns       int
+}
+
+// SelectFields lists the fields a selection may name, with what each is.
+var SelectFields = []struct{ Name, Meaning string }{
+	{"addr", "an address of the message (src or dst) or connection (initiator or responder); a host matches with any port"},
+	{"src", "the message's source, the connection's initiator"},
+	{"dst", "the message's destination, the connection's responder"},
+	{"msg", "the message: REQ, REP, REJ, RTU, MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, MPA_REQ, MPA_REP"},
+	{"code", "a finding code of the message or connection"},
+	{"severity", "the highest severity of its findings: none, info, warning, error"},
+	{"conn", "the connection number (a message's: the connection it belongs to)"},
+	{"state", "the connection's state: established, rejected, no-reply, cut"},
+	{"transport", "rocev2, rocev1, infiniband, iwarp"},
+	{"frame", "a frame of the message, the connection's request or reply frame"},
+	{"file", "the input, by its name as given or its base name"},
+}
+
+// fieldAliases are the tshark spellings taken for fields.
+var fieldAliases = map[string]string{"ip.addr": "addr", "ip.src": "src", "ip.dst": "dst", "finding": "code",
+	"connection": "conn", "message": "msg", "kind": "msg"}
+
+// maxSelection bounds an expression (and so the depth of its parse).
+const maxSelection = 4096
+
+// ParseSelection reads a display filter expression.
+func ParseSelection(s string) (*Selection, error) {
+	if len(s) > maxSelection {
+		return nil, fmt.Errorf("the expression is longer than %d characters", maxSelection)
+	}
+	toks, err := lex(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("empty expression (try: addr == 192.0.2.1, msg == REJ, severity >= warning, conn == 2)")
+	}
+	n, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	if p.i < len(p.toks) {
+		return nil, fmt.Errorf("unexpected %q after a complete expression (join tests with and, or)", p.toks[p.i])
+	}
+	return &Selection{src: s, expr: n}, nil
+}
+
+// String is the expression as given.
+func (s *Selection) String() string { return s.src }
+
+// Message reports whether the selection shows m.
+func (s *Selection) Message(m *record.Message) bool { return s.expr.eval(msgRecord{m}) }
+
+// Connection reports whether the selection shows c.
+func (s *Selection) Connection(c *record.Connection) bool { return s.expr.eval(connRecord{c}) }
+
+// Filter passes on to next the records the selection shows, and the
+// summary, counting what it saw.
+func (s *Selection) Filter(next dissect.Sink) dissect.Sink { return &selectSink{s, next} }
+
+// Counts are the messages and connections shown, and those seen.
+func (s *Selection) Counts() (shownMessages, messages, shownConns, conns int) {
+	return s.shownMessages, s.messages, s.shownConns, s.conns
+}
+
+type selectSink struct {
+	s    *Selection
+	next dissect.Sink
+}
+
+func (f *selectSink) Message(m *record.Message) error {
+	f.s.messages++
+	if !f.s.Message(m) {
+		return nil
+	}
+	f.s.shownMessages++
+	return f.next.Message(m)
+}
+
+func (f *selectSink) Connection(c *record.Connection) error {
+	f.s.conns++
+	if !f.s.Connection(c) {
+		return nil
+	}
+	f.s.shownConns++
+	return f.next.Connection(c)
+}
+
+func (f *selectSink) Summary(sum *record.Summary) error { return f.next.Summary(sum) }
+
+// A record is what a selection looks at: the values of a field, or
+// ok false when the record has no such field.
+type fieldRecord interface {
+	values(field string) (vals []value, ok bool)
+}
+
+// value is one value of a field: a word (compared as the field says) or
+// a number (conn, frame, severity).
+type value struct {
+	s string
+	n int
+}
+
+type msgRecord struct{ m *record.Message }
+
+func (r msgRecord) values(field string) ([]value, bool) {
+	m := r.m
+	switch field {
+	case "addr":
+		return []value{{s: m.Src}, {s: m.Dst}}, true
+	case "src":
+		return []value{{s: m.Src}}, true
+	case "dst":
+		return []value{{s: m.Dst}}, true
+	case "msg":
+		return []value{{s: m.Name()}}, true
+	case "code":
+		return codeValues(m.Findings)
+	case "severity":
+		return []value{{n: int(finding.Max(m.Findings))}}, true
+	case "conn":
+		if m.Conn == 0 {
+			return nil, false
+		}
+		return []value{{n: m.Conn}}, true
+	case "transport":
+		return []value{{s: string(m.Transport)}}, true
+	case "frame":
+		vs := []value{{n: m.Frame}}
+		for _, f := range m.Frames {
+			vs = append(vs, value{n: f})
+		}
+		return vs, true
+	case "file":
+		return []value{{s: m.File}}, true
+	}
+	return nil, false
+}
+
+type connRecord struct{ c *record.Connection }
+
+func (r connRecord) values(field string) ([]value, bool) {
+	c := r.c
+	switch field {
+	case "addr":
+		return []value{{s: c.Initiator}, {s: c.Responder}}, true
+	case "src":
+		return []value{{s: c.Initiator}}, true
+	case "dst":
+		return []value{{s: c.Responder}}, true
+	case "code":
+		return codeValues(c.Findings)
+	case "severity":
+		return []value{{n: int(finding.Max(c.Findings))}}, true
+	case "conn":
+		return []value{{n: c.Number}}, true
+	case "state":
+		return []value{{s: string(c.State)}}, true
+	case "transport":
+		return []value{{s: string(c.Transport)}}, true
+	case "frame":
+		vs := []value{{n: c.RequestFrame}}
+		if c.ReplyFrame != 0 {
+			vs = append(vs, value{n: c.ReplyFrame})
+		}
+		return vs, true
+	case "file":
+		return []value{{s: c.File}}, true
+	}
+	return nil, false
+}
+
+func codeValues(fs []finding.Finding) ([]value, bool) {
+	if len(fs) == 0 {
+		return nil, false
+	}
+	vs := make([]value, len(fs))
+	for i, f := range fs {
+		vs[i] = value{s: f.Code.String()}
+	}
+	return vs, true
+}
+
+// The expression tree.
+type node interface{ eval(fieldRecord) bool }
+
+type orNode struct{ a, b node }
+type andNode struct{ a, b node }
+type notNode struct{ a node }
+
+func (n orNode) eval(r fieldRecord) bool  { return n.a.eval(r) || n.b.eval(r) }
+func (n andNode) eval(r fieldRecord) bool { return n.a.eval(r) && n.b.eval(r) }
+func (n notNode) eval(r fieldRecord) bool { return !n.a.eval(r) }
+
+// test compares a field with values: true when any value of the field
+// compares true with any of them (op "" tests that the field is there).
+type test struct {
+	field string
+	op    string
+	want  []value
+}
+
+func (t test) eval(r fieldRecord) bool {
+	vals, ok := r.values(t.field)
+	if t.op == "!=" {
+		return !test{t.field, "==", t.want}.eval(r)
+	}
+	if !ok {
+		return false
+	}
+	if t.op == "" {
+		return true
+	}
+	for _, v := range vals {
+		for _, w := range t.want {
+			if compare(t.field, t.op, v, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func compare(field, op string, v, w value) bool {
+	switch field {
+	case "conn", "frame", "severity":
+		switch op {
+		case "==":
+			return v.n == w.n
+		case "<":
+			return v.n < w.n
+		case "<=":
+			return v.n <= w.n
+		case ">":
+			return v.n > w.n
+		case ">=":
+			return v.n >= w.n
+		}
+		return false
+	case "addr", "src", "dst":
+		return sameAddr(v.s, w.s)
+	case "file":
+		return v.s == w.s || filepath.Base(v.s) == w.s
+	case "msg":
+		return strings.EqualFold(v.s, w.s)
+	}
+	return v.s == w.s
+}
+
+// sameAddr compares an address as shown (IP, "[IPv6]:port", "IP:port",
+// GID, "LID n") with one given: equal, or the same host when the one given
+// has no port; an IPv4 address matches its IPv4-mapped GID.
+func sameAddr(shown, given string) bool {
+	if strings.EqualFold(shown, given) {
+		return true
+	}
+	host := shown
+	if ap, err := netip.ParseAddrPort(shown); err == nil {
+		host = ap.Addr().String()
+	}
+	a, err1 := netip.ParseAddr(host)
+	b, err2 := netip.ParseAddr(given)
+	return err1 == nil && err2 == nil && a.Unmap() == b.Unmap()
+}
+
+// The lexer: words (field names, values), quoted strings, operators and
+// parentheses.
+func lex(s string) ([]string, error) {
+	var toks []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			i++
+		case c == '(' || c == ')' || c == '{' || c == '}' || c == ',':
+			toks = append(toks, string(c))
+			i++
+		case c == '"':
+			j := strings.IndexByte(s[i+1:], '"')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated string %s", s[i:])
+			}
+			toks = append(toks, s[i:i+j+2])
+			i += j + 2
+		case strings.ContainsRune("=!<>&|", rune(c)):
+			j := i + 1
+			for j < len(s) && strings.ContainsRune("=&|", rune(s[j])) && j-i < 2 {
+				j++
+			}
+			op := s[i:j]
+			if !slices.Contains([]string{"==", "!=", "<", "<=", ">", ">=", "!", "&&", "||", "="}, op) {
+				return nil, fmt.Errorf("unknown operator %q", op)
+			}
+			if op == "=" {
+				op = "=="
+			}
+			toks = append(toks, op)
+			i = j
+		default:
+			j := i
+			for j < len(s) && !strings.ContainsRune(" \t\n(){},\"=!<>&|", rune(s[j])) {
+				j++
+			}
+			toks = append(toks, s[i:j])
+			i = j
+		}
+	}
+	return toks, nil
+}
+
+type parser struct {
+	toks []string
+	i    int
+}
+
+func (p *parser) peek() string {
+	if p.i < len(p.toks) {
+		return p.toks[p.i]
+	}
+	return ""
+}
+
+func (p *parser) next() string {
+	t := p.peek()
+	p.i++
+	return t
+}
+
+func (p *parser) or() (node, error) {
+	n, err := p.and()
+	for err == nil && (p.peek() == "or" || p.peek() == "||") {
+		p.next()
+		var m node
+		if m, err = p.and(); err == nil {
+			n = orNode{n, m}
+		}
+	}
+	return n, err
+}
+
+func (p *parser) and() (node, error) {
+	n, err := p.not()
+	for err == nil && (p.peek() == "and" || p.peek() == "&&") {
+		p.next()
+		var m node
+		if m, err = p.not(); err == nil {
+			n = andNode{n, m}
+		}
+	}
+	return n, err
+}
+
+var opWords = map[string]string{"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+func (p *parser) not() (node, error) {
+	switch t := p.next(); t {
+	case "":
+		return nil, fmt.Errorf("the expression ends where a test should follow")
+	case "not", "!":
+		n, err := p.not()
+		return notNode{n}, err
+	case "(":
+		n, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.next() != ")" {
+			return nil, fmt.Errorf("missing )")
+		}
+		return n, nil
+	default:
+		return p.test(t)
+	}
+}
+
+func (p *parser) test(field string) (node, error) {
+	if a, ok := fieldAliases[field]; ok {
+		field = a
+	}
+	if !slices.ContainsFunc(SelectFields, func(f struct{ Name, Meaning string }) bool { return f.Name == field }) {
+		var names []string
+		for _, f := range SelectFields {
+			names = append(names, f.Name)
+		}
+		hint := ""
+		if s := Closest(field, names); s != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return nil, fmt.Errorf("unknown field %q%s; the fields are %s", field, hint, strings.Join(names, ", "))
+	}
+	op := p.peek()
+	if w, ok := opWords[op]; ok {
+		op = w
+	}
+	switch op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		p.next()
+		if op != "==" && op != "!=" && !slices.Contains([]string{"conn", "frame", "severity"}, field) {
+			return nil, fmt.Errorf("%s %s: only conn, frame and severity are ordered; use == or !=", field, op)
+		}
+		v, err := p.value(field)
+		if err != nil {
+			return nil, err
+		}
+		return test{field, op, []value{v}}, nil
+	case "in":
+		p.next()
+		if p.next() != "{" {
+			return nil, fmt.Errorf("%s in: want { values }", field)
+		}
+		var vs []value
+		for p.peek() != "}" {
+			if p.peek() == "," {
+				p.next()
+				continue
+			}
+			v, err := p.value(field)
+			if err != nil {
+				return nil, err
+			}
+			vs = append(vs, v)
+		}
+		p.next()
+		if len(vs) == 0 {
+			return nil, fmt.Errorf("%s in {}: no values", field)
+		}
+		return test{field, "==", vs}, nil
+	}
+	return test{field: field}, nil
+}
+
+// value reads a value for field and checks it.
+func (p *parser) value(field string) (value, error) {
+	t := p.next()
+	switch t {
+	case "", "(", ")", "{", "}", "and", "or", "not", "&&", "||", "!":
+		return value{}, fmt.Errorf("%s: a value is missing", field)
+	}
+	s := strings.Trim(t, `"`)
+	switch field {
+	case "conn", "frame":
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return value{}, fmt.Errorf("%s: %q is not a number", field, s)
+		}
+		return value{n: n}, nil
+	case "severity":
+		if s == "none" {
+			return value{n: 0}, nil
+		}
+		sev, err := finding.ParseSeverity(s)
+		if err != nil {
+			return value{}, fmt.Errorf("severity: %q is not none, info, warning or error", s)
+		}
+		return value{n: int(sev)}, nil
+	case "state":
+		if !slices.Contains(record.States, record.State(s)) {
+			return value{}, fmt.Errorf("state: %q is not established, rejected, no-reply or cut", s)
+		}
+	case "transport":
+		switch record.Transport(s) {
+		case record.RoCEv2, record.RoCEv1, record.InfiniBand, record.IWARP:
+		default:
+			return value{}, fmt.Errorf("transport: %q is not rocev2, rocev1, infiniband or iwarp", s)
+		}
+	case "msg":
+		if !knownMessage(s) {
+			return value{}, fmt.Errorf("msg: %q is not a message name (REQ, REP, REJ, RTU, MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, MPA_REQ, MPA_REP)", s)
+		}
+	case "code":
+		if _, ok := finding.Lookup(s); !ok {
+			var names []string
+			for _, c := range finding.Catalogue() {
+				names = append(names, c.Name)
+			}
+			hint := ""
+			if c := Closest(s, names); c != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", c)
+			}
+			return value{}, fmt.Errorf("code: %q is not a finding code%s; docs/findings.md lists them", s, hint)
+		}
+	}
+	return value{s: s}, nil
+}
+
+func knownMessage(s string) bool {
+	for k := record.KindREQ; k <= record.KindMPAReply; k++ {
+		if strings.EqualFold(k.String(), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Closest is the word of words nearest to w (at most 2 edits away, or w
+// a prefix of it), or "".
+func Closest(w string, words []string) string {
+	best, bestD := "", 3
+	for _, c := range words {
+		d := editDistance(strings.ToLower(w), strings.ToLower(c))
+		if strings.HasPrefix(c, w) && len(w) >= 2 {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
