@@ -66,7 +66,7 @@ func TestDissectExitCodes(t *testing.T) {
 		noOutput bool
 	}{
 		{"clean", []string{"dissect", nfs}, 0, "REQ  RPC-over-RDMA v1 R=1 send=4096 recv=4096 @36", "", false},
-		{"connection table", []string{"dissect", nfs}, 0, "  1  192.0.2.1 → 192.0.2.2  rocev2     0x0000000001064e51  established  4096     4096     no          remote-invalidation-one-sided", "", false},
+		{"connection table", []string{"dissect", nfs}, 0, "  1  192.0.2.1 → 192.0.2.2  rocev2     0x0000000001064e51  rpc-over-rdma  established  4096     4096     no          remote-invalidation-one-sided", "", false},
 		{"read flag", []string{"dissect", "-r", nfs}, 0, "RTU", "", false},
 		{"fail-on info", []string{"dissect", "--fail-on", "info", "../pcaps/rocev2-one-sided.pcap"}, 1, "rpcrdma-absent", "", false},
 		{"fail-on warning, only info", []string{"dissect", "--fail-on", "warning", "../pcaps/rocev2-one-sided.pcap"}, 0, "rpcrdma-absent", "", false},

@@ -244,12 +244,16 @@ func (r *run) message(m *record.Message) {
 	if r.err != nil {
 		return
 	}
+	// The tracker sees the message first: the connection rules judge it
+	// (rpcrdma-absent, a reply read as its request's upper layer) before
+	// the sink shows it; the attempts it makes ready follow it.
+	ready := r.tracker.Message(m)
 	r.sum.Messages++
 	r.sum.Count(m.Findings)
 	if r.err = r.sink.Message(m); r.err != nil {
 		return
 	}
-	for _, c := range r.tracker.Message(m) {
+	for _, c := range ready {
 		r.connection(c)
 	}
 }

@@ -26,8 +26,8 @@ func (r *textRenderer) Connection(c *record.Connection) error {
 	}
 	// Live: say at once what the connection agreed.
 	r.wrote = true
-	fmt.Fprintf(r.w, "%s %s → %s %s: ini→res %s, res→ini %s, remote invalidation %s%s\n", r.p.bold.Sprint("connection"),
-		c.Initiator, c.Responder, r.state(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
+	fmt.Fprintf(r.w, "%s %s → %s %s: ini→res %s, res→ini %s, remote invalidation %s, ulp %s%s\n", r.p.bold.Sprint("connection"),
+		c.Initiator, c.Responder, r.state(c.State), threshold(c, true), threshold(c, false), remoteInvCell(c), ulpCell(c),
 		liveCodes(c.Findings))
 	return r.w.Flush()
 }
@@ -52,22 +52,22 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 	if len(r.conns) > 0 {
 		sep()
 		fmt.Fprintf(w, "%s\n", p.bold.Sprint("Connections"))
-		rows := [][]string{{"#", "initiator → responder", "transport", "service", "state", "ini→res", "res→ini", "remote inv", "findings"}}
+		rows := [][]string{{"#", "initiator → responder", "transport", "service", "ulp", "state", "ini→res", "res→ini", "remote inv", "findings"}}
 		if r.opts.MultiFile {
 			rows[0] = append([]string{"file"}, rows[0]...)
 		}
 		for i, c := range r.conns {
 			row := []string{fmt.Sprint(i + 1), c.Initiator + " → " + c.Responder, string(c.Transport),
-				c.ServiceString(), string(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
+				c.ServiceString(), ulpCell(c), string(c.State), threshold(c, true), threshold(c, false), remoteInvCell(c),
 				findingCodes(c.Findings)}
 			if r.opts.MultiFile {
 				row = append([]string{c.File}, row...)
 			}
 			rows = append(rows, row)
 		}
-		stateCol := 4
+		stateCol := 5
 		if r.opts.MultiFile {
-			stateCol = 5
+			stateCol = 6
 		}
 		writeTable(w, rows, func(row, col int, cell string) string {
 			switch {

@@ -61,7 +61,7 @@ func (m *markdownRenderer) Message(msg *record.Message) error {
 	}
 	fmt.Fprintf(&b, "<details>\n<summary>%s: %s %s → %s, %s</summary>\n\n```text\n%s```\n\n</details>\n",
 		htmlEscape(label), htmlEscape(msg.Name()), htmlEscape(msg.Src), htmlEscape(msg.Dst),
-		htmlEscape(m.text.rpcSummary(msg.RPCRDMA)), strings.ReplaceAll(m.buf.String(), "```", "'''"))
+		htmlEscape(m.text.summary(msg)), strings.ReplaceAll(m.buf.String(), "```", "'''"))
 	m.details = append(m.details, b.String())
 	return nil
 }
@@ -142,16 +142,16 @@ func (m *markdownRenderer) Summary(s *record.Summary) error {
 		var cr [][]string
 		for i, c := range m.conns {
 			row := []string{fmt.Sprint(i + 1), cell(c.Initiator), cell(c.Responder), string(c.Transport),
-				cell(c.ServiceString()), "**" + string(c.State) + "**", threshold(c, true), threshold(c, false),
-				yesNo(c.RemoteInvalidation), codes(c.Findings)}
+				cell(c.ServiceString()), ulpCell(c), "**" + string(c.State) + "**", threshold(c, true), threshold(c, false),
+				remoteInvCell(c), codes(c.Findings)}
 			if m.opts.MultiFile {
 				row = append([]string{row[0], code(c.File)}, row[1:]...)
 			}
 			cr = append(cr, row)
 		}
-		head := []string{"#", "initiator", "responder", "transport", "service", "state", "initiator → responder",
+		head := []string{"#", "initiator", "responder", "transport", "service", "ULP", "state", "initiator → responder",
 			"responder → initiator", "remote invalidation", "findings"}
-		align := "--:|---|---|---|---|---|--:|--:|---|---"
+		align := "--:|---|---|---|---|---|---|--:|--:|---|---"
 		if m.opts.MultiFile {
 			head = append([]string{"#", "file"}, head[1:]...)
 			align = "--:|---|" + align[4:]

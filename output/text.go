@@ -33,7 +33,7 @@ func (r *textRenderer) Message(m *record.Message) error {
 	r.lastFile = m.File
 	r.wrote = true
 	fmt.Fprintf(w, "%5d  %s  %s → %s  %s  %s  %s%s\n", m.Frame, textTime(m.Time),
-		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name()), r.rpcSummary(m.RPCRDMA), r.mpaSummary(m))
+		m.Src, m.Dst, m.Transport, p.name.Sprint(m.Name()), r.summary(m), r.mpaSummary(m))
 	r.findings(m.Findings)
 	if r.opts.Verbose {
 		r.tree(m)
@@ -128,6 +128,7 @@ func (r *textRenderer) tree(m *record.Message) {
 		fmt.Fprintln(r.w)
 	}
 	r.rpcTree(m.RPCRDMA)
+	r.ulpTree(m.ULP)
 }
 
 // rpcTree writes the RFC 8797 fields under the names the RFC gives them.

@@ -39,6 +39,9 @@ const (
 	ReplyMissing
 	ConnectionRejected
 	StateLimitReached
+	ULPPrivateDataInvalid
+	NVMeRDMARejected
+	ISERSendWithInvalidateUnsupported
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -113,6 +116,12 @@ var catalogue = [...]Check{
 		"The responder (or the initiator, of a REP) rejected the connection."},
 	{StateLimitReached, "state-limit-reached", Warning, "rdmacm-pd resource limits (docs/cli.md)",
 		"A memory or state limit of the dissector was reached: a stream or connection was given up or not fully buffered. Raise the limit to see all."},
+	{ULPPrivateDataInvalid, "ulp-private-data-invalid", Warning, "NVMe RDMA Transport Specification 1.0, section 3.1; IBTA Vol 1, Annexes A4 and A12; T10 SRP; RFC 4755, section 6",
+		"The private data claims an upper layer (by its Service ID or TCP port, or by a magic number) but does not fit that layer's layout; the message names the field."},
+	{NVMeRDMARejected, "nvme-rdma-rejected", Info, "NVMe RDMA Transport Specification 1.0, sections 3.1 (Figure 7) and 3.5 (Figure 11)",
+		"An NVMe over Fabrics controller rejected the host's RDMA_CM_REQUEST; the message names the status."},
+	{ISERSendWithInvalidateUnsupported, "iser-send-with-invalidate-unsupported", Warning, "IBTA Vol 1, Annex A12",
+		"The iSER target sent a Send With Invalidate although the initiator's iSER CM header said it does not support Send With Invalidate."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

@@ -116,11 +116,37 @@ func (r *reader) report(frame []byte, e reassembly.End, complete bool) {
 	if len(frame) > 17 {
 		fs = headerFindings(fs, &mpa, hasLength)
 	}
-	var rpc []finding.Finding
-	m.RPCRDMA, rpc = privdata.Check(pd, privdata.Carrier{Name: m.Name(), Where: fmt.Sprintf("MPA revision %d", mpa.Rev),
-		Expected: m.ExpectedOffset, Size: pdSize, AbsentMatters: true})
-	m.Findings = append(fs, rpc...)
+	res := privdata.Examine(pd, privdata.Carrier{Name: m.Name(), Where: fmt.Sprintf("MPA revision %d", mpa.Rev),
+		Expected: m.ExpectedOffset, Size: pdSize, AbsentMatters: true}, ulpContext(m, fl, len(pd)))
+	m.RPCRDMA, m.RPCRDMAAbsent, m.ULP = res.RPCRDMA, res.Absent, res.ULP
+	m.Findings = append(fs, res.Findings...)
 	r.f.emit(m)
+}
+
+// ulpContext is what the upper layer step needs to know of an MPA frame:
+// Request, accepting or rejecting Reply (a frame that ended before its
+// flags is none), the responder's TCP port, and the two addresses. The
+// consumer's data follows revision 2's IRD/ORD words.
+func ulpContext(m *record.Message, fl reassembly.Flow, pdLen int) privdata.Context {
+	c := privdata.Context{HasPort: true}
+	c.Src, c.Dst = netip.AddrFrom16(fl.Src), netip.AddrFrom16(fl.Dst)
+	if !fl.V6 {
+		c.Src, c.Dst = netip.AddrFrom4([4]byte(fl.Src[12:16])), netip.AddrFrom4([4]byte(fl.Dst[12:16]))
+	}
+	if m.ExpectedOffset == layers.MPAIRDORDLen && pdLen >= layers.MPAIRDORDLen {
+		c.Consumer = layers.MPAIRDORDLen
+	}
+	switch h := m.MPAInfo; {
+	case m.Kind == record.KindMPARequest:
+		c.Role, c.Port = privdata.RoleRequest, fl.DstPort
+	case h == nil || !h.HasFlags:
+		c.Role, c.Port = privdata.RoleOther, fl.SrcPort
+	case h.Reject:
+		c.Role, c.Port = privdata.RoleReject, fl.SrcPort
+	default:
+		c.Role, c.Port = privdata.RoleAccept, fl.SrcPort
+	}
+	return c
 }
 
 // headerFindings checks the fields of an MPA frame's header; without its

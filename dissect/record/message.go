@@ -102,6 +102,13 @@ type Message struct {
 	RPCRDMA *RPCRDMA
 	// ExpectedOffset is where the carrier puts the RFC 8797 message.
 	ExpectedOffset int
+	// RPCRDMAAbsent says that the message counts as carrying no RFC 8797
+	// data ("no usable RPC-over-RDMA private data in REP"), for the
+	// connection rules to decide whether rpcrdma-absent applies; "" when it
+	// carries a usable message or absence cannot be told.
+	RPCRDMAAbsent string
+	// ULP is the private data read as another upper layer's, or nil.
+	ULP *ULP
 
 	Findings []finding.Finding
 
