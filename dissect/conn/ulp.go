@@ -114,9 +114,10 @@ func (t *Tracker) judge(m *record.Message) {
 		return
 	}
 	decideULP(&c)
-	if m.RPCRDMAAbsent != "" && c.RPCRDMARulesApply() {
-		m.Findings = privdata.InsertAbsent(m.Findings, m.RPCRDMAAbsent)
+	if c.RPCRDMARulesApply() {
+		m.Release()
 	}
+	m.Held = nil
 }
 
 // readAs reads a reply whose private data said nothing of its own as the

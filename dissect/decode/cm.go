@@ -235,7 +235,8 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
 	}
 	carrier.Expected = m.ExpectedOffset
 	res := privdata.Examine(pd, carrier, d.ulpContext(m, fi))
-	m.RPCRDMA, m.RPCRDMAAbsent, m.ULP = res.RPCRDMA, res.Absent, res.ULP
+	m.RPCRDMA, m.ULP = res.RPCRDMA, res.ULP
+	res.Hold(m, len(fs))
 	m.Findings = append(fs, res.Findings...)
 	return m
 }

@@ -114,11 +114,12 @@ func (r *reader) report(frame []byte, e reassembly.End, complete bool) {
 			r.differFrame, d)
 	}
 	if len(frame) > 17 {
-		fs = headerFindings(fs, &mpa, hasLength)
+		fs = headerFindings(m, fs, &mpa, hasLength)
 	}
 	res := privdata.Examine(pd, privdata.Carrier{Name: m.Name(), Where: fmt.Sprintf("MPA revision %d", mpa.Rev),
 		Expected: m.ExpectedOffset, Size: pdSize, AbsentMatters: true}, ulpContext(m, fl, len(pd)))
-	m.RPCRDMA, m.RPCRDMAAbsent, m.ULP = res.RPCRDMA, res.Absent, res.ULP
+	m.RPCRDMA, m.ULP = res.RPCRDMA, res.ULP
+	res.Hold(m, len(fs))
 	m.Findings = append(fs, res.Findings...)
 	r.f.emit(m)
 }
@@ -150,8 +151,10 @@ func ulpContext(m *record.Message, fl reassembly.Flow, pdLen int) privdata.Conte
 }
 
 // headerFindings checks the fields of an MPA frame's header; without its
-// PD_Length (hasLength false) only the flags and the revision.
-func headerFindings(fs []finding.Finding, f *layers.MPAFrame, hasLength bool) []finding.Finding {
+// PD_Length (hasLength false) only the flags and the revision. Room too
+// small for the RFC 8797 message is held on m for the connection rules: it
+// matters only to RPC-over-RDMA.
+func headerFindings(m *record.Message, fs []finding.Finding, f *layers.MPAFrame, hasLength bool) []finding.Finding {
 	add := func(c finding.Code, format string, args ...any) { fs = append(fs, finding.New(c, format, args...)) }
 	if f.Rev != 1 && f.Rev != 2 {
 		add(finding.MPARevUnknown, "revision %d: only 1 (RFC 5044) and 2 (RFC 6581) are defined", f.Rev)
@@ -175,8 +178,9 @@ func headerFindings(fs []finding.Finding, f *layers.MPAFrame, hasLength bool) []
 		if f.PDLength < layers.MPAIRDORDLen {
 			add(finding.PDCapacityTooSmall, "PD_Length %d cannot even hold the 4 octets of IRD/ORD", f.PDLength)
 		} else {
-			add(finding.PDCapacityTooSmall, "PD_Length %d leaves %d octets after the IRD/ORD words, fewer than the 8 of an RPC-over-RDMA message",
-				f.PDLength, int(f.PDLength)-layers.MPAIRDORDLen)
+			m.Held = append(m.Held, record.HeldFinding{At: len(fs), Finding: finding.New(finding.PDCapacityTooSmall,
+				"PD_Length %d leaves %d octets after the IRD/ORD words, fewer than the 8 of an RPC-over-RDMA message",
+				f.PDLength, int(f.PDLength)-layers.MPAIRDORDLen)})
 		}
 	}
 	if !f.Request && f.Reject {

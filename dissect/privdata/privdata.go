@@ -9,7 +9,6 @@ package privdata
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -125,10 +124,10 @@ func check(pd []byte, c Carrier) (*record.RPCRDMA, string, []finding.Finding) {
 type Result struct {
 	// RPCRDMA is the usable RFC 8797 message, or nil.
 	RPCRDMA *record.RPCRDMA
-	// Absent is what rpcrdma-absent would say of the message, "" when it
-	// does not apply; whether it is raised is the connection rules' choice
-	// (only where RPC-over-RDMA's rules apply).
-	Absent string
+	// Absent is rpcrdma-absent when the message counts as carrying no RFC
+	// 8797 data, held for the connection rules: they raise it only where
+	// RPC-over-RDMA's rules apply. Its place is before Findings.
+	Absent *finding.Finding
 	// ULP is the private data read as another upper layer's, or nil.
 	ULP *record.ULP
 	// Findings are the RFC 8797 step's, then the upper layer's.
@@ -139,7 +138,12 @@ type Result struct {
 // usable RFC 8797 message the upper layer the private data belongs to.
 func Examine(pd []byte, c Carrier, u Context) Result {
 	var r Result
-	r.RPCRDMA, r.Absent, r.Findings = check(pd, c)
+	var absent string
+	r.RPCRDMA, absent, r.Findings = check(pd, c)
+	if absent != "" {
+		f := AbsentFinding(absent)
+		r.Absent = &f
+	}
 	if r.RPCRDMA == nil {
 		u.Cut = u.Cut || len(pd) < c.Size
 		var fs []finding.Finding
@@ -149,28 +153,12 @@ func Examine(pd []byte, c Carrier, u Context) Result {
 	return r
 }
 
-// InsertAbsent adds rpcrdma-absent, saying where, to a message's findings
-// where the step puts it: before the first of the step's own findings, or
-// last.
-func InsertAbsent(fs []finding.Finding, where string) []finding.Finding {
-	i := len(fs)
-	for j, f := range fs {
-		if stepCode(f.Code) {
-			i = j
-			break
-		}
+// Hold adds a message's held rpcrdma-absent, if any, at its place: before
+// the step's findings, which start at index at of the message's.
+func (r *Result) Hold(m *record.Message, at int) {
+	if r.Absent != nil {
+		m.Held = append(m.Held, record.HeldFinding{At: at, Finding: *r.Absent})
 	}
-	return slices.Insert(fs, i, AbsentFinding(where))
-}
-
-// stepCode reports whether the step raises c.
-func stepCode(c finding.Code) bool {
-	switch c {
-	case finding.RPCRDMAVersionUnknown, finding.RPCRDMATruncated, finding.RPCRDMAReservedNonzero, finding.RPCRDMAMultiple,
-		finding.RPCRDMAUnexpectedOffset, finding.ULPPrivateDataInvalid, finding.NVMeRDMARejected:
-		return true
-	}
-	return false
 }
 
 // Blob checks private data pasted on its own (from a log, say) as if a REQ

@@ -93,6 +93,8 @@ func PortULP(port uint16) record.ULPName {
 		return record.ULPNVMeRDMA
 	case layers.ISERPort:
 		return record.ULPISER
+	case layers.RDSPort, layers.RDSCMPort: // RDS over iWARP (Linux's rds_iw, until 4.9)
+		return record.ULPRDS
 	case 5445:
 		return record.ULPSMBDirect
 	}

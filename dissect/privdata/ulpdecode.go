@@ -43,7 +43,8 @@ func recognise(data []byte, c *Context) read {
 				return result(record.ULPSRP, &srp, strong, "")
 			}
 		}
-		if r := rds(data, c.IPCMSrc, c.IPCMDst, true, c); r.u != nil && r.u.Problem == "" {
+		src, dst := c.requestAddrs()
+		if r := rds(data, src, dst, true, c); r.u != nil && r.u.Problem == "" {
 			r.u.Evidence = strong
 			return r
 		}
@@ -77,6 +78,15 @@ func recognise(data []byte, c *Context) read {
 	return read{nvmeStatus: -1}
 }
 
+// requestAddrs are the addresses of the connection a request opens: its IP
+// CM header's, else (iWARP) the frame's own.
+func (c *Context) requestAddrs() (netip.Addr, netip.Addr) {
+	if c.IPCMSrc.IsValid() {
+		return c.IPCMSrc, c.IPCMDst
+	}
+	return c.Src, c.Dst
+}
+
 // decodeAs reads the octets with the layout of the upper layer name for the
 // message's role. It returns a read without record when the layer defines
 // no private data for the role.
@@ -100,7 +110,8 @@ func decodeAs(name record.ULPName, data []byte, c *Context) read {
 	case record.ULPRDS:
 		switch c.Role {
 		case RoleRequest:
-			return rds(data, c.IPCMSrc, c.IPCMDst, false, c)
+			src, dst := c.requestAddrs()
+			return rds(data, src, dst, false, c)
 		case RoleAccept:
 			return rds(data, c.Src, c.Dst, false, c)
 		}

@@ -102,11 +102,11 @@ type Message struct {
 	RPCRDMA *RPCRDMA
 	// ExpectedOffset is where the carrier puts the RFC 8797 message.
 	ExpectedOffset int
-	// RPCRDMAAbsent says that the message counts as carrying no RFC 8797
-	// data ("no usable RPC-over-RDMA private data in REP"), for the
-	// connection rules to decide whether rpcrdma-absent applies; "" when it
-	// carries a usable message or absence cannot be told.
-	RPCRDMAAbsent string
+	// Held are findings raised on the message that apply only where
+	// RPC-over-RDMA's rules do (rpcrdma-absent; pd-capacity-too-small when
+	// it is about room for the RFC 8797 message): the connection rules put
+	// each into Findings where it was raised, or drop it.
+	Held []HeldFinding
 	// ULP is the private data read as another upper layer's, or nil.
 	ULP *ULP
 

@@ -1,6 +1,11 @@
 package record
 
-import "github.com/rdmacm-pd/rdmacm-pd/layers"
+import (
+	"slices"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
 
 // ULPName names the upper layer protocol of a connection, as the JSON output
 // spells it ("ulp"). The empty name is an unknown upper layer (null).
@@ -79,6 +84,23 @@ type ULP struct {
 	// was there.
 	HasISERFlags                   bool
 	SendWithInvalidateNotSupported bool
+}
+
+// HeldFinding is a finding held back from a message's Findings until the
+// connection rules decide whether it applies; At is its place in Findings
+// when it was raised.
+type HeldFinding struct {
+	At      int
+	Finding finding.Finding
+}
+
+// Release puts the held findings into Findings, each at its place, and
+// forgets them.
+func (m *Message) Release() {
+	for i, h := range m.Held {
+		m.Findings = slices.Insert(m.Findings, min(h.At+i, len(m.Findings)), h.Finding)
+	}
+	m.Held = nil
 }
 
 // TCPPortSpace reports whether the connection's service is a TCP-port-space
