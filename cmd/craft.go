@@ -30,6 +30,7 @@ type craftOptions struct {
 	TCPSeg    int
 	Flood     string
 	Count     int
+	ULP       string
 }
 
 // Defaults of craft's flags.
@@ -54,11 +55,19 @@ extension). The initiator's REQ carries the IP CM header of an NFS/RDMA
 connection (TCP port 20049), so its message sits at offset 36.
 
 With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
-(revision 2 by default: the message sits at offset 4, after IRD/ORD).`,
+(revision 2 by default: the message sits at offset 4, after IRD/ORD).
+
+With --ulp another upper layer's private data takes the place of the RFC 8797
+messages, and the connection goes to that layer's service (Service ID or TCP
+port): an NVMe-oF, iSER, SRP, RDS, rsockets, Lustre o2iblnd, SDP, IPoIB-CM or
+SMB Direct setup. With --reject the responder rejects it with the layer's
+reject data; iSER over iWARP logs in over TCP (streaming mode) first.`,
 		Example: `  rdmacm-pd craft --send-size 4096 --receive-size 4096 --remote-invalidate -w nfs.pcap
   rdmacm-pd craft --transport ib --reject -w rejected.pcapng
   rdmacm-pd craft --transport iwarp --mpa-rev 1 --split 7,30 -w split.pcap
-  rdmacm-pd craft --send-size 8192 --hex`,
+  rdmacm-pd craft --send-size 8192 --hex
+  rdmacm-pd craft --ulp nvme-rdma --reject -w nvme-rejected.pcap
+  rdmacm-pd craft --ulp iser --transport iwarp -w iser.pcap`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.MPARevSet = c.Flags().Changed("mpa-rev")
@@ -88,6 +97,8 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.IntVar(&opts.TCPSeg, "tcp-segment", defaultTCPSegment, "workload with --tcp-flows: octets of payload in a bulk segment")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
+	f.Var(oneOf(&opts.ULP, craft.ULPs[0], "upper layer", craft.ULPs...), "ulp",
+		"the upper layer whose private data the messages carry: "+strings.Join(craft.ULPs, ", ")+" (not rpc-over-rdma: the RFC 8797 flags do not apply)")
 	return c
 }
 
@@ -114,6 +125,8 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 			return usageError("--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both")
 		case opts.Initiator.Absent:
 			return usageError("--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print")
+		case opts.ULP != craft.ULPs[0]:
+			return usageError("--hex prints the initiator's RFC 8797 message: not with --ulp %s", opts.ULP)
 		}
 		b, err := opts.Initiator.Message()
 		if err != nil {
@@ -127,8 +140,18 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 	}
 	var frames []craft.Frame
 	var err error
-	switch tr := opts.Transport; tr {
-	case craft.RoCEv2, craft.RoCEv1, craft.InfiniBand:
+	switch tr := opts.Transport; {
+	case opts.ULP != craft.ULPs[0]:
+		if len(opts.SplitAt) > 0 {
+			return usageError("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)
+		}
+		if opts.MPARevSet && tr != craft.IWARP {
+			return usageError("--mpa-rev applies to --transport iwarp only")
+		}
+		if frames, err = craft.ULPExchange(opts.ULP, tr, opts.IPv6, opts.Reject, uint8(opts.MPARev)); err != nil {
+			return usageError("--ulp %s: %v", opts.ULP, err)
+		}
+	case tr == craft.RoCEv2 || tr == craft.RoCEv1 || tr == craft.InfiniBand:
 		if len(opts.SplitAt) > 0 {
 			return usageError("--split applies to --transport iwarp only")
 		}
@@ -137,7 +160,7 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		}
 		x := craft.Exchange{Transport: tr, IPv6: opts.IPv6, Initiator: opts.Initiator, Responder: opts.Responder, Reject: opts.Reject}
 		frames, err = x.Frames()
-	case craft.IWARP:
+	case tr == craft.IWARP:
 		if opts.MPARev != 1 && opts.MPARev != 2 {
 			return usageError("--mpa-rev: %d (want 1 or 2)", opts.MPARev)
 		}
