@@ -17,6 +17,7 @@ package conn
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -388,9 +389,8 @@ func portOf(s string) (uint16, bool) {
 	if i < 0 {
 		return 0, false
 	}
-	var p uint16
-	_, err := fmt.Sscan(s[i+1:], &p)
-	return p, err == nil
+	p, err := strconv.ParseUint(s[i+1:], 10, 16)
+	return uint16(p), err == nil
 }
 
 // hostOf strips the port of an iWARP endpoint, so that a reconnection from a
