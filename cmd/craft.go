@@ -33,6 +33,7 @@ type craftOptions struct {
 	IWARPConn int
 	Flood     string
 	Count     int
+	ULP       string
 }
 
 // Defaults of craft's flags.
@@ -60,12 +61,20 @@ extension). The initiator's REQ carries the IP CM header of an NFS/RDMA
 connection (TCP port 20049), so its message sits at offset 36.
 
 With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
-(revision 2 by default: the message sits at offset 4, after IRD/ORD).`,
+(revision 2 by default: the message sits at offset 4, after IRD/ORD).
+
+With --ulp another upper layer's private data takes the place of the RFC 8797
+messages, and the connection goes to that layer's service (Service ID or TCP
+port): an NVMe-oF, iSER, SRP, RDS, rsockets, Lustre o2iblnd, SDP, IPoIB-CM or
+SMB Direct setup. With --reject the responder rejects it with the layer's
+reject data; iSER over iWARP logs in over TCP (streaming mode) first.`,
 		Example: `  rdmacm-pd craft --send-size 4096 --receive-size 4096 --remote-invalidate -w nfs.pcap
   rdmacm-pd craft --transport ib --reject -w rejected.pcapng
   rdmacm-pd craft --transport iwarp --split 7,30 -w split.pcap   # MPA rev 2: a 32-octet Request
   rdmacm-pd craft --transport iwarp --mpa-rev 1 --split 7,20 -w split-rev1.pcap
   rdmacm-pd craft --send-size 8192 --hex
+  rdmacm-pd craft --ulp nvme-rdma --reject -w nvme-rejected.pcap
+  rdmacm-pd craft --ulp iser --transport iwarp -w iser.pcap
   rdmacm-pd craft --workload 64MiB -w workload.pcap
   rdmacm-pd craft --flood reqs --count 300 -w reqs.pcap`,
 		Args: noArgs("craft"),
@@ -98,6 +107,8 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.IntVar(&opts.IWARPConn, "iwarp-conns", 0, "workload: an NFS-like iWARP capture instead, this many connections (every 4th with markers, all with CRC): READ Calls, their data in RDMA Writes, Replies with Send with Invalidate")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
+	f.Var(oneOf(&opts.ULP, craft.ULPs[0], "upper layer", craft.ULPs...), "ulp",
+		"the upper layer whose private data the messages carry: "+strings.Join(craft.ULPs, ", ")+" (not rpc-over-rdma: the RFC 8797 flags do not apply)")
 	completeCraft(c)
 	return c
 }
@@ -125,6 +136,8 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 			return usageError("--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both")
 		case opts.Initiator.Absent:
 			return usageError("--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print")
+		case opts.ULP != craft.ULPs[0]:
+			return usageError("--hex prints the initiator's RFC 8797 message: not with --ulp %s", opts.ULP)
 		}
 		b, err := opts.Initiator.Message()
 		if err != nil {
@@ -138,8 +151,18 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 	}
 	var frames []craft.Frame
 	var err error
-	switch tr := opts.Transport; tr {
-	case craft.RoCEv2, craft.RoCEv1, craft.InfiniBand:
+	switch tr := opts.Transport; {
+	case opts.ULP != craft.ULPs[0]:
+		if len(opts.SplitAt) > 0 {
+			return usageError("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)
+		}
+		if opts.MPARevSet && tr != craft.IWARP {
+			return usageError("--mpa-rev applies to --transport iwarp only")
+		}
+		if frames, err = craft.ULPExchange(opts.ULP, tr, opts.IPv6, opts.Reject, uint8(opts.MPARev)); err != nil {
+			return usageError("--ulp %s: %v", opts.ULP, err)
+		}
+	case tr == craft.RoCEv2 || tr == craft.RoCEv1 || tr == craft.InfiniBand:
 		if len(opts.SplitAt) > 0 {
 			return usageError("--split applies to --transport iwarp only")
 		}
@@ -148,7 +171,7 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		}
 		x := craft.Exchange{Transport: tr, IPv6: opts.IPv6, Initiator: opts.Initiator, Responder: opts.Responder, Reject: opts.Reject}
 		frames, err = x.Frames()
-	case craft.IWARP:
+	case tr == craft.IWARP:
 		if opts.MPARev != 1 && opts.MPARev != 2 {
 			return usageError("--mpa-rev: %d (want 1 or 2)", opts.MPARev)
 		}

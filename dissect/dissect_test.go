@@ -108,6 +108,7 @@ func TestFindings(t *testing.T) {
 		wantRPC  *record.RPCRDMA
 		contains string // a finding message must contain this
 		noRPC    bool   // no usable RFC 8797 message (else wantRPC, or std4096 when nil)
+		absent   string // what rpcrdma-absent would say, if the connection rules raise it
 	}{
 		{name: "clean REP", cm: craft.CM{Msg: rep(rpc(1, 1, 3, 7))},
 			wantRPC: &record.RPCRDMA{Offset: 0, FormatIdentifier: 0xf6ab0e18, Version: 1, RemoteInvalidate: true,
@@ -115,17 +116,18 @@ func TestFindings(t *testing.T) {
 		{name: "clean REQ after IP CM header", cm: craft.CM{Msg: req(craft.NFSServiceID, append(ipcm, rpc(1, 0, 0xff, 0)...))},
 			wantRPC: &record.RPCRDMA{Offset: 36, FormatIdentifier: 0xf6ab0e18, Version: 1,
 				SendSize: 262144, ReceiveSize: 1024, SendSizeEncoded: 0xff}},
-		{name: "absent on REQ", cm: craft.CM{Msg: req(0x1234, nil)}, want: []string{"rpcrdma-absent"}, noRPC: true,
-			contains: "Send Size 1024, Receive Size 1024, R=0"},
+		{name: "absent on REQ", cm: craft.CM{Msg: req(0x1234, nil)}, noRPC: true,
+			absent: "no usable RPC-over-RDMA private data in REQ"},
 		{name: "absent not reported on RTU", cm: craft.CM{Msg: &layers.CMRtu{LocalCommID: 1, RemoteCommID: 2}}, noRPC: true},
-		{name: "version unknown", cm: craft.CM{Msg: rep(rpc(2, 0, 3, 3))}, noRPC: true,
-			want: []string{"rpcrdma-absent", "rpcrdma-version-unknown"}, contains: "Version 2 at offset 0"},
+		{name: "version unknown", cm: craft.CM{Msg: rep(rpc(2, 0, 3, 3))}, noRPC: true, absent: "no usable RPC-over-RDMA private data in REP",
+			want: []string{"rpcrdma-version-unknown"}, contains: "Version 2 at offset 0"},
 		{name: "version 2 then version 1", cm: craft.CM{Msg: rep(pd(196, 0, rpc(2, 0, 3, 3), 8, rpc(1, 0, 1, 1)))},
 			want: []string{"rpcrdma-version-unknown", "rpcrdma-multiple", "rpcrdma-unexpected-offset"},
 			wantRPC: &record.RPCRDMA{Offset: 8, FormatIdentifier: 0xf6ab0e18, Version: 1, SendSize: 2048,
 				ReceiveSize: 2048, SendSizeEncoded: 1, ReceiveSizeEncoded: 1}},
 		{name: "truncated at end of private data", cm: craft.CM{Msg: rep(pd(196, 190, []byte{0xf6, 0xab, 0x0e, 0x18, 1, 0}))},
-			want: []string{"rpcrdma-absent", "rpcrdma-truncated"}, contains: "offset 190 (6 octets left)", noRPC: true},
+			want: []string{"rpcrdma-truncated"}, contains: "offset 190 (6 octets left)", noRPC: true,
+			absent: "no usable RPC-over-RDMA private data in REP"},
 		{name: "reserved bits", cm: craft.CM{Msg: rep(rpc(1, 0x83, 3, 3))}, want: []string{"rpcrdma-reserved-nonzero"},
 			wantRPC: &record.RPCRDMA{FormatIdentifier: 0xf6ab0e18, Version: 1, Reserved: 0x41, RemoteInvalidate: true,
 				SendSize: 4096, ReceiveSize: 4096, SendSizeEncoded: 3, ReceiveSizeEncoded: 3},
@@ -198,6 +200,15 @@ func TestFindings(t *testing.T) {
 			}
 			if !reflect.DeepEqual(m.RPCRDMA, tc.wantRPC) {
 				t.Errorf("rpcrdma = %+v, want %+v", m.RPCRDMA, tc.wantRPC)
+			}
+			// The decoder says that the message counts as without RFC 8797
+			// data; the connection rules decide on rpcrdma-absent.
+			var held string
+			if len(m.Held) == 1 && m.Held[0].Finding.Code == finding.RPCRDMAAbsent {
+				held, _, _ = strings.Cut(m.Held[0].Finding.Message, ":")
+			}
+			if held != tc.absent || len(m.Held) > 1 {
+				t.Errorf("held %v, want rpcrdma-absent %q", m.Held, tc.absent)
 			}
 			if tc.contains != "" {
 				found := false
@@ -345,6 +356,9 @@ func TestRunFiles(t *testing.T) {
 		"iwarp-rev1.pcap":         {"MPA_REQ", "MPA_REP"},
 		"iwarp-rev2.pcap":         {"MPA_REQ", "MPA_REP"},
 		"iwarp-split-ipv6.pcapng": {"MPA_REQ", "MPA_REP"},
+		"rocev2-nvme.pcap":        {"REQ", "REP", "RTU"},
+		"rocev2-nvme-reject.pcap": {"REQ", "REJ"},
+		"iwarp-iser.pcap":         {"MPA_REQ", "MPA_REP"},
 	}
 	files, err := filepath.Glob("../pcaps/*.pcap*")
 	if err != nil || len(files) != len(want) {
@@ -362,7 +376,9 @@ func TestRunFiles(t *testing.T) {
 	got := map[string][]string{}
 	for _, m := range c.msgs {
 		got[filepath.Base(m.File)] = append(got[filepath.Base(m.File)], m.Name())
-		if m.RPCRDMA == nil && m.Name() != "RTU" && m.File != "../pcaps/rocev2-one-sided.pcap" {
+		// Every message but an RTU carries RFC 8797 data, or another upper
+		// layer's (the NVMe-oF and iSER samples).
+		if m.RPCRDMA == nil && m.ULP == nil && m.Name() != "RTU" && m.File != "../pcaps/rocev2-one-sided.pcap" {
 			t.Errorf("%s frame %d: no RFC 8797 message", m.File, m.Frame)
 		}
 	}

@@ -24,10 +24,14 @@ frames; a frame count limit (Config.Count) and a writer of the frames read
 (Config.Writer, the -w file) are the loop's too. Each frame goes to the
 Decoder (dissect/decode), which classifies it from its first octets,
 decodes the candidates with the gopacket layers of package layers, checks
-them, and emits a record.Message with its findings (dissect/finding). The
-loop counts each message, hands it to the Sink, then to the Tracker
-(dissect/conn), which pairs the messages into connection attempts and
-works out what each one negotiated. At the end of a source the Decoder
+them, reads the private data (dissect/privdata: the RFC 8797 message, or
+another upper layer's data), and emits a record.Message with its findings
+(dissect/finding). The loop hands each message to the Tracker
+(dissect/conn), which pairs the messages into connection attempts, names
+each attempt's upper layer and works out what it negotiated; its rules
+judge the message too (a finding such as rpcrdma-absent applies only to an
+RPC-over-RDMA connection), so the loop counts the message and hands it to
+the Sink after that, then the attempts the Tracker made ready. At the end of a source the Decoder
 gives up what it still holds and the Tracker hands on the attempts it
 still tracks: messages never pair across sources. At the end of the run
 the loop hands the Sink the record.Summary. Renderers (package output)
@@ -53,21 +57,23 @@ then the BTH, DETH, MAD and the REQ; the Ethernet header it stepped over
 is not decoded again), checks the lengths and the ICRC, sees from the
 Service ID that the private data starts with an IP CM header, and hands
 the private data to the RFC 8797 step (dissect/privdata), which finds the
-message 36 octets in. Each finding is raised where its condition is
-seen: none here.
+message 36 octets in (so the private data is no other upper layer's).
+Each finding is raised where its condition is seen, and the connection
+rules judge the message: none here.
 The record.Message it emits says Kind REQ, 192.0.2.1 → 192.0.2.2, the
 layers' fields, and the RFC 8797 values typed (Send Size 4096, R set).
 
-The loop counts the message and hands it to the Sink: the JSON renderer
-writes one line and flushes it,
+The Tracker opens a connection attempt for the REQ, under its two
+addresses and its Local Communication ID; the RFC 8797 message makes it an
+RPC-over-RDMA one. The loop counts the message and hands it to the Sink:
+the JSON renderer writes one line and flushes it,
 
-	{"record":"message","file":"pcaps/rocev2-nfs.pcap","frame":1,...,"message":"REQ",...,"rpcrdma":{"offset":36,...,"send_size":4096,...},"warnings":[]}
+	{"record":"message","file":"pcaps/rocev2-nfs.pcap","frame":1,...,"message":"REQ",...,"rpcrdma":{"offset":36,...,"send_size":4096,...},"ulp":null,"warnings":[]}
 
-Then the Tracker opens a connection attempt for the REQ, under its two
-addresses and its Local Communication ID. Frame 2, the REP, names that ID
-as its Remote Communication ID: the attempt is established, and the rules
-on what was agreed compare the two sides' RFC 8797 messages (only the
-initiator set R: remote-invalidation-one-sided). Frame 3, the RTU, settles
+Frame 2, the REP, names that ID as its Remote Communication ID: the
+attempt is established, and the rules on what was agreed compare the two
+sides' RFC 8797 messages (only the initiator set R:
+remote-invalidation-one-sided). Frame 3, the RTU, settles
 it. When File returns io.EOF, the loop closes the source (its Input now has
 its format and link types), flushes the Decoder, and the Tracker hands the
 attempt on: a "connection" line. The "summary" line ends the

@@ -17,7 +17,7 @@ import (
 // capture file. No panic, no hang, and a summary at the end.
 func FuzzDissectFile(f *testing.F) {
 	for _, name := range []string{"../pcaps/rocev2-nfs.pcap", "../pcaps/rocev2-ipv6.pcapng", "../pcaps/iwarp-split-ipv6.pcapng",
-		"../pcaps/infiniband.pcap"} {
+		"../pcaps/infiniband.pcap", "../pcaps/rocev2-nvme-reject.pcap", "../pcaps/iwarp-iser.pcap"} {
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -90,7 +91,10 @@ func mpaBytes(m craft.MPA) []byte { return m.Bytes() }
 func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) ([]*record.Message, *decode.Decoder) {
 	t.Helper()
 	var out []*record.Message
-	d := decode.New("test", decode.Config{TCP: lim}, func(m *record.Message) { out = append(out, m) })
+	// The messages go through a tracker, as in the run loop: its rules
+	// raise rpcrdma-absent.
+	tr := conn.NewTracker(false, 0)
+	d := decode.New("test", decode.Config{TCP: lim}, func(m *record.Message) { tr.Message(m); out = append(out, m) })
 	for i, b := range frames {
 		w := len(b)
 		if wire != nil && wire[i] > w {

@@ -261,12 +261,14 @@ func (r *run) message(m *record.Message) {
 	if r.err != nil {
 		return
 	}
+	// The tracker sees the message first: the connection rules judge it
+	// (rpcrdma-absent, a reply read as its request's upper layer) and give
+	// it its connection number before the sink shows it; the attempts it
+	// makes ready follow it.
+	m.InputStart = r.start
+	ready := r.tracker.Message(m)
 	r.sum.Messages++
 	r.sum.Count(m.Findings)
-	m.InputStart = r.start
-	// The tracker first, so that the message knows its connection; the
-	// attempts it makes ready follow the message.
-	ready := r.tracker.Message(m)
 	if r.err = r.sink.Message(m); r.err != nil {
 		return
 	}

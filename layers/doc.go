@@ -4,8 +4,10 @@
 // header (MAD), every Communication Manager message body (REQ, MRA, REJ, REP,
 // RTU, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR), the 36-octet IP CM header
 // that rdma_cm puts in front of a REQ's private data, the ERF record header
-// that ibdump writes, and the RPC-over-RDMA version 1 CM Private Data message
-// of RFC 8797.
+// that ibdump writes, the RPC-over-RDMA version 1 CM Private Data message
+// of RFC 8797, and the private data of the other upper layers that define
+// one (NVMe over Fabrics, iSER, SRP, RDS, rsockets, Lustre o2iblnd, SDP,
+// IPoIB connected mode; see ulp.go).
 //
 // Importing the package registers the layers with gopacket: UDP destination
 // port 4791 (RoCEv2) decodes as BTH, EtherType 0x8915 (RoCEv1) as GRH, link

@@ -40,6 +40,26 @@ var (
 	LayerTypeRDMAPTerminate   = register(23, "RDMAP Terminate", decodeRDMAPTerminate)
 )
 
+// The layer types of the upper layers' CM private data (n = 50 to 69).
+var (
+	LayerTypeNVMeRDMAReq     = register(50, "NVMe-oF RDMA_CM_REQUEST Private Data", decodeNVMeRDMAReq)
+	LayerTypeNVMeRDMARep     = register(51, "NVMe-oF RDMA_CM_ACCEPT Private Data", decodeNVMeRDMARep)
+	LayerTypeNVMeRDMARej     = register(52, "NVMe-oF RDMA_CM_REJECT Private Data", decodeNVMeRDMARej)
+	LayerTypeISER            = register(53, "iSER CM Header", decodeISER)
+	LayerTypeSRPLoginReq     = register(54, "SRP_LOGIN_REQ", decodeSRPLoginReq)
+	LayerTypeSRPLoginReqRDMA = register(55, "SRP_LOGIN_REQ (rdma_cm)", decodeSRPLoginReqRDMA)
+	LayerTypeSRPLoginRsp     = register(56, "SRP_LOGIN_RSP", decodeSRPLoginRsp)
+	LayerTypeSRPLoginRej     = register(57, "SRP_LOGIN_REJ", decodeSRPLoginRej)
+	LayerTypeRDS             = register(58, "RDS Connect Private Data", decodeRDS)
+	LayerTypeRDS6            = register(59, "RDS Connect Private Data (IPv6)", decodeRDS6)
+	LayerTypeRSocket         = register(60, "rsockets Connection Data", decodeRSocket)
+	LayerTypeLustreO2IBMsg   = register(61, "Lustre o2iblnd Message", decodeLustreO2IBMsg)
+	LayerTypeLustreO2IBRej   = register(62, "Lustre o2iblnd Reject", decodeLustreO2IBRej)
+	LayerTypeSDPHello        = register(63, "SDP Hello", decodeSDPHello)
+	LayerTypeSDPHelloAck     = register(64, "SDP HelloAck", decodeSDPHelloAck)
+	LayerTypeIPoIBCM         = register(65, "IPoIB-CM Private Data", decodeIPoIBCM)
+)
+
 func register(n int, name string, f func([]byte, gopacket.PacketBuilder) error) gopacket.LayerType {
 	return gopacket.RegisterLayerType(layerTypeBase+n, gopacket.LayerTypeMetadata{
 		Name:    name,

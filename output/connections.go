@@ -28,8 +28,8 @@ func (r *textRenderer) Connection(c *record.Connection) error {
 	}
 	// Live: say at once what the connection agreed.
 	r.wrote = true
-	text := fmt.Sprintf("%s → %s %s: ini→res %s, res→ini %s, remote invalidation %s%s", c.Initiator, c.Responder,
-		c.State, threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation), liveCodes(c.Findings))
+	text := fmt.Sprintf("%s → %s %s: ini→res %s, res→ini %s, remote invalidation %s, ulp %s%s", c.Initiator, c.Responder,
+		c.State, threshold(c, true), threshold(c, false), remoteInvCell(c), ulpCell(c), liveCodes(c.Findings))
 	fmt.Fprintf(r.w, "%s %s\n", r.p.bold.Sprint("connection"), wrapSpans(r.width, len("connection "), 7, plain(text)))
 	return r.w.Flush()
 }
@@ -101,16 +101,16 @@ func (r *textRenderer) table() {
 	if len(transports) > 1 {
 		head = append(head, "transport")
 	}
-	head = append(head, "service")
+	head = append(head, "ulp", "service")
 	rows := [][]string{head}
 	var ends []string
 	var files []string
 	for _, c := range conns {
-		row := []string{fmt.Sprint(number(c)), string(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation)}
+		row := []string{fmt.Sprint(number(c)), string(c.State), threshold(c, true), threshold(c, false), remoteInvCell(c)}
 		if len(transports) > 1 {
 			row = append(row, string(c.Transport))
 		}
-		rows = append(rows, append(row, serviceText(c)))
+		rows = append(rows, append(row, ulpCell(c), serviceText(c)))
 		ends = append(ends, c.Initiator+" → "+c.Responder)
 		files = append(files, c.File)
 	}

@@ -76,6 +76,8 @@ func appendMessage(j *jw, m *record.Message) {
 	j.end()
 	j.key("rpcrdma")
 	appendRPCRDMA(j, m.RPCRDMA)
+	j.key("ulp")
+	appendULP(j, m.ULP)
 	j.key("warnings")
 	appendFindings(j, m.Findings)
 	j.end()
@@ -194,6 +196,8 @@ func appendConnection(j *jw, c *record.Connection) {
 	}
 	j.kint("retries", int64(c.Retries))
 	j.kstr("state", string(c.State))
+	strOrNull(j, "ulp", string(c.ULP))
+	strOrNull(j, "ulp_evidence", string(c.ULPEvidence))
 	j.key("initiator_rpcrdma")
 	appendRPCRDMA(j, c.InitiatorRPCRDMA)
 	j.key("responder_rpcrdma")

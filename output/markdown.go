@@ -129,7 +129,7 @@ func (m *markdownRenderer) detail(msg *record.Message) (detail, error) {
 	if msg.Conn != 0 {
 		label += fmt.Sprintf(" (connection %d)", msg.Conn)
 	}
-	title := fmt.Sprintf("%s: %s %s → %s, %s", label, msg.Name(), msg.Src, msg.Dst, m.text.rpcSummary(msg.RPCRDMA))
+	title := fmt.Sprintf("%s: %s %s → %s, %s", label, msg.Name(), msg.Src, msg.Dst, m.text.summary(msg))
 	if n := len(msg.Findings); n > 0 {
 		title += fmt.Sprintf("; %s, worst %s", count(n, "finding"), worstOf(msg.Findings))
 	}

@@ -291,16 +291,16 @@ func (m *markdownRenderer) connectionTable(w *strings.Builder, l limits) {
 	var rows [][]string
 	for _, c := range conns[:l.conns] {
 		row := []string{fmt.Sprint(c.Number), "**" + string(c.State) + "**", threshold(c, true), threshold(c, false),
-			yesNo(c.RemoteInvalidation), m.worstText(c), cell(c.Initiator + " → " + c.Responder), string(c.Transport),
-			cell(serviceText(c))}
+			remoteInvCell(c), m.worstText(c), cell(c.Initiator + " → " + c.Responder), string(c.Transport),
+			ulpCell(c), cell(serviceText(c))}
 		if m.opts.MultiFile {
 			row = append(row, code(c.File))
 		}
 		rows = append(rows, row)
 	}
 	head := []string{"#", "state", "ini → res", "res → ini", "remote inv", "worst finding", "initiator → responder",
-		"transport", "service"}
-	align := "--:|---|--:|--:|---|---|---|---|---"
+		"transport", "ULP", "service"}
+	align := "--:|---|--:|--:|---|---|---|---|---|---"
 	if m.opts.MultiFile {
 		head = append(head, "file")
 		align += "|---"

@@ -159,6 +159,9 @@ func (r *textRenderer) rpcSummary(rp *record.RPCRDMA) string {
 // Size, and the offset when it is not where the carrier puts the message.
 func (r *textRenderer) rpcSpan(m *record.Message) span {
 	rp := m.RPCRDMA
+	if rp == nil && m.ULP != nil {
+		return plain(r.summary(m)) // another upper layer's private data
+	}
 	if rp == nil {
 		return span{text: "no RPC-over-RDMA data", style: r.p.dim}
 	}
@@ -245,6 +248,7 @@ func (r *textRenderer) tree(m *record.Message) {
 		fmt.Fprintln(r.w)
 	}
 	r.rpcTree(m.RPCRDMA)
+	r.ulpTree(m.ULP)
 }
 
 // rpcTree writes the RFC 8797 fields under the names the RFC gives them.

@@ -12,7 +12,7 @@ import (
 func TestTrackerBounded(t *testing.T) {
 	req := func(id uint32) *record.Message {
 		return &record.Message{Transport: record.RoCEv2, Src: "a", Dst: "b", Kind: record.KindREQ, AttributeID: layers.AttrREQ,
-			LocalCommID: id, TransactionID: uint64(id), ServiceID: 1, HasServiceID: true, Frame: int(id)}
+			LocalCommID: id, TransactionID: uint64(id), ServiceID: 0x0000000001064e51, HasServiceID: true, Frame: int(id)}
 	}
 	rep := func(id uint32) *record.Message {
 		return &record.Message{Transport: record.RoCEv2, Src: "b", Dst: "a", Kind: record.KindREP, AttributeID: layers.AttrREP,

@@ -1,7 +1,10 @@
-// Package conn pairs connection messages into connection attempts and
-// works out what each attempt negotiated under RFC 8797: the inline
-// threshold each way and whether Send With Invalidate may be used. It is
-// the one home of the connection rules (the findings on a connection).
+// Package conn pairs connection messages into connection attempts, names
+// each attempt's upper layer protocol (RPC-over-RDMA, NVMe-oF, iSER, ...)
+// and works out what it negotiated under that layer's rules: under RFC
+// 8797 the inline threshold each way and whether Send With Invalidate may
+// be used, under iSER's the latter. It is the one home of the connection
+// rules (the findings on a connection, and rpcrdma-absent, which applies
+// only where RPC-over-RDMA's rules do; ulp.go).
 //
 // Pairing: an InfiniBand-family REP answers the REQ whose Local
 // Communication ID is its Remote Communication ID, between the same two
@@ -14,6 +17,7 @@ package conn
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -188,6 +192,7 @@ func (t *Tracker) Notes() []finding.Finding {
 // Message takes the next message and returns the attempts it makes ready
 // (live mode, or attempts pushed out by the limit).
 func (t *Tracker) Message(m *record.Message) []*record.Connection {
+	t.judge(m)
 	var ready []*attempt
 	if m.Kind.IsMPA() {
 		ready = t.mpa(m)
@@ -243,7 +248,8 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		}
 		c := &attempt{Connection: record.Connection{File: m.File, Transport: m.Transport, Initiator: m.Src, Responder: m.Dst,
 			ServiceID: m.ServiceID, HasServiceID: m.HasServiceID, RequestFrame: m.Frame, State: record.NoReply,
-			InitiatorRPCRDMA: m.RPCRDMA}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
+			InitiatorRPCRDMA: m.RPCRDMA, InitiatorULP: m.ULP}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
+		decideULP(&c.Connection)
 		t.number(c)
 		t.byReq[k] = c
 		ready := t.add(c)
@@ -350,10 +356,11 @@ func (t *Tracker) mpa(m *record.Message) []*attempt {
 			t.unindex(old)
 		}
 		c := &attempt{Connection: record.Connection{File: m.File, Transport: record.IWARP, Initiator: m.Src, Responder: m.Dst,
-			RequestFrame: m.Frame, State: record.NoReply, InitiatorRPCRDMA: m.RPCRDMA}, st: &attemptState{}}
+			RequestFrame: m.Frame, State: record.NoReply, InitiatorRPCRDMA: m.RPCRDMA, InitiatorULP: m.ULP}, st: &attemptState{}}
 		if port, ok := portOf(m.Dst); ok {
 			c.Port, c.HasPort = port, true
 		}
+		decideULP(&c.Connection)
 		t.number(c)
 		t.byTCP[k] = c
 		ready := t.add(c)
@@ -391,9 +398,8 @@ func portOf(s string) (uint16, bool) {
 	if i < 0 {
 		return 0, false
 	}
-	var p uint16
-	_, err := fmt.Sscan(s[i+1:], &p)
-	return p, err == nil
+	p, err := strconv.ParseUint(s[i+1:], 10, 16)
+	return uint16(p), err == nil
 }
 
 // hostOf strips the port of an iWARP endpoint, so that a reconnection from a
@@ -449,15 +455,14 @@ func (t *Tracker) unindex(c *attempt) {
 }
 
 // reply records the reply to c and works out what the two sides agree
-// from their RFC 8797 messages. A REJ from the initiator carries nothing
-// of the responder's.
+// under the rules of their upper layer (ulp.go). A REJ from the initiator
+// carries nothing of the responder's.
 func reply(c *attempt, m *record.Message, fromResponder bool) {
 	c.ReplyFrame = m.Frame
 	if fromResponder {
-		c.ResponderRPCRDMA = m.RPCRDMA
+		c.ResponderRPCRDMA, c.ResponderULP = m.RPCRDMA, m.ULP
 	}
-	in, inv := Negotiate(c.InitiatorRPCRDMA, c.ResponderRPCRDMA)
-	c.Inline, c.RemoteInvalidation = &in, inv
+	negotiate(&c.Connection)
 }
 
 // accept settles c with an accepting reply (a REP, or an MPA Reply without
@@ -466,8 +471,10 @@ func reply(c *attempt, m *record.Message, fromResponder bool) {
 func (t *Tracker) accept(c *attempt, m *record.Message) []*attempt {
 	reply(c, m, true)
 	c.State = record.Established
-	c.negotiation = t.agreement(c)
-	t.remember(c)
+	if c.RPCRDMARulesApply() { // the rules on what was agreed are RPC-over-RDMA's
+		c.negotiation = t.agreement(c)
+		t.remember(c)
+	}
 	if c.st.final {
 		return t.emit(c)
 	}

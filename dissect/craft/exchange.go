@@ -15,10 +15,18 @@ type Peer struct {
 	ReceiveSize      int  // octets, a multiple of 1024; 0 means 1024
 	RemoteInvalidate bool // R
 	Absent           bool // send no RFC 8797 message at all
+	// Data, when not nil, is sent instead of an RFC 8797 message: another
+	// upper layer's private data (see ULPSetup), after the IP CM header of
+	// a REQ and after MPA revision 2's IRD/ORD words.
+	Data []byte
 }
 
-// Message returns the peer's 8 octets, or nil when Absent.
+// Message returns the peer's 8 octets, or nil when Absent; its Data
+// instead when it has any.
 func (p Peer) Message() ([]byte, error) {
+	if p.Data != nil {
+		return p.Data, nil
+	}
 	if p.Absent {
 		return nil, nil
 	}

@@ -108,6 +108,10 @@ type IWARPExchange struct {
 	Retransmit []int
 	// Reorder sends these data segments after the one that follows them.
 	Reorder []int
+
+	// StreamingRequest and StreamingReply are sent in TCP streaming mode
+	// before the MPA Request and Reply: iSER's iSCSI login.
+	StreamingRequest, StreamingReply []byte
 }
 
 // Frames builds the exchange: SYN, SYN-ACK, ACK, the Request (in one or
@@ -142,6 +146,15 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 		{Src: b, Dst: a, Seq: cb, Ack: ca + 1, SYN: true, ACK: true},
 		{Src: a, Dst: b, Seq: ca + 1, Ack: cb + 1, ACK: true},
 	}
+	// Streaming mode first: the MPA frames start after these octets.
+	sa, sb := uint32(len(x.StreamingRequest)), uint32(len(x.StreamingReply))
+	if sa > 0 {
+		segs = append(segs, TCP{Src: a, Dst: b, Seq: ca + 1, Ack: cb + 1, ACK: true, PSH: true, Payload: x.StreamingRequest})
+	}
+	if sb > 0 {
+		segs = append(segs, TCP{Src: b, Dst: a, Seq: cb + 1, Ack: ca + 1 + sa, ACK: true, PSH: true, Payload: x.StreamingReply})
+	}
+	ca, cb = ca+sa, cb+sb
 	cuts := append(append([]int{0}, x.SplitAt...), len(req))
 	for i := 0; i+1 < len(cuts); i++ {
 		lo, hi := cuts[i], cuts[i+1]

@@ -234,10 +234,45 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
 		}
 	}
 	carrier.Expected = m.ExpectedOffset
-	var rpc []finding.Finding
-	m.RPCRDMA, rpc = privdata.Check(pd, carrier)
-	m.Findings = append(fs, rpc...)
+	res := privdata.Examine(pd, carrier, d.ulpContext(m, fi))
+	m.RPCRDMA, m.ULP = res.RPCRDMA, res.ULP
+	res.Hold(m, len(fs))
+	m.Findings = append(fs, res.Findings...)
 	return m
+}
+
+// ulpContext is what the upper layer step needs to know of a CM message:
+// what it is to the upper layers, the REQ's Service ID and IP CM header,
+// and the frame's addresses.
+func (d *Decoder) ulpContext(m *record.Message, fi *frameInfo) privdata.Context {
+	c := privdata.Context{Consumer: m.ExpectedOffset}
+	switch m.Kind {
+	case record.KindREQ:
+		c.Role, c.ServiceID, c.HasServiceID = privdata.RoleRequest, m.ServiceID, m.HasServiceID
+		if d.has.ipcm && d.ipcm.Problem() == "" {
+			c.IPCMSrc, c.IPCMDst = d.ipcm.Src(), d.ipcm.Dst()
+		}
+	case record.KindREP:
+		c.Role = privdata.RoleAccept
+	case record.KindREJ:
+		if m.CMInfo != nil && m.CMInfo.RejectReason == layers.RejReasonConsumerReject {
+			c.Role = privdata.RoleReject
+		}
+	}
+	switch {
+	case fi.transport == record.RoCEv2 && d.has.ip4:
+		c.Src, c.Dst = addr(d.ip4.SrcIP), addr(d.ip4.DstIP)
+	case fi.transport == record.RoCEv2 && d.has.ip6:
+		c.Src, c.Dst = addr(d.ip6.SrcIP), addr(d.ip6.DstIP)
+	case d.has.grh:
+		c.Src, c.Dst = netip.AddrFrom16(d.grh.SGID).Unmap(), netip.AddrFrom16(d.grh.DGID).Unmap()
+	}
+	return c
+}
+
+func addr(ip []byte) netip.Addr {
+	a, _ := netip.AddrFromSlice(ip)
+	return a.Unmap()
 }
 
 // addresses names the two ends of an IB-family message.

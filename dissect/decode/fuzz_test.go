@@ -38,6 +38,18 @@ func seedFrames(f *testing.F) {
 	for _, fr := range frames {
 		f.Add(uint8(0), fr.Data)
 	}
+	// The upper layers' private data, over RoCEv2 and iWARP.
+	for _, u := range craft.ULPs[1:] {
+		for _, tr := range []craft.Transport{craft.RoCEv2, craft.IWARP} {
+			frames, err := craft.ULPExchange(u, tr, false, false, 2)
+			if err != nil {
+				continue // not over iWARP
+			}
+			for _, fr := range frames {
+				f.Add(uint8(0), fr.Data)
+			}
+		}
+	}
 }
 
 // FuzzDecodeFrame feeds arbitrary octets as a frame of each link type. No
@@ -54,6 +66,9 @@ func FuzzDecodeFrame(f *testing.F) {
 					!layers.IsRPCRDMAAt(m.PrivateData, rp.Offset) {
 					t.Fatalf("RFC 8797 message at %d outside or not in %d octets of private data", rp.Offset, len(m.PrivateData))
 				}
+			}
+			if u := m.ULP; u != nil && (u.Offset < 0 || u.Offset > len(m.PrivateData) || u.Protocol == "") {
+				t.Fatalf("upper layer %q at %d of %d octets of private data", u.Protocol, u.Offset, len(m.PrivateData))
 			}
 			for _, fd := range m.Findings {
 				if fd.Code.Check().Name == "" {

@@ -43,6 +43,9 @@ const (
 	MPACRCMissing
 	RDMAPTerminate
 	FPDUFramingLost
+	ULPPrivateDataInvalid
+	NVMeRDMARejected
+	ISERSendWithInvalidateUnsupported
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -125,6 +128,12 @@ var catalogue = [...]Check{
 		"A peer sent an RDMAP Terminate: the layer, error type and code say what it found wrong (an inline overrun shows as DDP, untagged buffer, message too long)."},
 	{FPDUFramingLost, "fpdu-framing-lost", Warning, "RFC 5044, sections 4.1 to 4.3",
 		"The FPDUs of a direction could not be followed further (a length, a marker or a header that cannot be right); nothing after it in that direction is decoded."},
+	{ULPPrivateDataInvalid, "ulp-private-data-invalid", Warning, "NVMe RDMA Transport Specification 1.0, section 3.1; IBTA Vol 1, Annexes A4 and A12; T10 SRP; RFC 4755, section 6",
+		"The private data claims an upper layer (by its Service ID or TCP port, or by a magic number) but does not fit that layer's layout; the message names the field."},
+	{NVMeRDMARejected, "nvme-rdma-rejected", Info, "NVMe RDMA Transport Specification 1.0, sections 3.1 (Figure 7) and 3.5 (Figure 11)",
+		"An NVMe over Fabrics controller rejected the host's RDMA_CM_REQUEST; the message names the status."},
+	{ISERSendWithInvalidateUnsupported, "iser-send-with-invalidate-unsupported", Warning, "IBTA Vol 1, Annex A12",
+		"The iSER target sent a Send With Invalidate although the initiator's iSER CM header said it does not support Send With Invalidate."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

@@ -114,19 +114,48 @@ func (r *reader) report(frame []byte, e reassembly.End, complete bool) *record.M
 			r.differFrame, d)
 	}
 	if len(frame) > 17 {
-		fs = headerFindings(fs, &mpa, hasLength)
+		fs = headerFindings(m, fs, &mpa, hasLength)
 	}
-	var rpc []finding.Finding
-	m.RPCRDMA, rpc = privdata.Check(pd, privdata.Carrier{Name: m.Name(), Where: fmt.Sprintf("MPA revision %d", mpa.Rev),
-		Expected: m.ExpectedOffset, Size: pdSize, AbsentMatters: true})
-	m.Findings = append(fs, rpc...)
+	res := privdata.Examine(pd, privdata.Carrier{Name: m.Name(), Where: fmt.Sprintf("MPA revision %d", mpa.Rev),
+		Expected: m.ExpectedOffset, Size: pdSize, AbsentMatters: true}, ulpContext(m, fl, len(pd)))
+	m.RPCRDMA, m.ULP = res.RPCRDMA, res.ULP
+	res.Hold(m, len(fs))
+	m.Findings = append(fs, res.Findings...)
 	r.f.emit(m)
 	return m
 }
 
+// ulpContext is what the upper layer step needs to know of an MPA frame:
+// Request, accepting or rejecting Reply (a frame that ended before its
+// flags is none), the responder's TCP port, and the two addresses. The
+// consumer's data follows revision 2's IRD/ORD words.
+func ulpContext(m *record.Message, fl reassembly.Flow, pdLen int) privdata.Context {
+	c := privdata.Context{HasPort: true}
+	c.Src, c.Dst = netip.AddrFrom16(fl.Src), netip.AddrFrom16(fl.Dst)
+	if !fl.V6 {
+		c.Src, c.Dst = netip.AddrFrom4([4]byte(fl.Src[12:16])), netip.AddrFrom4([4]byte(fl.Dst[12:16]))
+	}
+	if m.ExpectedOffset == layers.MPAIRDORDLen && pdLen >= layers.MPAIRDORDLen {
+		c.Consumer = layers.MPAIRDORDLen
+	}
+	switch h := m.MPAInfo; {
+	case m.Kind == record.KindMPARequest:
+		c.Role, c.Port = privdata.RoleRequest, fl.DstPort
+	case h == nil || !h.HasFlags:
+		c.Role, c.Port = privdata.RoleOther, fl.SrcPort
+	case h.Reject:
+		c.Role, c.Port = privdata.RoleReject, fl.SrcPort
+	default:
+		c.Role, c.Port = privdata.RoleAccept, fl.SrcPort
+	}
+	return c
+}
+
 // headerFindings checks the fields of an MPA frame's header; without its
-// PD_Length (hasLength false) only the flags and the revision.
-func headerFindings(fs []finding.Finding, f *layers.MPAFrame, hasLength bool) []finding.Finding {
+// PD_Length (hasLength false) only the flags and the revision. Room too
+// small for the RFC 8797 message is held on m for the connection rules: it
+// matters only to RPC-over-RDMA.
+func headerFindings(m *record.Message, fs []finding.Finding, f *layers.MPAFrame, hasLength bool) []finding.Finding {
 	add := func(c finding.Code, format string, args ...any) { fs = append(fs, finding.New(c, format, args...)) }
 	if f.Rev != 1 && f.Rev != 2 {
 		add(finding.MPARevUnknown, "revision %d: only 1 (RFC 5044) and 2 (RFC 6581) are defined", f.Rev)
@@ -150,8 +179,9 @@ func headerFindings(fs []finding.Finding, f *layers.MPAFrame, hasLength bool) []
 		if f.PDLength < layers.MPAIRDORDLen {
 			add(finding.PDCapacityTooSmall, "PD_Length %d cannot even hold the 4 octets of IRD/ORD", f.PDLength)
 		} else {
-			add(finding.PDCapacityTooSmall, "PD_Length %d leaves %d octets after the IRD/ORD words, fewer than the 8 of an RPC-over-RDMA message",
-				f.PDLength, int(f.PDLength)-layers.MPAIRDORDLen)
+			m.Held = append(m.Held, record.HeldFinding{At: len(fs), Finding: finding.New(finding.PDCapacityTooSmall,
+				"PD_Length %d leaves %d octets after the IRD/ORD words, fewer than the 8 of an RPC-over-RDMA message",
+				f.PDLength, int(f.PDLength)-layers.MPAIRDORDLen)})
 		}
 	}
 	if !f.Request && f.Reject {

@@ -1,8 +1,10 @@
 // Package privdata is the RFC 8797 step of the pipeline: it looks for the
 // RPC-over-RDMA Version 1 CM Private Data message at every offset of a
 // connection message's private data, decodes the one a receiver would use,
-// and raises the findings on it. CM messages, MPA frames and the decode
-// command all go through Check.
+// and raises the findings on it; without one, it reads the private data as
+// the upper layer protocol it belongs to (NVMe over Fabrics, iSER, SRP,
+// ...; ulp.go). CM messages and MPA frames go through Examine, the decode
+// command through Blob.
 package privdata
 
 import (
@@ -33,8 +35,25 @@ type Carrier struct {
 }
 
 // Check searches pd and returns the usable message (nil when none) and the
-// findings on it, in a stable order.
+// findings on it, in a stable order: rpcrdma-absent first.
 func Check(pd []byte, c Carrier) (*record.RPCRDMA, []finding.Finding) {
+	rp, absent, fs := check(pd, c)
+	if absent != "" {
+		fs = append([]finding.Finding{AbsentFinding(absent)}, fs...)
+	}
+	return rp, fs
+}
+
+// AbsentFinding is rpcrdma-absent for a message whose Result.Absent is
+// where.
+func AbsentFinding(where string) finding.Finding {
+	return finding.New(finding.RPCRDMAAbsent, "%s: this peer counts as Send Size 1024, Receive Size 1024, R=0", where)
+}
+
+// check is the RFC 8797 step without rpcrdma-absent, which it returns as
+// what the finding would say ("" when the message is there, or when absence
+// cannot be told).
+func check(pd []byte, c Carrier) (*record.RPCRDMA, string, []finding.Finding) {
 	s := layers.SearchRPCRDMA(pd)
 	var rp *record.RPCRDMA
 	if s.Found {
@@ -42,13 +61,13 @@ func Check(pd []byte, c Carrier) (*record.RPCRDMA, []finding.Finding) {
 	}
 	cut := len(pd) < c.Size
 	var out []finding.Finding
+	absent := ""
 	// When the capture cut the private data short, absence cannot be told.
 	if c.AbsentMatters && !s.Found && !cut {
-		where := "no usable RPC-over-RDMA private data in " + c.Name
+		absent = "no usable RPC-over-RDMA private data in " + c.Name
 		if c.Name == "" {
-			where = "no usable RPC-over-RDMA message in the private data"
+			absent = "no usable RPC-over-RDMA message in the private data"
 		}
-		out = append(out, finding.New(finding.RPCRDMAAbsent, "%s: this peer counts as Send Size 1024, Receive Size 1024, R=0", where))
 	}
 	// The occurrences a receiver looked at and passed over: all of them
 	// when none is usable, else those before it.
@@ -98,7 +117,48 @@ func Check(pd []byte, c Carrier) (*record.RPCRDMA, []finding.Finding) {
 		out = append(out, finding.New(finding.RPCRDMAUnexpectedOffset,
 			"RPC-over-RDMA message at offset %d, where %s puts it at %d: possibly a chance match", s.Offset, where, c.Expected))
 	}
-	return rp, out
+	return rp, absent, out
+}
+
+// Result is what the private data step found in one message.
+type Result struct {
+	// RPCRDMA is the usable RFC 8797 message, or nil.
+	RPCRDMA *record.RPCRDMA
+	// Absent is rpcrdma-absent when the message counts as carrying no RFC
+	// 8797 data, held for the connection rules: they raise it only where
+	// RPC-over-RDMA's rules apply. Its place is before Findings.
+	Absent *finding.Finding
+	// ULP is the private data read as another upper layer's, or nil.
+	ULP *record.ULP
+	// Findings are the RFC 8797 step's, then the upper layer's.
+	Findings []finding.Finding
+}
+
+// Examine is the step for one message: the RFC 8797 search, and without a
+// usable RFC 8797 message the upper layer the private data belongs to.
+func Examine(pd []byte, c Carrier, u Context) Result {
+	var r Result
+	var absent string
+	r.RPCRDMA, absent, r.Findings = check(pd, c)
+	if absent != "" {
+		f := AbsentFinding(absent)
+		r.Absent = &f
+	}
+	if r.RPCRDMA == nil {
+		u.Cut = u.Cut || len(pd) < c.Size
+		var fs []finding.Finding
+		r.ULP, fs = Identify(pd, u)
+		r.Findings = append(r.Findings, fs...)
+	}
+	return r
+}
+
+// Hold adds a message's held rpcrdma-absent, if any, at its place: before
+// the step's findings, which start at index at of the message's.
+func (r *Result) Hold(m *record.Message, at int) {
+	if r.Absent != nil {
+		m.Held = append(m.Held, record.HeldFinding{At: at, Finding: *r.Absent})
+	}
 }
 
 // Blob checks private data pasted on its own (from a log, say) as if a REQ

@@ -50,8 +50,17 @@ type Connection struct {
 	// Inline is what the two sides agreed (nil without a reply).
 	Inline *InlineThresholds
 	// RemoteInvalidation: the responder may reply with Send With Invalidate
-	// (both sides set R).
+	// (RPC-over-RDMA: both sides set R; iSER: the initiator did not say it
+	// does not support it).
 	RemoteInvalidation bool
+
+	// ULP is the connection's upper layer ("" when unknown) and ULPEvidence
+	// what decided it; InitiatorULP and ResponderULP are what each side's
+	// private data said of it (nil when nothing).
+	ULP          ULPName
+	ULPEvidence  ULPEvidence
+	InitiatorULP *ULP
+	ResponderULP *ULP
 
 	Findings []finding.Finding
 }

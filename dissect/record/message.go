@@ -102,6 +102,13 @@ type Message struct {
 	RPCRDMA *RPCRDMA
 	// ExpectedOffset is where the carrier puts the RFC 8797 message.
 	ExpectedOffset int
+	// Held are findings raised on the message that apply only where
+	// RPC-over-RDMA's rules do (rpcrdma-absent; pd-capacity-too-small when
+	// it is about room for the RFC 8797 message): the connection rules put
+	// each into Findings where it was raised, or drop it.
+	Held []HeldFinding
+	// ULP is the private data read as another upper layer's, or nil.
+	ULP *ULP
 
 	Findings []finding.Finding
 

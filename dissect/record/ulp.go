@@ -1,0 +1,124 @@
+package record
+
+import (
+	"slices"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// ULPName names the upper layer protocol of a connection, as the JSON output
+// spells it ("ulp"). The empty name is an unknown upper layer (null).
+type ULPName string
+
+// The upper layers the dissector tells apart.
+const (
+	ULPRPCRDMA   ULPName = "rpc-over-rdma"
+	ULPNVMeRDMA  ULPName = "nvme-rdma"
+	ULPISER      ULPName = "iser"
+	ULPSRP       ULPName = "srp"
+	ULPRDS       ULPName = "rds"
+	ULPRSockets  ULPName = "rsockets"
+	ULPLustre    ULPName = "lustre-o2iblnd"
+	ULPSDP       ULPName = "sdp"
+	ULPIPoIBCM   ULPName = "ipoib-cm"
+	ULPSMBDirect ULPName = "smb-direct"
+)
+
+// Title is the upper layer's name for people: "NVMe-oF", "iSER".
+func (n ULPName) Title() string {
+	switch n {
+	case ULPRPCRDMA:
+		return "RPC-over-RDMA"
+	case ULPNVMeRDMA:
+		return "NVMe-oF"
+	case ULPISER:
+		return "iSER"
+	case ULPSRP:
+		return "SRP"
+	case ULPRDS:
+		return "RDS"
+	case ULPRSockets:
+		return "rsockets"
+	case ULPLustre:
+		return "Lustre o2iblnd"
+	case ULPSDP:
+		return "SDP"
+	case ULPIPoIBCM:
+		return "IPoIB-CM"
+	case ULPSMBDirect:
+		return "SMB Direct"
+	}
+	return string(n)
+}
+
+// ULPEvidence says what decided a connection's (or a message's) upper layer.
+// A port alone is weak evidence; a magic number or a layout check of the
+// private data is strong; RFC 8797 data is conclusive.
+type ULPEvidence string
+
+// The kinds of evidence, as the JSON output spells them ("ulp_evidence").
+const (
+	EvidenceRFC8797     ULPEvidence = "rfc8797"      // RFC 8797 data on either side
+	EvidencePrivateData ULPEvidence = "private-data" // a magic number or a layout check
+	EvidenceServicePort ULPEvidence = "service-port" // the REQ's Service ID: its port space and port, or a ULP's own prefix
+	EvidenceTCPPort     ULPEvidence = "tcp-port"     // iWARP: the responder's TCP port
+)
+
+// ULP is what one message's private data says of its upper layer: the
+// protocol it was read as, where that protocol's data starts, and the
+// decoded fields (none when the protocol defines no private data, or when
+// the octets did not fit: ulp-private-data-invalid then says why).
+type ULP struct {
+	Protocol ULPName
+	Offset   int         // where the protocol's data starts in the private data
+	Evidence ULPEvidence // what identified it for this message
+	Name     string      // the structure's name: "NVMe-oF RDMA_CM_REQUEST Private Data"
+	Summary  string      // one line: "NVMe-oF qid=0 hrqsize=32 hsqsize=31"
+	Fields   []layers.Field
+	// Problem is why the octets do not fit the protocol's layout, or "".
+	Problem string
+
+	// iSER: the Send With Invalidate not supported flag (in a REP: the
+	// target will not use it). HasISERFlags says whether the iSER CM header
+	// was there.
+	HasISERFlags                   bool
+	SendWithInvalidateNotSupported bool
+}
+
+// HeldFinding is a finding held back from a message's Findings until the
+// connection rules decide whether it applies; At is its place in Findings
+// when it was raised.
+type HeldFinding struct {
+	At      int
+	Finding finding.Finding
+}
+
+// Release puts the held findings into Findings, each at its place, and
+// forgets them.
+func (m *Message) Release() {
+	for i, h := range m.Held {
+		m.Findings = slices.Insert(m.Findings, min(h.At+i, len(m.Findings)), h.Finding)
+	}
+	m.Held = nil
+}
+
+// TCPPortSpace reports whether the connection's service is a TCP-port-space
+// one: an IP CM Service ID of the TCP port space, or any iWARP connection.
+func (c *Connection) TCPPortSpace() bool {
+	if c.Transport == IWARP {
+		return true
+	}
+	return c.HasServiceID && layers.IsIPCMServiceID(c.ServiceID) && layers.IPCMPortSpace(c.ServiceID) == layers.PortSpaceTCP
+}
+
+// RPCRDMARulesApply reports whether RPC-over-RDMA's rules apply to the
+// connection: its upper layer is RPC-over-RDMA, or it is unknown and the
+// service is a TCP-port-space one. Only then do the 1024/1024 defaults, the
+// inline thresholds, remote invalidation under RFC 8797 and the
+// RPC-over-RDMA findings (rpcrdma-absent, rpcrdma-one-sided,
+// remote-invalidation-one-sided; on the data path, its RPC-over-RDMA checks)
+// apply.
+func (c *Connection) RPCRDMARulesApply() bool {
+	return c.ULP == ULPRPCRDMA || c.ULP == "" && c.TCPPortSpace()
+}
