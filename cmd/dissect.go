@@ -16,6 +16,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -30,6 +31,7 @@ type dissectOptions struct {
 	FailOn         finding.Severity // 0: never
 	RoCEPorts      []uint16
 	TCP            decode.TCPLimits
+	IPFrag         ipfrag.Options
 	MaxConnections int
 	SHA256         bool
 	Args           []string // the command line (after the program name), for the Markdown report
@@ -81,6 +83,9 @@ and checks it.`,
 	sizeVar(f, &opts.TCP.StreamBytes, "max-stream-bytes", defaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
 	sizeVar(f, &opts.TCP.TotalBytes, "max-buffer-bytes", decode.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
 	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
+	sizeVar(f, &opts.IPFrag.Fragments, "max-ip-fragments", ipfrag.DefaultFragments, "IP fragments held for reassembly, all datagrams together (the oldest datagrams are given up first)")
+	sizeVar(f, &opts.IPFrag.Bytes, "max-ip-fragment-bytes", ipfrag.DefaultBytes, "octets of IP fragments held for reassembly, all datagrams together")
+	f.DurationVar(&opts.IPFrag.Timeout, "ip-fragment-timeout", ipfrag.DefaultTimeout, "capture time an IP datagram may wait for its missing fragments")
 	sizeVar(f, &opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 
@@ -141,6 +146,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	case opts.Count < 0 || opts.Duration < 0:
 		return usageError("-c and --duration cannot be negative")
 	}
+	if opts.IPFrag.Fragments < 1 || opts.IPFrag.Bytes < 1 || opts.IPFrag.Timeout <= 0 {
+		return usageError("--max-ip-fragments and --max-ip-fragment-bytes must be at least 1, --ip-fragment-timeout more than 0")
+	}
 	if err := checkLimits(opts.TCP.StreamBytes, opts.TCP.TotalBytes, opts.TCP.Flows, opts.MaxConnections); err != nil {
 		return err
 	}
@@ -173,7 +181,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	defer stop()
 
 	counter := &severityCounter{next: r}
-	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
+	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, IPFrag: opts.IPFrag, MaxConnections: opts.MaxConnections,
 		Hash: opts.SHA256 || opts.Format == output.Markdown}
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).

@@ -237,6 +237,7 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
 	var rpc []finding.Finding
 	m.RPCRDMA, rpc = privdata.Check(pd, carrier)
 	m.Findings = append(fs, rpc...)
+	d.annotate(m, f, fi)
 	return m
 }
 

@@ -39,6 +39,9 @@ const (
 	ReplyMissing
 	ConnectionRejected
 	StateLimitReached
+	RecordLengthInconsistent
+	IPLengthZero
+	IPv6ChainTooLong
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -113,6 +116,12 @@ var catalogue = [...]Check{
 		"The responder (or the initiator, of a REP) rejected the connection."},
 	{StateLimitReached, "state-limit-reached", Warning, "rdmacm-pd resource limits (docs/cli.md)",
 		"A memory or state limit of the dissector was reached: a stream or connection was given up or not fully buffered. Raise the limit to see all."},
+	{RecordLengthInconsistent, "record-length-inconsistent", Warning, "draft-ietf-opsawg-pcap, section 5; draft-ietf-opsawg-pcapng, section 4.3",
+		"A capture record's captured length exceeds the file's (or interface's) snap length, or the record's original length: the record is read as its captured length says, and reading goes on with the next one."},
+	{IPLengthZero, "ip-length-zero", Info, "RFC 791, section 3.1; RFC 8200, section 3",
+		"The IPv4 Total Length (or IPv6 Payload Length) is 0, as segmentation offload (TSO, LRO, GRO) leaves it in captures: the packet's length is taken from the frame (or the UDP Length)."},
+	{IPv6ChainTooLong, "ipv6-chain-too-long", Warning, "RFC 8200, section 4.1; RFC 7112",
+		"IPv6 packets whose extension header chain is longer than the dissector follows (16 headers): what they carry was not looked at."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.
