@@ -24,16 +24,25 @@ func parseTCP(b []byte, fi *frameInfo, s *reassembly.Segment) bool {
 		return false
 	}
 	*s = reassembly.Segment{}
-	var ipEnd int
+	var ipLen, ipEnd int
 	if fi.ipv6 {
 		copy(s.Flow.Src[:], b[l3+8:l3+24])
 		copy(s.Flow.Dst[:], b[l3+24:l3+40])
-		ipEnd = l3 + 40 + int(binary.BigEndian.Uint16(b[l3+4:l3+6]))
+		ipLen = int(binary.BigEndian.Uint16(b[l3+4 : l3+6]))
+		ipEnd = l3 + 40 + ipLen
 		s.Flow.V6 = true
 	} else {
 		copy(s.Flow.Src[12:], b[l3+12:l3+16])
 		copy(s.Flow.Dst[12:], b[l3+16:l3+20])
-		ipEnd = l3 + int(binary.BigEndian.Uint16(b[l3+2:l3+4]))
+		ipLen = int(binary.BigEndian.Uint16(b[l3+2 : l3+4]))
+		ipEnd = l3 + ipLen
+	}
+	if ipLen == 0 {
+		// Segmentation offload (TSO, GSO, LRO, GRO) leaves the IP length 0
+		// in captures taken on the host: the segment runs to the end of
+		// the frame (the message it completes says so: ip-length-zero).
+		ipEnd = len(b)
+		fi.lenZero = true
 	}
 	s.Flow.SrcPort = binary.BigEndian.Uint16(b[l4 : l4+2])
 	s.Flow.DstPort = binary.BigEndian.Uint16(b[l4+2 : l4+4])

@@ -47,7 +47,23 @@ type Frame struct {
 	Interface int       // pcapng: interface number counted across all sections of the file; pcap: 0
 	Index     int       // 1-based number of this packet record within the file
 	Offset    int64     // offset of the record's header within the (decompressed) stream
+	// Issue says how the record's lengths disagree with the file (OverSnap,
+	// OverWire; 0 when they agree): such a record is still returned, as
+	// its captured length says, and reading goes on with the next one.
+	// SnapLen is the snap length in force (the file's, or the interface's),
+	// 0 when none is given.
+	Issue   LengthIssue
+	SnapLen uint32
 }
+
+// LengthIssue flags a record whose captured length disagrees with the file.
+type LengthIssue uint8
+
+// Bits of LengthIssue.
+const (
+	OverSnap LengthIssue = 1 << iota // the captured length exceeds the snap length
+	OverWire                         // the captured length exceeds the original length (WireLen)
+)
 
 // Options tune a Reader. The zero value is ready to use.
 type Options struct {
