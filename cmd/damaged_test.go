@@ -88,7 +88,7 @@ func TestDamagedFiles(t *testing.T) {
 			stderr: "frame 3 at offset 700: record cut short: 42 of 322 octets (gzip stream cut short)"},
 		{name: "empty file", data: nil, code: 2, stderr: "offset 0: empty file"},
 		{name: "not a capture file", data: []byte("<!DOCTYPE html>\n<html></html>\n"), code: 2,
-			stderr: "offset 0: not a capture file (pcap, pcapng or gzip): starts with 3c 21 44 4f"},
+			stderr: "offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 3c 21 44 4f"},
 		{name: "pcap file header cut short", data: nfsRaw[:10], code: 2, stderr: "offset 0: file header cut short: 10 of 24 octets"},
 	}
 	for _, tc := range cases {

@@ -114,6 +114,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	s.rd = rd
 	s.in.Format = rd.Format()
 	s.in.Compressed = rd.Compressed()
+	s.in.Compression = rd.Compression()
 	return nil
 }
 

@@ -160,6 +160,7 @@ func Fragment(f []byte, size int, id uint32) ([][]byte, error) {
 	case 0x0800:
 		ihl := int(f[l3]&0x0f) * 4
 		f[l3+6] &^= 0x40 // DF
+		binary.BigEndian.PutUint16(f[l3+4:], uint16(id))
 		f[l3+10], f[l3+11] = 0, 0
 		binary.BigEndian.PutUint16(f[l3+10:], checksum(f[l3:l3+ihl], 0))
 		fixTransport(f, l3, l3+ihl, f[l3+9])

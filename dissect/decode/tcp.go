@@ -16,6 +16,10 @@ const (
 	DefaultTCPStream = reassembly.DefaultStreamBytes
 )
 
+// minEtherFrame is the smallest Ethernet frame, without its FCS: a shorter
+// one is padded to it.
+const minEtherFrame = 60
+
 // parseTCP reads the TCP segment at fi.l4 of a frame classified as TCP
 // into s. It does not allocate.
 func parseTCP(b []byte, fi *frameInfo, s *reassembly.Segment) bool {
@@ -40,8 +44,13 @@ func parseTCP(b []byte, fi *frameInfo, s *reassembly.Segment) bool {
 	if ipLen == 0 {
 		// Segmentation offload (TSO, GSO, LRO, GRO) leaves the IP length 0
 		// in captures taken on the host: the segment runs to the end of
-		// the frame (the message it completes says so: ip-length-zero).
-		ipEnd = len(b)
+		// the frame (the message it completes says so: ip-length-zero),
+		// unless the frame is no longer than the smallest Ethernet frame,
+		// whose tail may be padding.
+		ipEnd = l4 + int(b[l4+12]>>4)*4
+		if len(b) > minEtherFrame {
+			ipEnd = len(b)
+		}
 		fi.lenZero = true
 	}
 	s.Flow.SrcPort = binary.BigEndian.Uint16(b[l4 : l4+2])

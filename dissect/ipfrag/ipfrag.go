@@ -112,6 +112,10 @@ type Stats struct {
 	// still incomplete at Flush; malformed (beyond 65535 octets, or
 	// disagreeing on where they end).
 	Limit, Aged, Incomplete, Malformed int
+	// Duplicates counts the datagrams made only of copies of fragments of
+	// a datagram reassembled shortly before (a retransmission, or the same
+	// packet captured twice): given up without loss.
+	Duplicates int
 	// The same, for the flagged datagrams only, and the frame of the
 	// first flagged one given up.
 	FlaggedLimit, FlaggedAged, FlaggedIncomplete, FlaggedMalformed int
@@ -142,8 +146,19 @@ type dgram struct {
 	held    int // octets charged
 	frames  []int
 	flagged bool
-	first   int // frame of the first fragment
+	first   int  // frame of the first fragment
+	again   bool // its key is that of a datagram reassembled within the timeout
 }
+
+// doneKey is a datagram reassembled, remembered for a while: fragments of
+// it that come again are not a loss when they never complete.
+type doneKey struct {
+	key Key
+	at  time.Time
+}
+
+// maxDone bounds the reassembled datagrams remembered.
+const maxDone = 4096
 
 type queued struct {
 	d   *dgram
@@ -163,11 +178,14 @@ type Reassembler struct {
 	now   time.Time
 	stats Stats
 	out   Datagram
+	done  map[Key]time.Time
+	ring  [maxDone]doneKey
+	ringN int
 }
 
 // New returns a Reassembler with the given limits.
 func New(opts Options) *Reassembler {
-	return &Reassembler{opts: opts.WithDefaults(), m: map[Key]*dgram{}}
+	return &Reassembler{opts: opts.WithDefaults(), m: map[Key]*dgram{}, done: map[Key]time.Time{}}
 }
 
 // Stats returns the counters.
@@ -258,6 +276,7 @@ func (r *Reassembler) Add(f *Fragment) (*Datagram, bool) {
 		return nil, false
 	}
 	r.stats.Reassembled++
+	r.remember(d.key)
 	o := &r.out
 	*o = Datagram{Key: d.key, Header: d.hdr, L3: d.l3, FragHdr: d.fh, WireLen: d.total,
 		Payload: d.buf[:min(d.total, d.cutAt)], Frames: d.frames, Flagged: d.flagged}
@@ -284,6 +303,9 @@ func (r *Reassembler) open(f *Fragment) *dgram {
 		frames: d.frames[:0], total: -1, cutAt: MaxDatagram + 1, first: f.Frame}
 	if f.Time.IsZero() {
 		d.start = r.now
+	}
+	if at, ok := r.done[f.Key]; ok && r.now.Sub(at) <= r.opts.Timeout {
+		d.again = true
 	}
 	r.m[f.Key] = d
 	r.queue = append(r.queue, queued{d, d.gen})
@@ -334,6 +356,11 @@ func (r *Reassembler) Flush() {
 
 func (r *Reassembler) giveUp(d *dgram, why int) {
 	s := &r.stats
+	if d.again && why != whyLimit && why != whyMalformed {
+		s.Duplicates++ // copies of what was reassembled: nothing lost
+		r.release(d)
+		return
+	}
 	counts := [...]*int{&s.Limit, &s.Aged, &s.Incomplete, &s.Malformed}
 	*counts[why]++
 	if d.flagged {
@@ -431,4 +458,16 @@ func (d *dgram) addSpan(lo, hi int) {
 	d.have[i] = span{lo, hi}
 	n := copy(d.have[i+1:], d.have[j:])
 	d.have = d.have[:i+1+n]
+}
+
+// remember notes a reassembled datagram's key, forgetting the oldest
+// beyond maxDone.
+func (r *Reassembler) remember(k Key) {
+	slot := &r.ring[r.ringN%maxDone]
+	if r.ringN >= maxDone && r.done[slot.key] == slot.at {
+		delete(r.done, slot.key)
+	}
+	*slot = doneKey{k, r.now}
+	r.done[k] = r.now
+	r.ringN++
 }

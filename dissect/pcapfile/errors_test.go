@@ -31,9 +31,9 @@ func TestErrors(t *testing.T) {
 	// Not a capture file at all.
 	add("empty", nil, 0, "offset 0: empty file", ErrEmpty)
 	add("html", []byte("<!DOCTYPE html>"), 0,
-		"offset 0: not a capture file (pcap, pcapng or gzip): starts with 3c 21 44 4f", ErrNotCapture)
+		"offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 3c 21 44 4f", ErrNotCapture)
 	add("two octets", []byte("ab"), 0,
-		"offset 0: not a capture file (pcap, pcapng or gzip): starts with 61 62", ErrNotCapture)
+		"offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 61 62", ErrNotCapture)
 	add("gzip of text", gz(t, []byte("hello, world"), 5), 0,
 		"offset 0: not a capture file (pcap or pcapng inside gzip): starts with 68 65 6c 6c", ErrNotCapture)
 	add("gzip of nothing", gz(t, nil, 5), 0, "offset 0: empty file", ErrEmpty)
@@ -218,7 +218,7 @@ func TestGzipErrors(t *testing.T) {
 	z := gz(t, file, gzip.BestSpeed)
 	z[len(z)-8] ^= 0xff
 	checkError(t, z, Options{}, len(want),
-		fmt.Sprintf("offset %d: corrupt gzip stream: gzip: invalid checksum", len(file)), ErrGzip)
+		fmt.Sprintf("offset %d: corrupt gzip stream: gzip member checksum mismatch", len(file)), ErrGzip)
 
 	// Stored blocks: damage the second block's header, inside the data.
 	z = gz(t, file, gzip.NoCompression)
@@ -246,7 +246,7 @@ func TestGzipErrors(t *testing.T) {
 
 	// A bad gzip header.
 	checkError(t, []byte{0x1f, 0x8b, 99, 0, 0, 0, 0, 0, 0, 0, 0, 0}, Options{}, 0,
-		"offset 0: corrupt gzip stream: gzip: invalid header", ErrGzip)
+		"offset 0: corrupt gzip stream: invalid gzip member header", ErrGzip)
 }
 
 // checkPrefix checks that frames are a prefix of want, and that err names

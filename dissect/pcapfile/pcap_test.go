@@ -227,9 +227,9 @@ func TestLimitRaisedBySnaplen(t *testing.T) {
 		{1 << 20, 0, true},
 		{0xffffffff, 0, true},
 		{1 << 20, 100 << 10, false},
-		{0, 400 << 10, true},      // no snap length given
-		{0, 1 << 30, true},        // reduced to 16 MiB
-		{65535, 400 << 10, true},  // within the cap, over the snap length: read, flagged
+		{0, 400 << 10, true},     // no snap length given
+		{0, 1 << 30, true},       // reduced to 16 MiB
+		{65535, 400 << 10, true}, // within the cap, over the snap length: read, flagged
 	} {
 		p := newPcap(true, false, tc.snap, 1).rec(1, 2, d, 0)
 		_, frames, err := readBytes(p.b, Options{MaxRecord: tc.max})
