@@ -2,7 +2,7 @@ package layers
 
 import "github.com/gopacket/gopacket"
 
-// Layer type numbers 1500 to 1529 are this package's, inside the range gopacket
+// Layer type numbers 1500 to 1599 are this package's, inside the range gopacket
 // keeps for application layers that must decode fast (1000 to 1999).
 const layerTypeBase = 1500
 
