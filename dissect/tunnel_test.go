@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
@@ -329,5 +330,45 @@ func TestTunnelDepthLimit(t *testing.T) {
 		!strings.Contains(c.sum.Notes[0].Message, "1 frame is nested more than 8 encapsulations deep (first at frame 2)") ||
 		c.sum.StateDrops != 1 {
 		t.Errorf("notes %v, state drops %d", c.sum.Notes, c.sum.StateDrops)
+	}
+}
+
+// TestIWARPInTunnel: iWARP connection setups inside VXLAN, the second on
+// the same 4-tuple without a SYN (its handshake not captured): both MPA
+// Requests and Replies are found, each with its tunnel.
+func TestIWARPInTunnel(t *testing.T) {
+	var frames []craft.Frame
+	for i, start := range []time.Time{craft.DefaultStart, craft.DefaultStart.Add(10 * time.Second)} {
+		x := craft.IWARPExchange{Rev: 2, Initiator: craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
+			Responder: craft.Peer{SendSize: 4096, ReceiveSize: 4096}, Start: start, SplitAt: []int{12}}
+		fs, err := x.Frames()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			fs = fs[3:] // no handshake: the 4-tuple reused without a SYN
+		}
+		for _, f := range fs {
+			b, err := craft.Wrap(f.Data, craft.Encap{Kind: craft.EncapVXLAN, VNI: 77})
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames = append(frames, craft.Frame{Data: b, Time: f.Time, LinkType: craft.LinkEthernet})
+		}
+	}
+	c := runFile(t, writeFrames(t, "iwarp-vxlan.pcap", frames), dissect.Config{})
+	var got []string
+	for _, m := range c.msgs {
+		got = append(got, fmt.Sprintf("%s@%d %v", m.Name(), m.Frame, tunnelSummary(m.Tunnel, "vni")))
+		if m.RPCRDMA == nil || m.RPCRDMA.SendSize != 4096 {
+			t.Errorf("%s frame %d: rpcrdma %+v", m.Name(), m.Frame, m.RPCRDMA)
+		}
+	}
+	want := []string{"MPA_REQ@5 [vxlan vni=77]", "MPA_REP@6 [vxlan vni=77]", "MPA_REQ@8 [vxlan vni=77]", "MPA_REP@9 [vxlan vni=77]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("messages %q, want %q", got, want)
+	}
+	if len(c.conns) != 2 || c.conns[0].State != record.Established || c.conns[1].State != record.Established {
+		t.Errorf("connections %+v", c.conns)
 	}
 }
