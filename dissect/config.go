@@ -49,9 +49,9 @@ func (c Config) MemoryBudget() int64 {
 		conns = conn.DefaultMaxConnections
 	}
 	const base, perConn, perFlow = 40 << 20, 400, 400
+	// IP reassembly at its default limits (4 MiB) fits in the base; raised
+	// limits add what they allow.
 	frag := c.IPFrag.WithDefaults()
-	// IP reassembly: the octets held, each datagram's buffer rounded up,
-	// and a little per fragment.
-	fragBytes := 2*int64(frag.Bytes) + 64*int64(frag.Fragments)
+	fragBytes := max(0, 2*int64(frag.Bytes-ipfrag.DefaultBytes)+64*int64(frag.Fragments-ipfrag.DefaultFragments))
 	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows) + fragBytes
 }

@@ -283,8 +283,13 @@ func (d *Decoder) classifyIPv6(fi *frameInfo, b []byte, off int) {
 func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 	switch proto {
 	case protoUDP:
-		if len(b) < off+8 || !d.rocePorts.has(binary.BigEndian.Uint16(b[off+2:off+4])) {
-			d.decapUDP(fi, b, off)
+		if len(b) < off+8 {
+			return
+		}
+		if port := binary.BigEndian.Uint16(b[off+2 : off+4]); !d.rocePorts.has(port) {
+			if d.tunnelPort(port) {
+				d.decapUDP(fi, b, off, port)
+			}
 			return
 		}
 		fi.l4 = off
@@ -307,8 +312,10 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 		fi.l4 = off
 		fi.kind = kindTCP
 		fi.transport = record.IWARP
-	case protoIPinIP, protoIPv6inIP, protoGRE, protoMPLSinIP:
-		d.decapIP(fi, b, proto, off)
+	default:
+		if proto == protoGRE || proto == protoIPinIP || proto == protoIPv6inIP || proto == protoMPLSinIP {
+			d.decapIP(fi, b, proto, off)
+		}
 	}
 }
 

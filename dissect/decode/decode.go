@@ -125,11 +125,8 @@ func (d *Decoder) SetFile(name string) {
 func (d *Decoder) Decode(f *Frame) {
 	emit := d.emit
 	fi := d.classify(f.LinkType, f.Data)
-	if fi.odd != 0 {
+	if fi.odd|f.Record != 0 {
 		d.countOdd(f, &fi)
-	}
-	if f.Record != 0 {
-		d.records.add(f.Index)
 	}
 	switch fi.kind {
 	case kindCM:

@@ -64,8 +64,12 @@ func (d *Decoder) oddNotes() []finding.Finding {
 	return out
 }
 
-// countOdd counts what the classifier gave up on in a frame.
+// countOdd counts what the classifier gave up on in a frame, and a frame
+// whose record disagrees with the file.
 func (d *Decoder) countOdd(f *Frame, fi *frameInfo) {
+	if f.Record != 0 {
+		d.records.add(f.Index)
+	}
 	if fi.odd&oddTooDeep != 0 {
 		d.odd[0].add(f.Index)
 	}

@@ -37,14 +37,15 @@ const (
 
 // isIPv6Ext reports whether an IPv6 Next Header value is an extension
 // header the chain goes on after (the IANA registry of IPv6 Extension
-// Header Types, less ESP, whose content is encrypted).
-func isIPv6Ext(nh uint8) bool {
-	switch nh {
-	case protoHopByHop, protoRouting, protoFragment, protoDestOpts, protoAH, 135, 139, 140, 253, 254:
-		return true
+// Header Types, less ESP, whose content is encrypted): one bit test.
+func isIPv6Ext(nh uint8) bool { return ipv6Ext[nh>>6]&(1<<(nh&63)) != 0 }
+
+var ipv6Ext = func() (s [4]uint64) {
+	for _, nh := range []uint8{protoHopByHop, protoRouting, protoFragment, protoDestOpts, protoAH, 135, 139, 140, 253, 254} {
+		s[nh>>6] |= 1 << (nh & 63)
 	}
-	return false
-}
+	return s
+}()
 
 // maxMPLSLabels bounds the label stack entries read in one MPLS
 // encapsulation.
@@ -114,18 +115,23 @@ func (d *Decoder) push(fi *frameInfo, e encap) bool {
 // or a UDP port: fi.l3, which the inner classification then moves on.
 func outerIP(fi *frameInfo) (int32, bool) { return int32(fi.l3), fi.ipv6 }
 
-// decapUDP looks at a UDP datagram at off to a port that is not RoCEv2: a
-// VXLAN, VXLAN-GPE or Geneve tunnel goes on with its inner frame. It is
-// small enough to inline: a non-tunnel port costs three comparisons.
-func (d *Decoder) decapUDP(fi *frameInfo, b []byte, off int) {
-	if len(b) >= off+8 {
-		if p := binary.BigEndian.Uint16(b[off+2 : off+4]); p == portVXLAN || p == portGeneve || p == portVXLANGPE {
-			d.decapUDPPort(fi, b, off, p)
-		}
-	}
+// tunnelPort reports whether a UDP destination port is a tunnel's (VXLAN,
+// VXLAN-GPE, Geneve): a shift and a compare for most ports.
+func (d *Decoder) tunnelPort(p uint16) bool {
+	return p>>6 == tunnelPortWord && tunnelPortBits&(1<<(p&63)) != 0 || p == portGeneve
 }
 
-func (d *Decoder) decapUDPPort(fi *frameInfo, b []byte, off int, port uint16) {
+// The tunnel ports 4789, 4790 and 6081 share no 64-port word: the test is
+// on 4789 and 4790 (word 74); Geneve's 6081 is compared apart.
+const (
+	tunnelPortWord = portVXLAN >> 6
+	tunnelPortBits = 1<<(portVXLAN&63) | 1<<(portVXLANGPE&63)
+)
+
+// decapUDP goes on inside a UDP datagram at off to a tunnel port (VXLAN,
+// VXLAN-GPE, Geneve) that is not a RoCEv2 port: the classifier compares
+// the port with the three before it calls this.
+func (d *Decoder) decapUDP(fi *frameInfo, b []byte, off int, port uint16) {
 	ip, v6 := outerIP(fi)
 	h := off + 8
 	switch port {
