@@ -134,9 +134,6 @@ func TestIPv6Chains(t *testing.T) {
 // is on the frame that completed it and lists its fragments. Missing
 // fragments and the limits give up datagrams, and say so.
 func TestIPReassembly(t *testing.T) {
-	type frag struct {
-		data []byte
-	}
 	build := func(t *testing.T, v6 bool, size int, order string, wrap *craft.Encap, outer *craft.Encap) ([]craft.Frame, [][]int) {
 		var frames []craft.Frame
 		var lists [][]int
