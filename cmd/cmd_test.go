@@ -86,7 +86,7 @@ func TestDissectExitCodes(t *testing.T) {
 		{"missing file", []string{"dissect", filepath.Join(dir, "nope.pcap")}, 2, "",
 			"rdmacm-pd: " + filepath.Join(dir, "nope.pcap") + ": no such file or directory", true},
 		{"not a capture", []string{"dissect", notCapture}, 2, "",
-			"rdmacm-pd: " + notCapture + ": offset 0: not a capture file (pcap, pcapng or gzip): starts with 68 65 6c 6c", true},
+			"rdmacm-pd: " + notCapture + ": offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 68 65 6c 6c", true},
 		{"empty file", []string{"dissect", empty}, 2, "", "rdmacm-pd: " + empty + ": offset 0: empty file", true},
 		{"no input", []string{"dissect"}, 2, "", "rdmacm-pd: no input: name capture files, - for standard input, or -i IFACE to capture live", true},
 		{"bad format", []string{"dissect", "-T", "xml", nfs}, 2, "",

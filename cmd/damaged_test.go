@@ -58,14 +58,16 @@ func TestDamagedFiles(t *testing.T) {
 			binary.LittleEndian.PutUint32(b[rec2+8:], 300000)
 			binary.LittleEndian.PutUint32(b[rec2+12:], 300000)
 		}), code: 2, stdout: []string{"REQ"}, not: []string{"REP"}, stderr: "frame 2 at offset 362: captured length 300000 exceeds limit 262144"},
+		// A captured length over the snap length or the original length is
+		// odd, not damage: the record is read as captured, with a finding,
+		// and reading goes on.
 		{name: "captured length over the file's snap length", data: patch(nfsRaw, func(b []byte) {
-			binary.LittleEndian.PutUint32(b[16:], 322)
-			binary.LittleEndian.PutUint32(b[rec2+8:], 323)
-			binary.LittleEndian.PutUint32(b[rec2+12:], 323)
-		}), code: 2, stdout: []string{"REQ", "1 frame, 1 message"}, not: []string{"REP"},
-			stderr: "frame 2 at offset 362: captured length 323 exceeds the file's snap length 322"},
+			binary.LittleEndian.PutUint32(b[16:], 200)
+		}), code: 0, stdout: []string{"REQ", "REP", "RTU", "3 frames, 3 messages",
+			"record-length-inconsistent: the capture record is inconsistent: the captured length 322 exceeds the snap length 200; read as captured",
+			"3 capture records have a captured length above the snap length or the original length (first at frame 1)"}},
 		{name: "captured length over the original length", data: patch(nfsRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[rec2+12:], 100) }),
-			code: 2, stdout: []string{"REQ"}, not: []string{"REP"}, stderr: "frame 2 at offset 362: captured length 322 exceeds original length 100"},
+			code: 0, stdout: []string{"REQ", "REP", "RTU", "the captured length 322 exceeds the original length 100; read as captured"}},
 		{name: "not a link type", data: patch(nfsRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[20:], 40000) }),
 			code: 2, stderr: "frame 1 at offset 24: link type 40000 is not a LINKTYPE value: the file (or interface) header is damaged"},
 		{name: "the wrong link type", data: patch(nfsRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[20:], 105) }),
@@ -86,7 +88,7 @@ func TestDamagedFiles(t *testing.T) {
 			stderr: "frame 3 at offset 700: record cut short: 42 of 322 octets (gzip stream cut short)"},
 		{name: "empty file", data: nil, code: 2, stderr: "offset 0: empty file"},
 		{name: "not a capture file", data: []byte("<!DOCTYPE html>\n<html></html>\n"), code: 2,
-			stderr: "offset 0: not a capture file (pcap, pcapng or gzip): starts with 3c 21 44 4f"},
+			stderr: "offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 3c 21 44 4f"},
 		{name: "pcap file header cut short", data: nfsRaw[:10], code: 2, stderr: "offset 0: file header cut short: 10 of 24 octets"},
 	}
 	for _, tc := range cases {
@@ -95,7 +97,7 @@ func TestDamagedFiles(t *testing.T) {
 			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			code, out, errOut := run(t, nil, nil, false, "dissect", path)
+			code, out, errOut := run(t, nil, nil, false, "dissect", "--width", "0", path)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errOut)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/extract"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -32,6 +33,7 @@ type dissectOptions struct {
 	FailOn         finding.Severity // 0: never
 	RoCEPorts      []uint16
 	TCP            decode.TCPLimits
+	IPFrag         ipfrag.Options
 	MaxConnections int
 	SHA256         bool
 	Args           []string // the command line (after the program name), for the Markdown report
@@ -128,6 +130,9 @@ carried the messages shown: a small attachment for a bug.`,
 	sizeVar(f, &opts.TCP.StreamBytes, "max-stream-bytes", defaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
 	sizeVar(f, &opts.TCP.TotalBytes, "max-buffer-bytes", decode.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
 	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
+	sizeVar(f, &opts.IPFrag.Fragments, "max-ip-fragments", ipfrag.DefaultFragments, "IP fragments held for reassembly, all datagrams together (the oldest datagrams are given up first)")
+	sizeVar(f, &opts.IPFrag.Bytes, "max-ip-fragment-bytes", ipfrag.DefaultBytes, "octets of IP fragments held for reassembly, all datagrams together")
+	f.DurationVar(&opts.IPFrag.Timeout, "ip-fragment-timeout", ipfrag.DefaultTimeout, "capture time an IP datagram may wait for its missing fragments")
 	sizeVar(f, &opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 	sizeVarP(f, &opts.Count, "count", "c", 0, "stop after this many frames")
@@ -197,6 +202,14 @@ func checkDissect(opts *dissectOptions, live bool) error {
 		if opts.Changed(fl.name) && !fl.ok {
 			return usageError("--%s applies to %s, not to -T %s", fl.name, fl.what, opts.Format)
 		}
+	}
+	switch {
+	case opts.IPFrag.Fragments < 1:
+		return usageError("--max-ip-fragments: %d (want at least 1)", opts.IPFrag.Fragments)
+	case opts.IPFrag.Bytes < 1:
+		return usageError("--max-ip-fragment-bytes: %d (want at least 1)", opts.IPFrag.Bytes)
+	case opts.IPFrag.Timeout <= 0:
+		return usageError("--ip-fragment-timeout: %s (want more than 0)", opts.IPFrag.Timeout)
 	}
 	stdin := 0
 	for _, f := range opts.Files {
@@ -271,7 +284,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if sel != nil {
 		sink = sel.Filter(sink)
 	}
-	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
+	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, IPFrag: opts.IPFrag, MaxConnections: opts.MaxConnections,
 		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count}
 	var excerpt *extract.Writer
 	if opts.Write != "" && !live {

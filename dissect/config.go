@@ -3,6 +3,7 @@ package dissect
 import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 )
 
 // Config tunes a run.
@@ -11,6 +12,8 @@ type Config struct {
 	RoCEPorts []uint16
 	// TCP bounds the reassembly of MPA frames.
 	TCP decode.TCPLimits
+	// IPFrag bounds the reassembly of IP fragments.
+	IPFrag ipfrag.Options
 	// Live hands each connection attempt on as soon as its state is known
 	// (else all at the end of their source, in the order of their
 	// requests).
@@ -27,7 +30,9 @@ type Config struct {
 	Writer FrameWriter
 }
 
-func (c Config) decoder() decode.Config { return decode.Config{RoCEPorts: c.RoCEPorts, TCP: c.TCP} }
+func (c Config) decoder() decode.Config {
+	return decode.Config{RoCEPorts: c.RoCEPorts, TCP: c.TCP, IPFrag: c.IPFrag}
+}
 
 // MemoryBudget is the heap the state limits allow, with room for the rest
 // of the program: a soft memory limit for the Go runtime. With the default
@@ -44,5 +49,9 @@ func (c Config) MemoryBudget() int64 {
 		conns = conn.DefaultMaxConnections
 	}
 	const base, perConn, perFlow = 40 << 20, 400, 400
-	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows)
+	// IP reassembly at its default limits (4 MiB) fits in the base; raised
+	// limits add what they allow.
+	frag := c.IPFrag.WithDefaults()
+	fragBytes := max(0, 2*int64(frag.Bytes-ipfrag.DefaultBytes)+64*int64(frag.Fragments-ipfrag.DefaultFragments))
+	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows) + fragBytes
 }

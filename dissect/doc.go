@@ -79,6 +79,16 @@ its format and link types), flushes the Decoder, and the Tracker hands the
 attempt on: a "connection" line. The "summary" line ends the
 run.
 
+# Tunnels and fragments
+
+The classifier steps into the encapsulations real captures come in
+(ERSPAN over GRE, VXLAN, Geneve, MPLS, IP in IP; docs/sources.md) as it
+goes, so that the frame is decoded from its inner headers as if it had been
+captured there, and the message lists the tunnels in record.Message.Tunnel.
+IP fragments go to a reassembler of their own (dissect/ipfrag); a datagram
+made whole is decoded as a frame of its own, numbered by the fragment that
+completed it.
+
 # TCP reassembly
 
 An iWARP MPA Request or Reply travels in a TCP stream, split over segments

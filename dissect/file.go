@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -89,6 +90,7 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	s.frames++
 	f := &s.f
 	f.Data, f.WireLen, f.Time, f.LinkType, f.Index = pf.Data, pf.WireLen, pf.Time, pf.LinkType, pf.Index
+	f.Record, f.SnapLen = recordIssue(pf.Issue), int(pf.SnapLen)
 	return f, nil
 }
 
@@ -112,6 +114,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	s.rd = rd
 	s.in.Format = rd.Format()
 	s.in.Compressed = rd.Compressed()
+	s.in.Compression = rd.Compression()
 	return nil
 }
 
@@ -237,4 +240,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// recordIssue turns the reader's flags into the decoder's.
+func recordIssue(i pcapfile.LengthIssue) uint8 {
+	var r uint8
+	if i&pcapfile.OverSnap != 0 {
+		r |= decode.RecordOverSnap
+	}
+	if i&pcapfile.OverWire != 0 {
+		r |= decode.RecordOverWire
+	}
+	return r
 }

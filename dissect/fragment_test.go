@@ -43,8 +43,9 @@ func ipv6Fragment(f []byte, offset int, more bool, keep int) []byte {
 	return c
 }
 
-// TestIPFragments: a first IP fragment that shows the start of a CM MAD or
-// an MPA frame is counted (fragments are not reassembled), and nothing else
+// TestIPFragments: IP fragments are reassembled; a datagram that never
+// completes is counted at the end of the input only when its offset-0
+// fragment showed the start of a CM MAD or an MPA frame, and nothing else
 // is: later fragments, and first fragments of other traffic.
 func TestIPFragments(t *testing.T) {
 	cm4, _ := cmFrame(t, craft.CM{Msg: rep(rpc(1, 0, 3, 3))})
@@ -75,9 +76,11 @@ func TestIPFragments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			msgs := 0
 			d := decode.New("t", decode.Config{}, func(*record.Message) { msgs++ })
+			// The same fragment twice: one datagram, never complete.
 			for i := 1; i <= 2; i++ {
 				d.Decode(&decode.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart})
 			}
+			d.Flush()
 			n, first := d.Fragments()
 			wantFirst, wantMsgs := 0, 0
 			if tc.want > 0 {
@@ -86,13 +89,15 @@ func TestIPFragments(t *testing.T) {
 			if tc.name == "IPv4 whole packet" {
 				wantMsgs = 2
 			}
-			if n != 2*tc.want || first != wantFirst || msgs != wantMsgs {
-				t.Errorf("fragments %d (first %d), messages %d; want %d (first %d), %d", n, first, msgs, 2*tc.want, wantFirst, wantMsgs)
+			if n != tc.want || first != wantFirst || msgs != wantMsgs {
+				t.Errorf("fragments %d (first %d), messages %d; want %d (first %d), %d", n, first, msgs, tc.want, wantFirst, wantMsgs)
 			}
 		})
 	}
 
-	// In a run, the count becomes one run-level finding for the input.
+	// In a run, the count becomes one run-level finding for the input; the
+	// two fragments of frames 2 and 3 make a datagram (cut short by its own
+	// IP length: length-mismatch), the one of frame 4 never completes.
 	p := filepath.Join(t.TempDir(), "frag.pcap")
 	frames := []craft.Frame{
 		{Data: cm4, LinkType: 1, Time: craft.DefaultStart},
@@ -108,8 +113,10 @@ func TestIPFragments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := p + ": 2 first IP fragments hold the start of a CM MAD or an MPA frame (first at frame 2); fragments are not reassembled, so no message is shown for them"
-	if len(c.msgs) != 1 || len(sum.Notes) != 1 || sum.Notes[0].Code != finding.IPFragmentSkipped || sum.Notes[0].Message != want ||
+	want := p + ": 1 IP datagram whose first fragment holds the start of a CM MAD or an MPA frame was not reassembled (first at frame 4): " +
+		"1 incomplete at the end of the input (fragments missing from the capture); no message is shown for them"
+	if len(c.msgs) != 2 || c.msgs[1].Frame != 3 || !slices.Equal(c.msgs[1].Frames, []int{2, 3}) ||
+		!finding.Has(c.msgs[1].Findings, finding.LengthMismatch) || len(sum.Notes) != 1 || sum.Notes[0].Code != finding.IPFragmentSkipped || sum.Notes[0].Message != want ||
 		sum.Notes[0].Severity != finding.Warning || sum.Findings[finding.IPFragmentSkipped] != 1 {
 		t.Errorf("%d messages, notes %+v", len(c.msgs), sum.Notes)
 	}

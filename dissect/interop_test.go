@@ -277,7 +277,9 @@ func interopTsharkInput(t *testing.T, file string) (string, []string) {
 	if len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(b))
 		if err != nil {
-			t.Fatalf("%s: %v", file, err)
+			// compress/gzip refuses what tshark reads (a header name over
+			// 511 octets): tshark decompresses the file itself.
+			return file, nil
 		}
 		if b, err = io.ReadAll(zr); err != nil {
 			t.Fatalf("%s: %v", file, err)

@@ -19,7 +19,7 @@ import (
 type ERF struct {
 	golayers.BaseLayer
 	Timestamp  uint64 // little-endian 32.32 fixed point
-	Type       uint8  // record type (7 bits): 21 InfiniBand, 2 Ethernet
+	Type       uint8  // record type (7 bits): 21 InfiniBand, 2, 11, 16, 20 Ethernet, 22 IPv4, 23 IPv6
 	Flags      uint8
 	RLen       uint16 // record length including padding (not trusted)
 	LCtr       uint16 // loss counter or colour
@@ -27,11 +27,28 @@ type ERF struct {
 	ExtHeaders int    // number of 8-octet extension headers
 }
 
-// ERF record types this package decodes.
+// ERF record types this package decodes: those that carry Ethernet,
+// IPv4, IPv6 or InfiniBand, as Wireshark's ERF dissector takes them. The
+// Ethernet types have 2 octets of offset and padding before the frame.
 const (
-	ERFTypeEthernet   = 2
-	ERFTypeInfiniBand = 21
+	ERFTypeEthernet          = 2
+	ERFTypeColorEthernet     = 11
+	ERFTypeDSMColorEthernet  = 16
+	ERFTypeColorHashEthernet = 20
+	ERFTypeInfiniBand        = 21
+	ERFTypeIPv4              = 22
+	ERFTypeIPv6              = 23
 )
+
+// ERFEthernet reports whether an ERF record type carries an Ethernet frame
+// (after 2 octets of offset and padding).
+func ERFEthernet(t uint8) bool {
+	switch t {
+	case ERFTypeEthernet, ERFTypeColorEthernet, ERFTypeDSMColorEthernet, ERFTypeColorHashEthernet:
+		return true
+	}
+	return false
+}
 
 // ERFHeaderLen is the size of the ERF header without extension headers.
 const ERFHeaderLen = 16
@@ -39,13 +56,18 @@ const ERFHeaderLen = 16
 func (e *ERF) LayerType() gopacket.LayerType  { return LayerTypeERF }
 func (e *ERF) CanDecode() gopacket.LayerClass { return LayerTypeERF }
 
-// NextLayerType is LRH for InfiniBand records, Ethernet for Ethernet records.
+// NextLayerType is LRH for InfiniBand records, Ethernet for the Ethernet
+// records, IPv4 or IPv6 for the IP records.
 func (e *ERF) NextLayerType() gopacket.LayerType {
-	switch e.Type {
-	case ERFTypeInfiniBand:
+	switch {
+	case e.Type == ERFTypeInfiniBand:
 		return LayerTypeLRH
-	case ERFTypeEthernet:
+	case ERFEthernet(e.Type):
 		return golayers.LayerTypeEthernet
+	case e.Type == ERFTypeIPv4:
+		return golayers.LayerTypeIPv4
+	case e.Type == ERFTypeIPv6:
+		return golayers.LayerTypeIPv6
 	}
 	return gopacket.LayerTypePayload
 }
@@ -74,7 +96,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		n += 8
 		e.ExtHeaders++
 	}
-	if e.Type == ERFTypeEthernet {
+	if ERFEthernet(e.Type) {
 		if err := need("erf ethernet", data, n+2); err != nil {
 			df.SetTruncated()
 			return err

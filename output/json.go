@@ -54,6 +54,7 @@ func appendMessage(j *jw, m *record.Message) {
 	j.kstr("src", m.Src)
 	j.kstr("dst", m.Dst)
 	j.kstr("message", m.Name())
+	appendTunnel(j, m.Tunnel)
 	if ib := m.IB; ib != nil {
 		j.key("ib")
 		j.obj()

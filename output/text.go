@@ -226,6 +226,7 @@ func mpaSummary(m *record.Message) string {
 
 // tree writes every decoded layer with its fields.
 func (r *textRenderer) tree(m *record.Message) {
+	r.tunnelTree(m.Tunnel)
 	if ib := m.IB; ib != nil {
 		r.layer("LRH", ib.LRH)
 		r.layer("GRH", ib.GRH)

@@ -75,6 +75,22 @@ func TestHotPathAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocations per frame", name, n)
 		}
 	}
+	// Decapsulation on the fast path allocates nothing either: RoCE data
+	// and TCP bulk inside VXLAN, ERSPAN, MPLS and GRE.
+	for _, k := range []craft.EncapKind{craft.EncapVXLAN, craft.EncapERSPAN2, craft.EncapMPLS, craft.EncapGRE} {
+		for _, name := range []string{"roce data", "tcp bulk"} {
+			b, err := craft.Wrap(frames[name].Data, craft.Encap{Kind: k, VNI: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tf := &Frame{Data: b, WireLen: len(b), LinkType: 1, Index: 1}
+			d.Decode(tf, emit)
+			d.Decode(tf, emit)
+			if n := testing.AllocsPerRun(1000, func() { d.Decode(tf, emit) }); n != 0 {
+				t.Errorf("%s in %s: %v allocations per frame", name, k, n)
+			}
+		}
+	}
 	f := frames["cm"]
 	fi := d.classify(f.LinkType, f.Data)
 	if fi.kind != kindCM {

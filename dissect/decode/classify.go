@@ -21,7 +21,7 @@ const (
 	kindNone     frameKind = iota // nothing for us
 	kindCM                        // an InfiniBand-family packet carrying a CM MAD
 	kindTCP                       // a TCP segment with payload (MPA candidate)
-	kindFragment                  // the first IP fragment of a CM MAD or an MPA frame
+	kindFragment                  // an IP fragment, for reassembly
 )
 
 // Link, EtherType and protocol numbers as the classifier compares them
@@ -52,6 +52,7 @@ const (
 	protoRouting   = uint8(golayers.IPProtocolIPv6Routing)
 	protoFragment  = uint8(golayers.IPProtocolIPv6Fragment)
 	protoDestOpts  = uint8(golayers.IPProtocolIPv6Destination)
+	protoAH        = uint8(golayers.IPProtocolAH)
 	tcpMinHeader   = 20
 	ipv4MinHeader  = 20
 	ipv6HeaderLen  = 40
@@ -63,6 +64,10 @@ const (
 // (after the ICRC) and may lie beyond the captured octets.
 type frameInfo struct {
 	kind      frameKind
+	tunnels   uint8 // encapsulations stepped into: the first entries of the Decoder's tunnel stack (tunnel.go)
+	odd       uint8 // oddTooDeep, oddLongChain: what the classifier could not look into, counted (tunnel.go)
+	fragFirst bool  // kindFragment: the fragment at offset 0, whose transport header starts a CM MAD or an MPA frame
+	lenZero   bool  // kindTCP: the IP length field is 0 (TSO), the segment's end was taken from the frame
 	transport record.Transport
 	l3, l4    int // IP header and UDP or TCP header (RoCEv2, TCP)
 	grh       int // GRH offset, or -1
@@ -138,9 +143,13 @@ func (d *Decoder) classify(lt uint16, b []byte) frameInfo {
 		switch typ {
 		case layers.ERFTypeInfiniBand:
 			d.classifyIB(&fi, b, n)
-		case layers.ERFTypeEthernet:
+		case layers.ERFTypeEthernet, layers.ERFTypeColorEthernet, layers.ERFTypeDSMColorEthernet, layers.ERFTypeColorHashEthernet:
 			etype, off = etherType(b, n+2)
 			d.classifyEther(&fi, b, etype, off)
+		case layers.ERFTypeIPv4:
+			d.classifyIPv4(&fi, b, n)
+		case layers.ERFTypeIPv6:
+			d.classifyIPv6(&fi, b, n)
 		}
 		return fi
 	default:
@@ -164,6 +173,8 @@ func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) 
 		d.classifyIPv4(fi, b, off)
 	case etherIPv6:
 		d.classifyIPv6(fi, b, off)
+	case etherMPLS, etherMPLSMcast:
+		d.decapMPLS(fi, b, off, -1, false)
 	}
 }
 
@@ -211,17 +222,18 @@ func (d *Decoder) classifyIPv4(fi *frameInfo, b []byte, off int) {
 	if ihl < ipv4MinHeader || len(b) < off+ihl {
 		return
 	}
-	// Fragments are not reassembled (RoCEv2 senders set DF and CM MADs fit
-	// any MTU). A first fragment that shows the start of a CM MAD or an MPA
-	// frame is counted, so that the loss is reported; later fragments hold
-	// no transport header and say nothing.
+	// Fragments go to IP reassembly (dissect/ipfrag), which classifies the
+	// datagram once whole. The fragment at offset 0 is marked when its
+	// transport header starts a CM MAD or an MPA frame, so that what the
+	// reassembly limits give up of those is reported.
+	fi.l3 = off
 	if frag := binary.BigEndian.Uint16(b[off+6 : off+8]); frag&0x3fff != 0 {
+		fi.kind = kindFragment
 		if frag&0x1fff == 0 {
 			d.classifyFragment(fi, b, b[off+9], off+ihl)
 		}
 		return
 	}
-	fi.l3 = off
 	d.classifyL4(fi, b, b[off+9], off+ihl)
 }
 
@@ -233,22 +245,39 @@ func (d *Decoder) classifyIPv6(fi *frameInfo, b []byte, off int) {
 	fi.ipv6 = true
 	nh := b[off+6]
 	p := off + ipv6HeaderLen
-	for i := 0; i < 8; i++ {
+	for i := 0; ; i++ {
+		if !isIPv6Ext(nh) {
+			d.classifyL4(fi, b, nh, p)
+			return
+		}
+		if i == MaxIPv6ExtHeaders {
+			fi.odd |= oddLongChain // counted: the run says so
+			return
+		}
+		if len(b) < p+8 {
+			return
+		}
 		switch nh {
-		case protoHopByHop, protoRouting, protoDestOpts:
-			if len(b) < p+2 {
+		case protoFragment:
+			// An atomic fragment (offset 0, M clear: RFC 6946) is a whole
+			// datagram; any other goes to reassembly, the one at offset 0
+			// marked when it starts a CM MAD or an MPA frame.
+			if fo := binary.BigEndian.Uint16(b[p+2 : p+4]); fo&0xfff9 != 0 {
+				fi.kind = kindFragment
+				fi.l4 = p
+				if fo&0xfff8 == 0 {
+					d.classifyFragment(fi, b, b[p], p+ipv6FragHdrLen)
+				}
 				return
 			}
 			nh = b[p]
-			p += (int(b[p+1]) + 1) * 8
-		case protoFragment: // only the first fragment shows the transport header
-			if len(b) >= p+ipv6FragHdrLen && binary.BigEndian.Uint16(b[p+2:p+4])&0xfff8 == 0 {
-				d.classifyFragment(fi, b, b[p], p+ipv6FragHdrLen)
-			}
-			return
+			p += ipv6FragHdrLen
+		case protoAH: // RFC 4302: Payload Len in 4-octet words, minus 2
+			nh = b[p]
+			p += (int(b[p+1]) + 2) * 4
 		default:
-			d.classifyL4(fi, b, nh, p)
-			return
+			nh = b[p]
+			p += (int(b[p+1]) + 1) * 8
 		}
 	}
 }
@@ -256,7 +285,13 @@ func (d *Decoder) classifyIPv6(fi *frameInfo, b []byte, off int) {
 func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 	switch proto {
 	case protoUDP:
-		if len(b) < off+8 || !d.rocePorts.has(binary.BigEndian.Uint16(b[off+2:off+4])) {
+		if len(b) < off+8 {
+			return
+		}
+		if port := binary.BigEndian.Uint16(b[off+2 : off+4]); !d.rocePorts.has(port) {
+			if d.tunnelPort(port) {
+				d.decapUDP(fi, b, off, port)
+			}
 			return
 		}
 		fi.l4 = off
@@ -281,17 +316,21 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 		fi.l4 = off
 		fi.kind = kindTCP
 		fi.transport = record.IWARP
+	default:
+		if proto == protoGRE || proto == protoIPinIP || proto == protoIPv6inIP || proto == protoMPLSinIP {
+			d.decapIP(fi, b, proto, off)
+		}
 	}
 }
 
-// classifyFragment marks the first fragment of an IP datagram whose
+// classifyFragment marks the fragment at offset 0 of an IP datagram whose
 // transport header at off starts a CM MAD (UDP to a RoCEv2 port) or an MPA
 // frame (TCP payload starting with the key's common prefix).
 func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int) {
 	switch proto {
 	case protoUDP:
 		if len(b) >= off+8 && d.rocePorts.has(binary.BigEndian.Uint16(b[off+2:off+4])) && isCM(b, off+8) {
-			fi.kind = kindFragment
+			fi.fragFirst = true
 		}
 	case protoTCP:
 		if len(b) < off+20 {
@@ -299,7 +338,7 @@ func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int
 		}
 		p := off + int(b[off+12]>>4)*4
 		if len(b) >= p+len(mpaKeyPrefix) && string(b[p:p+len(mpaKeyPrefix)]) == mpaKeyPrefix {
-			fi.kind = kindFragment
+			fi.fragFirst = true
 		}
 	}
 }

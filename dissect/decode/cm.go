@@ -238,6 +238,7 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
 	m.RPCRDMA, m.ULP = res.RPCRDMA, res.ULP
 	res.Hold(m, len(fs))
 	m.Findings = append(fs, res.Findings...)
+	d.annotate(m, f, fi)
 	return m
 }
 

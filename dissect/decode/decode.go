@@ -12,6 +12,7 @@ import (
 	golayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/mpa"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/privdata"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
@@ -25,6 +26,8 @@ type Config struct {
 	RoCEPorts []uint16
 	// TCP bounds the reassembly of MPA frames.
 	TCP TCPLimits
+	// IPFrag bounds the reassembly of IP fragments.
+	IPFrag ipfrag.Options
 }
 
 // Frame is one captured frame handed to a Decoder. Data is only read during
@@ -35,6 +38,11 @@ type Frame struct {
 	Time     time.Time
 	LinkType uint16
 	Index    int // 1-based frame number within its input
+	// Record says how the capture record disagrees with the file
+	// (RecordOverSnap, RecordOverWire; 0 when it does not), and SnapLen is
+	// the snap length in force (record.go).
+	Record  uint8
+	SnapLen int
 }
 
 // Decoder turns the frames of one input into messages. It keeps its layers
@@ -80,14 +88,28 @@ type Decoder struct {
 
 	// InfiniBand-family packets that are not CM MADs, by transport.
 	data dataCounts
+
+	// Decapsulation, IP reassembly, odd records (tunnel.go, frag.go,
+	// record.go).
+	tun        [MaxTunnelDepth]encap
+	frag       *ipfrag.Reassembler
+	fragOpts   ipfrag.Options
+	syn        []byte // the reassembled datagram's frame
+	fragDepth  int
+	fragFrames []int // while a reassembled datagram is decoded: its fragments' frames
+	cur        current
+	odd        [2]counted // by bit of frameInfo.odd
+	records    counted    // frames whose record lengths disagree with the file
 }
 
 // New makes a decoder for the input named file; emit receives each message
 // as soon as it is complete.
 func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
 	d := &Decoder{file: file, emit: emit, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}}
-	d.mpa = mpa.New(file, emit)
+	d.mpa = mpa.New(file, d.emitMPA)
 	d.asm = reassembly.New(cfg.TCP, d.mpa)
+	d.fragOpts = cfg.IPFrag.WithDefaults()
+	d.frag = ipfrag.New(d.fragOpts)
 	d.rocePorts.add(layers.RoCEv2Port)
 	for _, p := range cfg.RoCEPorts {
 		d.rocePorts.add(p)
@@ -116,6 +138,9 @@ func (d *Decoder) SetFile(name string) {
 func (d *Decoder) Decode(f *Frame) {
 	emit := d.emit
 	fi := d.classify(f.LinkType, f.Data)
+	if fi.odd|f.Record != 0 {
+		d.countOdd(f, &fi)
+	}
 	switch fi.kind {
 	case kindCM:
 		d.decodeLayers(f, &fi)
@@ -134,19 +159,23 @@ func (d *Decoder) Decode(f *Frame) {
 	case kindTCP:
 		if parseTCP(f.Data, &fi, &d.seg) {
 			d.seg.Frame, d.seg.Time = f.Index, f.Time
-			d.asm.Segment(&d.seg)
+			if fi.tunnels != 0 || fi.lenZero || f.Record != 0 || d.fragFrames != nil {
+				d.segmentNoted(f, &fi) // the MPA message it completes says so
+			} else {
+				d.asm.Segment(&d.seg)
+			}
 		}
 	case kindFragment:
-		d.fragments++
-		if d.fragments == 1 {
-			d.fragmentFirst = f.Index
-		}
+		d.fragment(f, &fi)
 	}
 }
 
 // Flush reports what is still pending at the end of the input: MPA frames
 // whose stream never completed them.
-func (d *Decoder) Flush() { d.asm.Flush() }
+func (d *Decoder) Flush() {
+	d.frag.Flush()
+	d.asm.Flush()
+}
 
 // Notes are run-level findings: what an input's decoder saw
 // but could not show as messages: CM candidates that do not decode, first IP
@@ -164,15 +193,8 @@ func (d *Decoder) Notes() []finding.Finding {
 			"%s: %d %s not decode as far as the MAD (first at frame %d: %s); not shown as messages",
 			name, n, what, first, why))
 	}
-	if n, first := d.Fragments(); n > 0 {
-		what := "fragment holds"
-		if n > 1 {
-			what = "fragments hold"
-		}
-		out = append(out, finding.New(finding.IPFragmentSkipped,
-			"%s: %d first IP %s the start of a CM MAD or an MPA frame (first at frame %d); fragments are not reassembled, so no message is shown for them",
-			name, n, what, first))
-	}
+	out = append(out, d.reassemblyNotes()...)
+	out = append(out, d.oddNotes()...)
 	if n := d.SilentDrops(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
 			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) with too little of an MPA key to show",
@@ -188,10 +210,17 @@ func (d *Decoder) Undecodable() (n, first int, why string) {
 	return d.undecodable, d.undecodableFirst, d.undecodableWhy
 }
 
-// Fragments counts the first IP fragments that hold the start of a CM MAD
-// or an MPA frame (fragments are not reassembled); first is the first one's
-// frame number.
-func (d *Decoder) Fragments() (n, first int) { return d.fragments, d.fragmentFirst }
+// Fragments counts the IP datagrams given up (at a reassembly limit, by
+// age, or incomplete at the end of the input) whose first fragment holds
+// the start of a CM MAD or an MPA frame; first is the first one's frame
+// number.
+func (d *Decoder) Fragments() (n, first int) {
+	s := d.frag.Stats()
+	return s.Lost(), s.FlaggedFirst
+}
+
+// IPFragStats are the IP reassembler's counters.
+func (d *Decoder) IPFragStats() ipfrag.Stats { return d.frag.Stats() }
 
 // undecodableReason says where the decoding of the last candidate stopped.
 func (d *Decoder) undecodableReason() string {
@@ -217,7 +246,7 @@ func (d *Decoder) undecodableReason() string {
 }
 
 // Dropped counts TCP directions given up because of a state limit.
-func (d *Decoder) Dropped() int { return d.mpa.Dropped() }
+func (d *Decoder) Dropped() int { return d.mpa.Dropped() + d.odd[0].n }
 
 // SilentDrops counts the TCP directions given up at a state limit when they
 // had shown too little of an MPA key for a message: no message carries a

@@ -50,6 +50,79 @@ func seedFrames(f *testing.F) {
 			}
 		}
 	}
+	// Every encapsulation, an IPv6 chain, an ERF IPv4 record.
+	for _, b := range tunnelSeeds(f) {
+		f.Add(uint8(0), b)
+	}
+}
+
+// tunnelSeeds are CM frames in each encapsulation (and VXLAN in ERSPAN),
+// behind an IPv6 extension header chain, and their IP fragments.
+func tunnelSeeds(f *testing.F) [][]byte {
+	x := craft.Exchange{Transport: craft.RoCEv2, Initiator: craft.Peer{SendSize: 4096, ReceiveSize: 4096}}
+	frames, err := x.Frames()
+	if err != nil {
+		f.Fatal(err)
+	}
+	req := frames[0].Data
+	var out [][]byte
+	for _, k := range craft.EncapKinds {
+		b, err := craft.Wrap(req, craft.Encap{Kind: k, VNI: 1, Key: 2, Seq: 3, Session: 4, VLAN: 5})
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	v := out[0]
+	if b, err := craft.Wrap(v, craft.Encap{Kind: craft.EncapERSPAN3, Platform: true}); err == nil {
+		out = append(out, b)
+	}
+	x6 := craft.Exchange{Transport: craft.RoCEv2, IPv6: true}
+	f6, _ := x6.Frames()
+	if b, err := craft.InsertIPv6Ext(f6[0].Data, craft.ExtHeader{Type: craft.ExtHopByHop, Len: 8},
+		craft.ExtHeader{Type: craft.ExtAH, Len: 16}, craft.ExtHeader{Type: craft.ExtFragment, Len: 8}); err == nil {
+		out = append(out, b)
+	}
+	for _, b := range [][]byte{req, f6[0].Data, v} {
+		if fs, err := craft.Fragment(b, 96, 7); err == nil {
+			out = append(out, fs...)
+		}
+	}
+	return out
+}
+
+// FuzzDecodeFrames feeds a sequence of frames (each with a 2-octet length
+// in front) to one decoder: IP reassembly and decapsulation across frames
+// must never panic, and what comes out is consistent.
+func FuzzDecodeFrames(f *testing.F) {
+	for _, group := range [][][]byte{tunnelSeeds(f)[len(craft.EncapKinds)+2:]} {
+		var in []byte
+		for _, b := range group {
+			in = append(in, byte(len(b)>>8), byte(len(b)))
+			in = append(in, b...)
+		}
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d := NewDecoder("fuzz", Config{})
+		check := func(m *record.Message) {
+			for _, fd := range m.Findings {
+				if fd.Code.Check().Name == "" {
+					t.Fatalf("uncatalogued finding %q", fd.Code.String())
+				}
+			}
+			if len(m.Frames) > 0 && m.Frames[len(m.Frames)-1] > m.Frame+0 && m.Transport != record.IWARP {
+				t.Fatalf("message on frame %d lists later frames %v", m.Frame, m.Frames)
+			}
+		}
+		for i := 1; len(in) >= 2; i++ {
+			n := min(int(in[0])<<8|int(in[1]), len(in)-2)
+			data := in[2 : 2+n]
+			in = in[2+n:]
+			d.Decode(&Frame{Data: data, WireLen: len(data), LinkType: linkEthernet, Index: i}, check)
+		}
+		d.Flush(check)
+	})
 }
 
 // FuzzDecodeFrame feeds arbitrary octets as a frame of each link type. No

@@ -46,6 +46,9 @@ const (
 	ULPPrivateDataInvalid
 	NVMeRDMARejected
 	ISERSendWithInvalidateUnsupported
+	RecordLengthInconsistent
+	IPLengthZero
+	IPv6ChainTooLong
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -134,6 +137,12 @@ var catalogue = [...]Check{
 		"An NVMe over Fabrics controller rejected the host's RDMA_CM_REQUEST; the message names the status."},
 	{ISERSendWithInvalidateUnsupported, "iser-send-with-invalidate-unsupported", Warning, "IBTA Vol 1, Annex A12",
 		"The iSER target sent a Send With Invalidate although the initiator's iSER CM header said it does not support Send With Invalidate."},
+	{RecordLengthInconsistent, "record-length-inconsistent", Warning, "draft-ietf-opsawg-pcap, section 5; draft-ietf-opsawg-pcapng, section 4.3",
+		"A capture record's captured length exceeds the file's (or interface's) snap length, or the record's original length: the record is read as its captured length says, and reading goes on with the next one."},
+	{IPLengthZero, "ip-length-zero", Info, "RFC 791, section 3.1; RFC 8200, section 3",
+		"The IPv4 Total Length (or IPv6 Payload Length) is 0, as segmentation offload (TSO, LRO, GRO) leaves it in captures: the packet's length is taken from the frame (or the UDP Length)."},
+	{IPv6ChainTooLong, "ipv6-chain-too-long", Warning, "RFC 8200, section 4.1; RFC 7112",
+		"IPv6 packets whose extension header chain is longer than the dissector follows (16 headers): what they carry was not looked at."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

@@ -14,8 +14,16 @@
 //     the first section stopped. Timestamps honour if_tsresol (10^-n or 2^-n,
 //     default 10^-6) and if_tsoffset. Simple Packet Blocks carry no
 //     timestamp: their frames have a zero Time;
-//   - either of the above compressed with gzip (several members allowed; a
-//     gzip stream inside the gzip stream is not unpacked).
+//   - either of the above compressed with gzip (several members, a header
+//     name and comment of any length, zero padding after the last member; a
+//     gzip stream inside the gzip stream is not unpacked; inflate by
+//     klauspost/compress), Zstandard (klauspost/compress/zstd, window at
+//     most 128 MiB) or LZ4 (pierrec/lz4/v4: frames, and the legacy format).
+//
+// A record whose captured length exceeds the snap length or its original
+// length is returned as captured, with Frame.Issue saying so, and reading
+// goes on: its extent in the file is known. A captured length that runs
+// beyond the end of the input is damage.
 //
 // # Limits
 //
@@ -46,5 +54,6 @@
 // the damage are returned first; the error comes from the Next call that
 // reaches the damaged record, and every later call returns it again. Use
 // errors.Is with ErrEmpty, ErrNotCapture, ErrTruncated, ErrTooLarge,
-// ErrMalformed or ErrGzip to classify an error.
+// ErrMalformed or ErrGzip (any corrupt compressed stream) to classify an
+// error.
 package pcapfile

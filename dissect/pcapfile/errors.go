@@ -38,7 +38,7 @@ func (e *Error) Is(target error) bool { return e.kind != nil && target == e.kind
 var (
 	// ErrEmpty: the input (after decompression) holds no octet at all.
 	ErrEmpty = errors.New("pcapfile: empty file")
-	// ErrNotCapture: the input is neither pcap, pcapng nor gzip.
+	// ErrNotCapture: the input is neither pcap nor pcapng, compressed or not.
 	ErrNotCapture = errors.New("pcapfile: not a capture file")
 	// ErrTruncated: the input ends inside a header, record or block.
 	ErrTruncated = errors.New("pcapfile: capture cut short")
@@ -46,7 +46,7 @@ var (
 	ErrTooLarge = errors.New("pcapfile: record over the limit")
 	// ErrMalformed: a header, record or block is inconsistent.
 	ErrMalformed = errors.New("pcapfile: malformed capture")
-	// ErrGzip: the gzip stream is corrupt.
+	// ErrGzip: the compressed stream (gzip, zstd or lz4) is corrupt.
 	ErrGzip = errors.New("pcapfile: corrupt gzip stream")
 )
 

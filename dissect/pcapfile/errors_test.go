@@ -31,9 +31,9 @@ func TestErrors(t *testing.T) {
 	// Not a capture file at all.
 	add("empty", nil, 0, "offset 0: empty file", ErrEmpty)
 	add("html", []byte("<!DOCTYPE html>"), 0,
-		"offset 0: not a capture file (pcap, pcapng or gzip): starts with 3c 21 44 4f", ErrNotCapture)
+		"offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 3c 21 44 4f", ErrNotCapture)
 	add("two octets", []byte("ab"), 0,
-		"offset 0: not a capture file (pcap, pcapng or gzip): starts with 61 62", ErrNotCapture)
+		"offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 61 62", ErrNotCapture)
 	add("gzip of text", gz(t, []byte("hello, world"), 5), 0,
 		"offset 0: not a capture file (pcap or pcapng inside gzip): starts with 68 65 6c 6c", ErrNotCapture)
 	add("gzip of nothing", gz(t, nil, 5), 0, "offset 0: empty file", ErrEmpty)
@@ -77,15 +77,9 @@ func TestErrors(t *testing.T) {
 		"frame 1 at offset 24: captured length 300000 exceeds limit 262144", ErrTooLarge)
 	add("caplen over raised limit", newPcap(true, true, 0xffffffff, 1).recHeader(0, 0, 20_000_000, 20_000_000).b, 0,
 		"frame 1 at offset 24: captured length 20000000 exceeds limit 16777216", ErrTooLarge)
-	add("caplen over wire", newPcap(false, true, 65535, 1).rec(0, 0, payload(100, 1), 60).b, 0,
-		"frame 1 at offset 24: captured length 100 exceeds original length 60", ErrMalformed)
 
-	add("caplen over snap length", newPcap(false, false, 200, 1).rec(0, 0, payload(100, 1), 0).rec(0, 0, payload(322, 2), 0).b, 1,
-		"frame 2 at offset 140: captured length 322 exceeds the file's snap length 200", ErrMalformed)
 	snapNg := newNg(false).idb(1, 100).epb(0, 1, payload(60, 1), 0)
 	atSnap := len(snapNg.b)
-	add("epb over the interface snap length", snapNg.epb(0, 2, payload(322, 2), 0).b, 1,
-		fmt.Sprintf("frame 2 at offset %d: captured length 322 exceeds the snap length 100 of interface 0", atSnap), ErrMalformed)
 	add("pcapng snap length 0 is unlimited", newNg(false).idb(1, 0).epb(0, 1, payload(60, 1), 0).raw([]byte{1}).b, 1,
 		fmt.Sprintf("offset %d: block header cut short: 1 of 8 octets", atSnap), ErrTruncated)
 
@@ -157,9 +151,6 @@ func TestErrors(t *testing.T) {
 		raw(w.u32(300000)).raw(w.u32(300000)).b, 1,
 		fmt.Sprintf("frame 2 at offset %d: captured length 300000 exceeds limit 262144", at), ErrTooLarge)
 	w = &ngFile{b: bytes.Clone(base.b)}
-	add("epb over wire", w.epb(0, 1, payload(40, 1), 20).b, 1,
-		fmt.Sprintf("frame 2 at offset %d: captured length 40 exceeds original length 20", at), ErrMalformed)
-	w = &ngFile{b: bytes.Clone(base.b)}
 	w.raw(w.u32(6)).raw(w.u32(40)).raw(w.u32(0)).raw(make([]byte, 8)).raw(w.u32(12)).raw(w.u32(12)).
 		raw(make([]byte, 8)).raw(w.u32(40))
 	add("epb data past block", w.b, 1,
@@ -227,7 +218,7 @@ func TestGzipErrors(t *testing.T) {
 	z := gz(t, file, gzip.BestSpeed)
 	z[len(z)-8] ^= 0xff
 	checkError(t, z, Options{}, len(want),
-		fmt.Sprintf("offset %d: corrupt gzip stream: gzip: invalid checksum", len(file)), ErrGzip)
+		fmt.Sprintf("offset %d: corrupt gzip stream: gzip member checksum mismatch", len(file)), ErrGzip)
 
 	// Stored blocks: damage the second block's header, inside the data.
 	z = gz(t, file, gzip.NoCompression)
@@ -255,7 +246,7 @@ func TestGzipErrors(t *testing.T) {
 
 	// A bad gzip header.
 	checkError(t, []byte{0x1f, 0x8b, 99, 0, 0, 0, 0, 0, 0, 0, 0, 0}, Options{}, 0,
-		"offset 0: corrupt gzip stream: gzip: invalid header", ErrGzip)
+		"offset 0: corrupt gzip stream: invalid gzip member header", ErrGzip)
 }
 
 // checkPrefix checks that frames are a prefix of want, and that err names

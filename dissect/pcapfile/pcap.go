@@ -48,11 +48,15 @@ func (r *Reader) nextPcap() error {
 	if caplen > uint32(r.limit) {
 		return newError(ErrTooLarge, off, r.n+1, "captured length %d exceeds limit %d", caplen, r.limit)
 	}
+	// A captured length over the original or the snap length is odd, not
+	// damage: the record's extent is known, so it is read as captured and
+	// flagged (tshark and tcpdump read it too).
+	var issue LengthIssue
 	if caplen > wirelen {
-		return newError(ErrMalformed, off, r.n+1, "captured length %d exceeds original length %d", caplen, wirelen)
+		issue |= OverWire
 	}
 	if r.snaplen != 0 && caplen > r.snaplen {
-		return newError(ErrMalformed, off, r.n+1, "captured length %d exceeds the file's snap length %d", caplen, r.snaplen)
+		issue |= OverSnap
 	}
 	need := pcapRecordLen + int(caplen)
 	if r.w-r.r < need {
@@ -76,5 +80,6 @@ func (r *Reader) nextPcap() error {
 	f.Interface = 0
 	f.Index = r.n
 	f.Offset = off
+	f.Issue, f.SnapLen = issue, r.snaplen
 	return nil
 }

@@ -150,11 +150,14 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	if caplen > uint32(r.limit) {
 		return newError(ErrTooLarge, off, fn, "captured length %d exceeds limit %d", caplen, r.limit)
 	}
+	// Over the original or the snap length: read as captured, flagged.
+	var issue LengthIssue
 	if caplen > wirelen {
-		return newError(ErrMalformed, off, fn, "captured length %d exceeds original length %d", caplen, wirelen)
+		issue |= OverWire
 	}
-	if snap := r.ifaces[id].snaplen; snap != 0 && caplen > snap {
-		return newError(ErrMalformed, off, fn, "captured length %d exceeds the snap length %d of interface %d", caplen, snap, id)
+	snap := r.ifaces[id].snaplen
+	if snap != 0 && caplen > snap {
+		issue |= OverSnap
 	}
 	if int(caplen) > blen-minEPBLen {
 		return newError(ErrMalformed, off, fn, "captured length %d does not fit in a block of %d octets", caplen, blen)
@@ -182,6 +185,7 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	f.Interface = r.secBase + int(id)
 	f.Index = r.n
 	f.Offset = off
+	f.Issue, f.SnapLen = issue, snap
 	return nil
 }
 
@@ -233,6 +237,7 @@ func (r *Reader) simplePacketBlock(off int64) error {
 	f.Interface = r.secBase
 	f.Index = r.n
 	f.Offset = off
+	f.Issue, f.SnapLen = 0, r.ifaces[0].snaplen
 	return nil
 }
 

@@ -1,8 +1,6 @@
 package pcapfile
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -47,7 +45,23 @@ type Frame struct {
 	Interface int       // pcapng: interface number counted across all sections of the file; pcap: 0
 	Index     int       // 1-based number of this packet record within the file
 	Offset    int64     // offset of the record's header within the (decompressed) stream
+	// Issue says how the record's lengths disagree with the file (OverSnap,
+	// OverWire; 0 when they agree): such a record is still returned, as
+	// its captured length says, and reading goes on with the next one.
+	// SnapLen is the snap length in force (the file's, or the interface's),
+	// 0 when none is given.
+	Issue   LengthIssue
+	SnapLen uint32
 }
+
+// LengthIssue flags a record whose captured length disagrees with the file.
+type LengthIssue uint8
+
+// Bits of LengthIssue.
+const (
+	OverSnap LengthIssue = 1 << iota // the captured length exceeds the snap length
+	OverWire                         // the captured length exceeds the original length (WireLen)
+)
 
 // Options tune a Reader. The zero value is ready to use.
 type Options struct {
@@ -69,13 +83,15 @@ type Options struct {
 type Reader struct {
 	// Input. Unread octets are buf[r:w]; buf[0] is at offset base of the
 	// (decompressed) stream.
-	src    io.Reader
-	raw    *rawReader // compressed input, nil when not compressed
-	closer io.Closer  // file opened by Open
-	buf    []byte
-	r, w   int
-	base   int64
-	rerr   error // sticky error from src (io.EOF at its end)
+	src      io.Reader
+	raw      *rawReader // compressed input, nil when not compressed
+	comp     int        // compGzip, compZstd, compLZ4, or compNone
+	compDone func()     // releases the decompressor
+	closer   io.Closer  // file opened by Open
+	buf      []byte
+	r, w     int
+	base     int64
+	rerr     error // sticky error from src (io.EOF at its end)
 
 	format     int
 	limit      int    // current cap on a record's captured length
@@ -114,16 +130,18 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	}
 	r.buf = make([]byte, max(size, minBufSize))
 
-	// Look at the first octets without buffering more: gzip needs them back.
+	// Look at the first octets without buffering more: a decompressor
+	// needs them back.
 	var head [4]byte
 	n, err := readHead(src, head[:])
-	if n >= 2 && head[0] == gzipMagic0 && head[1] == gzipMagic1 {
+	if k := compressionOf(head[:n]); k != compNone {
+		r.comp = k
 		r.raw = &rawReader{head: head[:n], r: src, err: err}
-		zr, err := gzip.NewReader(bufio.NewReaderSize(r.raw, gzipInBufSize))
+		zr, done, err := decompressor(k, r.raw)
 		if err != nil {
 			return nil, r.readError(err, 0, 0, "", 0, 0)
 		}
-		r.src = zr
+		r.src, r.compDone = zr, done
 	} else {
 		r.src = src
 		r.w = copy(r.buf, head[:n])
@@ -235,9 +253,9 @@ func (r *Reader) notCapture(b []byte) error {
 	}
 	hex := fmt.Sprintf("% x", b[:min(len(b), 4)])
 	if r.raw != nil {
-		return newError(ErrNotCapture, 0, 0, "not a capture file (pcap or pcapng inside gzip): starts with %s", hex)
+		return newError(ErrNotCapture, 0, 0, "not a capture file (pcap or pcapng inside %s): starts with %s", r.compKind(), hex)
 	}
-	return newError(ErrNotCapture, 0, 0, "not a capture file (pcap, pcapng or gzip): starts with %s", hex)
+	return newError(ErrNotCapture, 0, 0, "not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with %s", hex)
 }
 
 // Open opens the named capture file; "-" means standard input. Close closes
@@ -266,6 +284,10 @@ func (r *Reader) Close() error {
 		r.pf.close()
 		r.pf = nil
 	}
+	if r.compDone != nil {
+		r.compDone()
+		r.compDone = nil
+	}
 	r.err = errClosed
 	r.buf, r.r, r.w = nil, 0, 0
 	c := r.closer
@@ -284,8 +306,12 @@ func (r *Reader) Format() string {
 	return "pcap"
 }
 
-// Compressed reports whether the file is gzip-compressed.
+// Compressed reports whether the file is compressed (gzip, zstd or lz4).
 func (r *Reader) Compressed() bool { return r.raw != nil }
+
+// Compression names the file's compression as a file suffix: "gz", "zst"
+// or "lz4"; "" when it is not compressed.
+func (r *Reader) Compression() string { return compressionName[r.comp] }
 
 // LinkTypes returns the distinct link types of the interfaces seen so far,
 // in order of first appearance. The slice is a copy.
@@ -395,16 +421,16 @@ func (r *Reader) readError(err error, off int64, fn int, what string, got, want 
 	case err == io.EOF:
 		return newError(ErrTruncated, off, fn, "%s cut short: %d of %d octets", what, got, want)
 	case gz && err == io.ErrUnexpectedEOF:
-		e := newError(ErrTruncated, off, fn, "gzip stream cut short")
+		e := newError(ErrTruncated, off, fn, "%s stream cut short", r.compKind())
 		if what != "" && got > 0 {
-			e.Msg = fmt.Sprintf("%s cut short: %d of %d octets (gzip stream cut short)", what, got, want)
+			e.Msg = fmt.Sprintf("%s cut short: %d of %d octets (%s stream cut short)", what, got, want, r.compKind())
 		} else {
 			e.Frame = 0
 		}
 		e.Err = err
 		return e
 	case gz:
-		e := newError(ErrGzip, off, fn, "corrupt gzip stream: %v", err)
+		e := newError(ErrGzip, off, fn, "corrupt %s stream: %v", r.compKind(), err)
 		e.Err = err
 		return e
 	default:
@@ -412,6 +438,17 @@ func (r *Reader) readError(err error, off int64, fn int, what string, got, want 
 		e.Err = err
 		return e
 	}
+}
+
+// compKind names the compression in messages.
+func (r *Reader) compKind() string {
+	switch r.comp {
+	case compZstd:
+		return "zstd"
+	case compLZ4:
+		return "lz4"
+	}
+	return "gzip"
 }
 
 // errBadCount reports a source reader returning an impossible count.

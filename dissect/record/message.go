@@ -80,6 +80,9 @@ type Message struct {
 	Transport Transport
 	Src, Dst  string // addresses as shown: IP, GID, "LID n"; iWARP with port
 	Kind      Kind
+	// Tunnel lists the encapsulations the frame travelled in, outermost
+	// first; nil when it travelled in none.
+	Tunnel []Encapsulation
 
 	// The layers decoded, for display: every field with the name its
 	// specification gives it and its JSON key.

@@ -10,7 +10,8 @@ import (
 type Input struct {
 	Name        string   // as given
 	Format      string   // "pcap", "pcapng" or "live"; "" when unreadable
-	Compressed  bool     // gzip
+	Compressed  bool     // gzip, zstd or lz4
+	Compression string   // the compression as a file suffix: "gz", "zst", "lz4"; "" when not compressed
 	LinkTypes   []uint16 // link types of its interfaces
 	Size        int64    // octets of the file as stored (compressed if it is)
 	SHA256      string   // of the file as stored; "" when not computed
@@ -20,10 +21,14 @@ type Input struct {
 	Err         error // what stopped reading early, or nil
 }
 
-// Describe is a short label for an input's content, such as "pcapng.gz".
+// Describe is a short label for an input's content, such as "pcapng.gz"
+// or "pcap.zst".
 func (in *Input) Describe() string {
 	s := in.Format
-	if in.Compressed {
+	switch {
+	case in.Compression != "":
+		s += "." + in.Compression
+	case in.Compressed:
 		s += ".gz"
 	}
 	if s == "" {
