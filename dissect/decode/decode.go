@@ -81,11 +81,6 @@ type Decoder struct {
 	undecodableFirst int
 	undecodableWhy   string
 
-	// First IP fragments that hold the start of a CM MAD or an MPA frame:
-	// how many, and the first one's frame.
-	fragments     int
-	fragmentFirst int
-
 	// InfiniBand-family packets that are not CM MADs, by transport.
 	data dataCounts
 
