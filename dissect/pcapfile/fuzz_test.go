@@ -98,8 +98,8 @@ func fuzzRead(t *testing.T, src io.Reader, opts Options) fuzzResult {
 			break
 		}
 		switch {
-		case len(fr.Data) > fr.WireLen:
-			t.Fatalf("frame %d: %d octets captured of %d", fr.Index, len(fr.Data), fr.WireLen)
+		case (len(fr.Data) > fr.WireLen) != (fr.Issue&OverWire != 0):
+			t.Fatalf("frame %d: %d octets captured of %d, issue %v", fr.Index, len(fr.Data), fr.WireLen, fr.Issue)
 		case len(fr.Data) > r.limit || r.limit > hardMaxRecord:
 			t.Fatalf("frame %d: %d octets over the limit %d", fr.Index, len(fr.Data), r.limit)
 		case fr.Index != len(res.frames)+1:

@@ -39,7 +39,7 @@ const (
 // Frame is one packet record. Data is valid only until the next call to Next.
 type Frame struct {
 	Data      []byte    // captured octets (len(Data) == captured length)
-	WireLen   int       // original length on the wire (>= len(Data))
+	WireLen   int       // original length on the wire (>= len(Data) unless Issue has OverWire)
 	Time      time.Time // UTC; zero for pcapng Simple Packet Blocks
 	LinkType  uint16    // LINKTYPE_* of the capturing interface (1 Ethernet, 113 SLL, 276 SLL2, 197 ERF, 247 InfiniBand...)
 	Interface int       // pcapng: interface number counted across all sections of the file; pcap: 0
