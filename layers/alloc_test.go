@@ -24,6 +24,13 @@ func decodeCases() []decodeCase {
 		{"IPCM", &IPCMHeader{}, rocev2REQ[226:318]},
 		{"RPCRDMA", &RPCRDMAPrivateData{}, rocev2REQ[262:318]},
 		{"ERF", &ERF{}, erfIBExt},
+		{"RETH", &RETH{}, rcWriteOnly[54:]},
+		{"AETH", &AETH{}, rcReadResponseOnly[54:]},
+		{"IETH", &IETH{}, rcSendOnlyInvalidate[54:]},
+		{"ImmDt", &ImmDt{}, rcSendOnlyImm[54:]},
+		{"AtomicETH", &AtomicETH{}, rcCmpSwap[54:]},
+		{"AtomicAckETH", &AtomicAckETH{}, rcAtomicAck[58:]},
+		{"RPCRDMAHeader", &RPCRDMAHeader{}, rpcWriteCall},
 	}
 	for _, c := range cmCases {
 		cs = append(cs, decodeCase{"CM" + c.name, NewCMMessage(c.attr), c.body})

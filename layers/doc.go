@@ -5,7 +5,11 @@
 // RTU, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR), the 36-octet IP CM header
 // that rdma_cm puts in front of a REQ's private data, the ERF record header
 // that ibdump writes, and the RPC-over-RDMA version 1 CM Private Data message
-// of RFC 8797.
+// of RFC 8797; and for the data path the extended transport headers of the
+// RC and UC opcodes (RETH, AETH, IETH, ImmDt, AtomicETH, AtomicAckETH, which
+// BTH.NextLayerType chooses by opcode) and the RPC-over-RDMA version 1
+// transport header of RFC 8166 that starts every Send of an RPC-over-RDMA
+// connection.
 //
 // Importing the package registers the layers with gopacket: UDP destination
 // port 4791 (RoCEv2) decodes as BTH, EtherType 0x8915 (RoCEv1) as GRH, link

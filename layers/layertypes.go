@@ -2,7 +2,7 @@ package layers
 
 import "github.com/gopacket/gopacket"
 
-// Layer type numbers 1500 to 1529 are this package's, inside the range gopacket
+// Layer type numbers 1500 to 1599 are this package's, inside the range gopacket
 // keeps for application layers that must decode fast (1000 to 1999).
 const layerTypeBase = 1500
 
@@ -32,6 +32,16 @@ var (
 	LayerTypeRPCRDMA   = register(17, "RPC-over-RDMA CM Private Data", decodeRPCRDMA)
 	LayerTypeERF       = register(18, "ERF", decodeERF)
 	LayerTypeMPA       = register(19, "MPA", decodeMPA)
+
+	// The RC data path: the extended transport headers after a BTH and the
+	// RPC-over-RDMA transport header at the start of a SEND.
+	LayerTypeRETH          = register(30, "RETH", decodeRETH)
+	LayerTypeAETH          = register(31, "AETH", decodeAETH)
+	LayerTypeIETH          = register(32, "IETH", decodeIETH)
+	LayerTypeImmDt         = register(33, "ImmDt", decodeImmDt)
+	LayerTypeAtomicETH     = register(34, "AtomicETH", decodeAtomicETH)
+	LayerTypeAtomicAckETH  = register(35, "AtomicAckETH", decodeAtomicAckETH)
+	LayerTypeRPCRDMAHeader = register(36, "RPC-over-RDMA", decodeRPCRDMAHeader)
 )
 
 func register(n int, name string, f func([]byte, gopacket.PacketBuilder) error) gopacket.LayerType {
