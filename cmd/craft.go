@@ -30,6 +30,8 @@ type craftOptions struct {
 	TCPSeg    int
 	Flood     string
 	Count     int
+	Traffic   bool     // an NFS-like exchange after the setup
+	Findings  []string // data-path findings to produce in it
 }
 
 // Defaults of craft's flags.
@@ -88,6 +90,8 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.IntVar(&opts.TCPSeg, "tcp-segment", defaultTCPSegment, "workload with --tcp-flows: octets of payload in a bulk segment")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
+	f.BoolVar(&opts.Traffic, "traffic", false, "rocev2, rocev1, ib: an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R), then DREQ and DREP")
+	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path finding (repeatable): "+strings.Join(craft.DatapathFindings, ", "))
 	return c
 }
 
@@ -136,8 +140,18 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 			return usageError("--mpa-rev applies to --transport iwarp only")
 		}
 		x := craft.Exchange{Transport: tr, IPv6: opts.IPv6, Initiator: opts.Initiator, Responder: opts.Responder, Reject: opts.Reject}
-		frames, err = x.Frames()
+		switch {
+		case (opts.Traffic || len(opts.Findings) > 0) && opts.Reject:
+			return usageError("--traffic and --finding need an accepted connection, not --reject")
+		case opts.Traffic || len(opts.Findings) > 0:
+			frames, err = x.NFSTraffic(craft.Traffic{Findings: opts.Findings})
+		default:
+			frames, err = x.Frames()
+		}
 	case craft.IWARP:
+		if opts.Traffic || len(opts.Findings) > 0 {
+			return usageError("--traffic and --finding apply to rocev2, rocev1 and ib")
+		}
 		if opts.MPARev != 1 && opts.MPARev != 2 {
 			return usageError("--mpa-rev: %d (want 1 or 2)", opts.MPARev)
 		}
