@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -31,6 +32,7 @@ type dissectOptions struct {
 	RoCEPorts      []uint16
 	TCP            decode.TCPLimits
 	MaxConnections int
+	Datapath       datapath.Mode
 	SHA256         bool
 	Args           []string // the command line (after the program name), for the Markdown report
 
@@ -82,6 +84,7 @@ and checks it.`,
 	sizeVar(f, &opts.TCP.TotalBytes, "max-buffer-bytes", decode.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
 	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
 	sizeVar(f, &opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
+	f.Var(datapathFlag(&opts.Datapath), "datapath", "RC traffic after each CM exchange: all (a record for every RPC-over-RDMA message), findings (only for those with a finding) or off")
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 
 	f.StringArrayVarP(&opts.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
@@ -174,7 +177,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 
 	counter := &severityCounter{next: r}
 	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
-		Hash: opts.SHA256 || opts.Format == output.Markdown}
+		Hash: opts.SHA256 || opts.Format == output.Markdown, Datapath: opts.Datapath}
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {

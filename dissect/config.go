@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 )
 
@@ -19,6 +20,12 @@ type Config struct {
 	MaxConnections int
 	// Hash computes each input file's SHA-256 for the summary (Run).
 	Hash bool
+	// Datapath says what the data path writes: a record for each
+	// RPC-over-RDMA message with a finding (the zero value), for every one,
+	// or nothing (ModeOff: the RC traffic is not followed).
+	Datapath datapath.Mode
+	// DatapathLimits bound the data path's state (zero fields: defaults).
+	DatapathLimits datapath.Limits
 
 	// Count stops the run after this many frames (0: no limit).
 	Count int

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -93,6 +94,9 @@ type run struct {
 	frames  int   // frames read from all sources
 	halted  bool  // by cfg.Count or the writer: no source is read any more
 
+	dp    *datapath.Follower // the current source's data path (datapath.go); nil when off
+	dpOut *datapath.Output
+
 	// The writer's buffer holds frames since lastFlush.
 	dirty     bool
 	lastFlush time.Time
@@ -109,6 +113,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	name := strings.Join(p.names, ",")
 	r.tracker.NextInput() // nothing pairs across sources
 	p.d = decode.New(name, r.cfg.decoder(), r.message)
+	r.startDataPath(p, name)
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame
 	}
@@ -122,6 +127,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	// not lost.
 	p.d.SetFile(name)
 	p.d.Flush()
+	r.flushDataPath(name)
 	r.sum.StateDrops += p.d.Dropped()
 	r.sum.KeylessEvictions += p.d.KeylessEvictions()
 	for _, n := range p.d.Notes() {
@@ -135,6 +141,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	}
 	r.sum.Inputs = append(r.sum.Inputs, described...)
 	r.connections()
+	r.endDataPath()
 	return stopErr
 }
 
@@ -258,6 +265,7 @@ func (r *run) connection(c *record.Connection) {
 	if r.err != nil {
 		return
 	}
+	r.annotate(c)
 	r.sum.Connections[c.State]++
 	r.sum.Count(c.Findings)
 	r.err = r.sink.Connection(c)

@@ -52,14 +52,13 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 	if len(r.conns) > 0 {
 		sep()
 		fmt.Fprintf(w, "%s\n", p.bold.Sprint("Connections"))
-		rows := [][]string{{"#", "initiator → responder", "transport", "service", "state", "ini→res", "res→ini", "remote inv", "findings"}}
+		dp := hasDatapath(r.conns)
+		rows := [][]string{textConnectionHead(dp)}
 		if r.opts.MultiFile {
 			rows[0] = append([]string{"file"}, rows[0]...)
 		}
 		for i, c := range r.conns {
-			row := []string{fmt.Sprint(i + 1), c.Initiator + " → " + c.Responder, string(c.Transport),
-				c.ServiceString(), string(c.State), threshold(c, true), threshold(c, false), yesNo(c.RemoteInvalidation),
-				findingCodes(c.Findings)}
+			row := textConnectionRow(i+1, c, dp)
 			if r.opts.MultiFile {
 				row = append([]string{c.File}, row...)
 			}
@@ -81,6 +80,7 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 		if r.nConns > len(r.conns) {
 			fmt.Fprintf(w, "  %d more connections are not listed; -T json has all\n", r.nConns-len(r.conns))
 		}
+		r.datapathConnectionFindings()
 	}
 	// Nothing was read at all: the error lines say everything.
 	if s.Frames > 0 || s.DecodeErrors == 0 {
@@ -146,6 +146,7 @@ func totals(s *record.Summary) string {
 	if s.StateDrops > 0 {
 		line += fmt.Sprintf(", %d given up at a state limit", s.StateDrops)
 	}
+	line += datapathTotals(s)
 	return line
 }
 

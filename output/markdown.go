@@ -30,6 +30,7 @@ type markdownRenderer struct {
 	conns    []*record.Connection // the first MaxMarkdownDetails
 	nConns   int
 	messages int
+	rpcs     int // "rpc" records, detailed among the messages
 	nFind    int // findings in all, listed or not
 	files    map[string]bool
 }
@@ -134,24 +135,24 @@ func (m *markdownRenderer) Summary(s *record.Summary) error {
 		}
 		mdTable(w, []string{"finding", "count"}, "---|--:", fr)
 	}
+	if line := datapathTotals(s); line != "" {
+		fmt.Fprintf(w, "Data path: %s.\n\n", line[2:])
+	}
 
 	fmt.Fprintf(w, "## Connections\n\n")
 	if len(m.conns) == 0 {
 		fmt.Fprintf(w, "No connection attempt was found.\n\n")
 	} else {
 		var cr [][]string
+		dp := hasDatapath(m.conns)
 		for i, c := range m.conns {
-			row := []string{fmt.Sprint(i + 1), cell(c.Initiator), cell(c.Responder), string(c.Transport),
-				cell(c.ServiceString()), "**" + string(c.State) + "**", threshold(c, true), threshold(c, false),
-				yesNo(c.RemoteInvalidation), codes(c.Findings)}
+			row := mdConnectionRow(i+1, c, dp)
 			if m.opts.MultiFile {
 				row = append([]string{row[0], code(c.File)}, row[1:]...)
 			}
 			cr = append(cr, row)
 		}
-		head := []string{"#", "initiator", "responder", "transport", "service", "state", "initiator → responder",
-			"responder → initiator", "remote invalidation", "findings"}
-		align := "--:|---|---|---|---|---|--:|--:|---|---"
+		head, align := mdConnectionHead(dp)
 		if m.opts.MultiFile {
 			head = append([]string{"#", "file"}, head[1:]...)
 			align = "--:|---|" + align[4:]
@@ -179,14 +180,14 @@ func (m *markdownRenderer) Summary(s *record.Summary) error {
 	}
 
 	fmt.Fprintf(w, "## Messages\n\n")
-	if m.messages == 0 {
+	if m.messages+m.rpcs == 0 {
 		fmt.Fprintf(w, "No connection message was found.\n")
 	}
 	for _, d := range m.details {
 		fmt.Fprintf(w, "%s\n", d)
 	}
-	if m.messages > len(m.details) {
-		fmt.Fprintf(w, "%d more messages are not shown; `-T json` has all.\n", m.messages-len(m.details))
+	if m.messages+m.rpcs > len(m.details) {
+		fmt.Fprintf(w, "%d more messages are not shown; `-T json` has all.\n", m.messages+m.rpcs-len(m.details))
 	}
 	return w.Flush()
 }

@@ -39,6 +39,8 @@ type attempt struct {
 	negotiation []finding.Finding
 
 	partialReply int // an MPA Reply that ended before its flags
+
+	reqInfo *record.CMInfo // the REQ's CM fields, for the hand-over to the data path
 }
 
 // Negotiate computes what two sides agree from their RFC 8797 messages; a
@@ -124,6 +126,8 @@ type Tracker struct {
 	hOrder  []histEntry // history in the order it was recorded
 	dropped int
 	forgot  int // history entries evicted at the limit
+
+	handover Handover // the data path, told of connections established and ended
 }
 
 // DefaultMaxConnections bounds the attempts held at once: about 1 KB
@@ -236,7 +240,7 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		}
 		c := &attempt{Connection: record.Connection{File: m.File, Transport: m.Transport, Initiator: m.Src, Responder: m.Dst,
 			ServiceID: m.ServiceID, HasServiceID: m.HasServiceID, RequestFrame: m.Frame, State: record.NoReply,
-			InitiatorRPCRDMA: m.RPCRDMA}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
+			InitiatorRPCRDMA: m.RPCRDMA}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}, reqInfo: m.CMInfo}
 		t.byReq[k] = c
 		ready := t.add(c)
 		if r := t.takeOrphan(orphanKey{req: k}); r != nil { // its reply came first
@@ -288,6 +292,9 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		}
 	case record.KindDREQ, record.KindDREP:
 		if c, _ := t.byLocal(m); c != nil && c.ReplyFrame != 0 {
+			if m.Kind == record.KindDREP && c.State == record.Established {
+				t.ended(c) // the disconnection is complete: a DREQ's sender may still see frames flushed
+			}
 			c.closed = true
 		}
 	}
@@ -459,6 +466,7 @@ func (t *Tracker) accept(c *attempt, m *record.Message) []*attempt {
 	c.State = record.Established
 	c.negotiation = t.agreement(c)
 	t.remember(c)
+	t.established(c, m)
 	if c.st.final {
 		return t.emit(c)
 	}
@@ -476,6 +484,9 @@ func (t *Tracker) reject(c *attempt, m *record.Message, fromResponder bool, why 
 // reason the finding gives. A rejected connection negotiated nothing, and
 // no longer counts as the earlier connection of its service.
 func (t *Tracker) rejected(c *attempt, why finding.Finding) []*attempt {
+	if c.State == record.Established && !c.closed {
+		t.ended(c)
+	}
 	c.State, c.RejectReason, c.RemoteInvalidation = record.Rejected, why.Message, false
 	c.st.final, c.st.rejected = true, true
 	c.negotiation = nil

@@ -22,6 +22,7 @@ const (
 	kindCM                        // an InfiniBand-family packet carrying a CM MAD
 	kindTCP                       // a TCP segment with payload (MPA candidate)
 	kindFragment                  // the first IP fragment of a CM MAD or an MPA frame
+	kindRC                        // a Reliable Connected data frame, for the data path (rc.go)
 )
 
 // Link, EtherType and protocol numbers as the classifier compares them
@@ -155,7 +156,7 @@ func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) 
 	switch etype {
 	case layers.EtherTypeRoCEv1:
 		d.classifyGRH(fi, b, off)
-		if fi.kind == kindCM {
+		if fi.kind == kindCM || fi.kind == kindRC {
 			fi.transport = record.RoCEv1
 		}
 	case etherIPv4:
@@ -263,6 +264,8 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 		if isCM(b, fi.bth) {
 			fi.kind = kindCM
 			fi.transport = record.RoCEv2
+		} else if d.dp != nil && isRC(b, fi.bth) {
+			fi.kind, fi.transport = kindRC, record.RoCEv2
 		}
 	case protoTCP:
 		if len(b) < off+20 {
@@ -314,6 +317,8 @@ func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
 	fi.ibEnd = fi.bth + int(binary.BigEndian.Uint16(b[off+4:off+6]))
 	if isCM(b, fi.bth) {
 		fi.kind = kindCM
+	} else if d.dp != nil && isRC(b, fi.bth) {
+		fi.kind = kindRC
 	}
 }
 
@@ -329,6 +334,8 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 		fi.bth = off + layers.LRHLen
 		if isCM(b, fi.bth) {
 			fi.kind = kindCM
+		} else if d.dp != nil && isRC(b, fi.bth) {
+			fi.kind = kindRC
 		}
 	case layers.LNHGRH:
 		d.classifyGRH(fi, b, off+layers.LRHLen)
@@ -336,7 +343,7 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 		return
 	}
 	fi.ibEnd = end
-	if fi.kind == kindCM {
+	if fi.kind == kindCM || fi.kind == kindRC {
 		fi.transport = record.InfiniBand
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/mpa"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/privdata"
@@ -67,6 +68,9 @@ type Decoder struct {
 	mpa *mpa.Framer
 	seg reassembly.Segment
 
+	dp *datapath.Follower // RC frames go here (nil: the data path is off)
+	rc rcState
+
 	// CM candidates whose headers did not decode as far as the MAD: how
 	// many, and the first one's frame and why.
 	undecodable      int
@@ -101,6 +105,9 @@ func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
 func (d *Decoder) SetFile(name string) {
 	d.file = name
 	d.mpa.SetFile(name)
+	if d.dp != nil {
+		d.dp.SetFile(name)
+	}
 }
 
 // Decode looks at one frame; the messages it completes go to the emit
@@ -128,6 +135,8 @@ func (d *Decoder) Decode(f *Frame) {
 			d.seg.Frame, d.seg.Time = f.Index, f.Time
 			d.asm.Segment(&d.seg)
 		}
+	case kindRC:
+		d.rcFrame(f, &fi)
 	case kindFragment:
 		d.fragments++
 		if d.fragments == 1 {

@@ -47,6 +47,10 @@ type Connection struct {
 	// (both sides set R).
 	RemoteInvalidation bool
 
+	// Datapath is what was seen of the connection's RC traffic; nil when
+	// none was (or the data path is off).
+	Datapath *Datapath
+
 	Findings []finding.Finding
 }
 

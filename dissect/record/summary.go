@@ -44,7 +44,12 @@ type Summary struct {
 	// before they showed any octet of an MPA key (no finding: nothing of an
 	// MPA frame was lost; counted if the key arrives later).
 	KeylessEvictions int
-	Inputs           []Input
+	// RPCMessages counts the RPC-over-RDMA messages the data path saw;
+	// DatapathOrphanFrames the RC frames that belong to no connection whose
+	// setup was seen.
+	RPCMessages          int
+	DatapathOrphanFrames int
+	Inputs               []Input
 	// Notes are findings about the run itself, not about one message or
 	// connection: state limits that dropped what no record can show.
 	Notes []finding.Finding
