@@ -345,6 +345,7 @@ func TestRunFiles(t *testing.T) {
 		"iwarp-rev1.pcap":         {"MPA_REQ", "MPA_REP"},
 		"iwarp-rev2.pcap":         {"MPA_REQ", "MPA_REP"},
 		"iwarp-split-ipv6.pcapng": {"MPA_REQ", "MPA_REP"},
+		"rocev2-nfs-traffic.pcap": {"REQ", "REP", "RTU", "DREQ", "DREP"},
 	}
 	files, err := filepath.Glob("../pcaps/*.pcap*")
 	if err != nil || len(files) != len(want) {
@@ -362,7 +363,7 @@ func TestRunFiles(t *testing.T) {
 	got := map[string][]string{}
 	for _, m := range c.msgs {
 		got[filepath.Base(m.File)] = append(got[filepath.Base(m.File)], m.Name())
-		if m.RPCRDMA == nil && m.Name() != "RTU" && m.File != "../pcaps/rocev2-one-sided.pcap" {
+		if m.RPCRDMA == nil && m.Name() != "RTU" && m.Name() != "DREQ" && m.Name() != "DREP" && m.File != "../pcaps/rocev2-one-sided.pcap" {
 			t.Errorf("%s frame %d: no RFC 8797 message", m.File, m.Frame)
 		}
 	}

@@ -12,3 +12,4 @@ package pcaps
 //go:generate go run .. craft --transport iwarp --mpa-rev 1 --remote-invalidate -w iwarp-rev1.pcap
 //go:generate go run .. craft --transport iwarp --mpa-rev 2 --remote-invalidate --reply-send-size 8192 --reply-receive-size 8192 -w iwarp-rev2.pcap
 //go:generate go run .. craft --transport iwarp --mpa-rev 2 --ipv6 --split 7,30 --remote-invalidate -w iwarp-split-ipv6.pcapng
+//go:generate go run .. craft --traffic --remote-invalidate --reply-remote-invalidate -w rocev2-nfs-traffic.pcap
