@@ -117,7 +117,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame
 	}
-	stopErr := r.read(ctx, src, p)
+	stopErr := r.readSource(ctx, src, p)
 	src.Close()
 	if r.err != nil {
 		return nil
