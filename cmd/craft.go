@@ -32,6 +32,7 @@ type craftOptions struct {
 	Count     int
 	Traffic   bool     // an NFS-like exchange after the setup
 	Findings  []string // data-path findings to produce in it
+	NFS       bool     // --workload: the NFS/RDMA-like workload
 }
 
 // Defaults of craft's flags.
@@ -91,6 +92,7 @@ With --transport iwarp: the TCP handshake, an MPA Request and an MPA Reply
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
 	f.BoolVar(&opts.Traffic, "traffic", false, "rocev2, rocev1, ib: an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R), then DREQ and DREP")
+	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA-like workload instead: RoCEv2 connections set up with RFC 8797 data, Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
 	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path finding (repeatable): "+strings.Join(craft.DatapathFindings, ", "))
 	return c
 }
@@ -184,6 +186,9 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 	if opts.Write == "" || opts.Write == "-" {
 		return usageError("--workload needs -w FILE")
 	}
+	if opts.NFS && opts.TCPFlows > 0 {
+		return usageError("--nfs and --tcp-flows are different workloads: give one")
+	}
 	f, err := os.Create(opts.Write)
 	if err != nil {
 		return failure(err)
@@ -192,7 +197,13 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 		f.Close()
 		return usageError("--tcp-flows cannot be negative, and --tcp-segment is 1 to 9000 octets")
 	}
-	counts, err := craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
+	var counts fmt.Stringer
+	switch {
+	case opts.NFS:
+		counts, err = craft.NFSWorkload{Size: size, Seed: opts.Seed}.Write(f)
+	default:
+		counts, err = craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
