@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/spf13/pflag"
+
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -18,6 +20,28 @@ func (s *severityCounter) RPC(rec *record.RPC) error {
 	s.see(rec.Findings)
 	if next, ok := s.next.(dissect.RPCSink); ok {
 		return next.RPC(rec)
+	}
+	return nil
+}
+
+// datapathLimitFlags registers the data path's limit flags.
+func datapathLimitFlags(f *pflag.FlagSet, l *datapath.Limits) {
+	sizeVar(f, &l.Connections, "max-rc-connections", datapath.DefaultConnections,
+		"data path: connections whose RC traffic is followed at once, about 1.5 KB each (the least recently active is given up beyond)")
+	sizeVar(f, &l.Directions, "max-rc-directions", datapath.DefaultDirections,
+		"data path: directions of RC traffic without their connection setup followed at once (the least recently active is given up beyond)")
+	sizeVar(f, &l.CallsPerConnection, "max-rpc-calls", datapath.DefaultCallsPerConnection,
+		"data path: outstanding RPC-over-RDMA Calls tracked on one connection (with their STags)")
+	sizeVar(f, &l.CallBudget, "max-rpc-calls-total", datapath.DefaultCallBudget,
+		"data path: outstanding RPC-over-RDMA Calls tracked on all connections together, about 100 octets each")
+	sizeVar(f, &l.HeadBuffers, "max-send-buffers", datapath.DefaultHeadBuffers,
+		"data path: multi-packet Sends in progress at once whose first 2048 octets and frames are kept, about 4 KB each")
+}
+
+// checkDatapathLimits checks the data path's limit flags.
+func checkDatapathLimits(l datapath.Limits) error {
+	if l.Connections < 1 || l.Directions < 1 || l.CallsPerConnection < 1 || l.CallBudget < 1 || l.HeadBuffers < 1 {
+		return usageError("--max-rc-connections, --max-rc-directions, --max-rpc-calls, --max-rpc-calls-total and --max-send-buffers must be at least 1")
 	}
 	return nil
 }

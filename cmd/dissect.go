@@ -33,6 +33,7 @@ type dissectOptions struct {
 	TCP            decode.TCPLimits
 	MaxConnections int
 	Datapath       datapath.Mode
+	DatapathLimits datapath.Limits
 	SHA256         bool
 	Args           []string // the command line (after the program name), for the Markdown report
 
@@ -85,6 +86,7 @@ and checks it.`,
 	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
 	sizeVar(f, &opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
 	f.Var(datapathFlag(&opts.Datapath), "datapath", "RC traffic after each CM exchange: all (a record for every RPC-over-RDMA message), findings (only for those with a finding) or off")
+	datapathLimitFlags(f, &opts.DatapathLimits)
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 
 	f.StringArrayVarP(&opts.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
@@ -147,6 +149,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if err := checkLimits(opts.TCP.StreamBytes, opts.TCP.TotalBytes, opts.TCP.Flows, opts.MaxConnections); err != nil {
 		return err
 	}
+	if err := checkDatapathLimits(opts.DatapathLimits); err != nil {
+		return err
+	}
 	stdin := 0
 	for _, f := range opts.Files {
 		if f == "-" {
@@ -177,7 +182,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 
 	counter := &severityCounter{next: r}
 	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, MaxConnections: opts.MaxConnections,
-		Hash: opts.SHA256 || opts.Format == output.Markdown, Datapath: opts.Datapath}
+		Hash: opts.SHA256 || opts.Format == output.Markdown, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits}
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {

@@ -51,5 +51,9 @@ func (c Config) MemoryBudget() int64 {
 		conns = conn.DefaultMaxConnections
 	}
 	const base, perConn, perFlow = 40 << 20, 400, 400
-	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows)
+	extra := int64(0)
+	if c.Datapath != datapath.ModeOff {
+		extra = c.DatapathLimits.ExtraMemory()
+	}
+	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows) + extra
 }

@@ -23,7 +23,7 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodRCConns, FloodRCDirections}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -108,6 +108,10 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 			if err := emit(req); err != nil {
 				return frames, err
 			}
+		}
+	case FloodRCConns, FloodRCDirections:
+		if err := floodRC(kind, n, emit); err != nil {
+			return frames, err
 		}
 	default:
 		return 0, fmt.Errorf("craft: unknown flood %q (want one of %v)", kind, FloodKinds)

@@ -195,16 +195,20 @@ type Limits struct {
 	// RPC-over-RDMA).
 	Directions int
 	// HeadBuffers bounds the multi-packet Sends in progress at once whose
-	// first octets are kept.
+	// first octets (HeadLen) and frames (up to 256) are kept.
 	HeadBuffers int
+	// Connections bounds the connections whose traffic is followed at
+	// once: beyond, the least recently active is given up.
+	Connections int
 }
 
 // Default limits.
 const (
 	DefaultCallsPerConnection = 1024
-	DefaultCallBudget         = 1 << 17
+	DefaultCallBudget         = 1 << 16
 	DefaultDirections         = 4096
-	DefaultHeadBuffers        = 2048
+	DefaultHeadBuffers        = 1024
+	DefaultConnections        = 8192
 	// STagsPerCall is how many distinct STags of a Call are kept: a Send
 	// With Invalidate naming another is not judged (and the Call's record
 	// says so).
@@ -213,7 +217,7 @@ const (
 	// depths are 8-bit: no setup allows more than 255).
 	readsPerSide = 256
 	// maxFrames bounds the frames listed in a record.
-	maxFrames = 1024
+	maxFrames = 256
 )
 
 func (l Limits) withDefaults() Limits {
@@ -226,7 +230,17 @@ func (l Limits) withDefaults() Limits {
 	def(&l.CallBudget, DefaultCallBudget)
 	def(&l.Directions, DefaultDirections)
 	def(&l.HeadBuffers, DefaultHeadBuffers)
+	def(&l.Connections, DefaultConnections)
 	return l
+}
+
+// ExtraMemory estimates the heap the limits may take beyond what the
+// defaults take (which the program's base memory budget covers).
+func (l Limits) ExtraMemory() int64 {
+	l = l.withDefaults()
+	over := func(v, def, each int) int64 { return int64(max(0, v-def)) * int64(each) }
+	return over(l.Connections, DefaultConnections, 1600) + over(l.Directions, DefaultDirections, 1300) +
+		over(l.CallBudget, DefaultCallBudget, 100) + over(l.HeadBuffers, DefaultHeadBuffers, HeadLen+8*maxFrames+64)
 }
 
 // Output is what the Checkers of one input share: the mode, the limits,

@@ -122,6 +122,11 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 	if h.Proc == layers.RPCRDMAError && fixed && err == nil {
 		c.errorReply(h, add)
 	}
+	if len(s.Frames) > maxFrames { // a transport that lists them all
+		t := *s
+		t.Frames, t.FramesDropped = s.Frames[:maxFrames], s.FramesDropped+len(s.Frames)-maxFrames
+		s = &t
+	}
 	if s.FramesDropped > 0 {
 		add(finding.StateLimitReached, "the Send has %d frames; the first %d are listed", len(s.Frames)+s.FramesDropped, len(s.Frames))
 	}
@@ -314,6 +319,19 @@ func (c *Checker) retire(i int) {
 	c.calls[i] = c.calls[last]
 	c.calls = c.calls[:last]
 	c.out.calls--
+	c.shrink()
+}
+
+// keptCalls is the capacity of the Calls a connection keeps however few
+// are outstanding: a burst of Calls does not pin its memory for the
+// connection's life.
+const keptCalls = 16
+
+// shrink halves the Calls' capacity when a quarter of it is in use.
+func (c *Checker) shrink() {
+	if n := cap(c.calls); n > keptCalls && len(c.calls) < n/4 {
+		c.calls = append(make([]call, 0, n/2), c.calls...)
+	}
 }
 
 // invalidation checks a Send With Invalidate: that it may be used at all,
@@ -427,6 +445,7 @@ func (c *Checker) Lost(side int) {
 	if side == 1 || !c.neg.Known {
 		c.out.calls -= len(c.calls)
 		c.calls = c.calls[:0]
+		c.shrink()
 	}
 }
 

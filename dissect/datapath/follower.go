@@ -132,23 +132,28 @@ type flow struct {
 	chk     *Checker // made at the first frame
 	sides   *[2]sideState
 	handed  int // connection findings already on the handed-on record; -1 before
-	// Directions without a setup: their key and slot, and whether they
-	// were active since the eviction hand last passed.
-	key  flowKey
+	// The flow's slot among those followed (connections, or directions
+	// without a setup), and whether it was active since the eviction hand
+	// last passed; the key of a direction without a setup.
 	slot int
 	used bool
+	key  flowKey
 }
 
 // Follower follows the RC traffic of one input.
 type Follower struct {
 	out     *Output
 	index   map[flowKey]flowRef
-	byConn  map[*record.Connection]*flow
-	flows   []*flow // connections, in the order they were established
+	byConn  map[*record.Connection]*flow // the connections followed
+	conns   []*flow                      // the same, for the eviction hand
+	chand   int
 	orphans map[flowKey]*flow
 	slots   []*flow // the directions without a setup, for the eviction hand
 	hand    int
-	cache   struct {
+	notes   []finding.Finding // connection findings of records already handed on (live capture)
+	// notesCut counts the notes beyond maxNotes, not kept.
+	notesCut int
+	cache    struct {
 		key flowKey
 		ref flowRef
 		ok  bool
@@ -158,14 +163,18 @@ type Follower struct {
 	// the decoder learns (Maybe) without building the whole Packet.
 	filter []uint16
 
-	heads    [][]byte // free head buffers
-	headsOut int      // head buffers in use
-	one      [1]int   // the frames of a one-packet Send
-	scratch  Send     // the Send handed to a checker
+	bufs    []sendBuf // free buffers of multi-packet Sends
+	bufsOut int       // those in use
+	one     [1]int    // the frames of a one-packet Send
+	scratch Send      // the Send handed to a checker
 
-	// HeadsRefused counts multi-packet Sends whose first octets were not
-	// kept: Limits.HeadBuffers were in use.
+	// HeadsRefused counts multi-packet Sends whose first octets (and
+	// frames beyond the first few) were not kept: Limits.HeadBuffers were
+	// in use.
 	HeadsRefused int
+	// ConnectionsRetired counts connections whose traffic was given up at
+	// Limits.Connections.
+	ConnectionsRetired int
 
 	// OrphanFrames counts frames of no connection whose setup was seen.
 	OrphanFrames int
@@ -238,28 +247,83 @@ func (fl *Follower) Established(s *conn.Setup) {
 	// A reconnection on the same addresses and QPNs takes them over.
 	for side, k := range f.keys {
 		if old, ok := fl.index[k]; ok && old.f != f {
-			fl.unindex(old.f)
+			fl.release(old.f, nil)
 		}
 		fl.index[k] = flowRef{f, uint8(side)}
 		fl.filter[k.slot()]++
 	}
 	f.indexed = true
 	fl.byConn[c] = f
-	fl.flows = append(fl.flows, f)
+	if len(fl.conns) >= fl.out.Limits.Connections {
+		fl.retireConn(s.Frame)
+	}
+	f.slot = len(fl.conns)
+	fl.conns = append(fl.conns, f)
 	fl.cache.ok = false
 }
 
-// Ended forgets a connection's QPNs (conn.Handover); its figures stay for
-// its record.
+// Ended stops following a connection (conn.Handover): what its traffic
+// showed goes to its record.
 func (fl *Follower) Ended(c *record.Connection) {
 	if f := fl.byConn[c]; f != nil {
-		fl.unindex(f)
-		if f.chk != nil {
-			f.chk.Close()
-		}
+		fl.release(f, nil)
 	}
 }
 
+// retireConn gives up the connection the eviction hand finds first that
+// was not active since it last passed, at frame (the setup that needs its
+// place).
+func (fl *Follower) retireConn(frame int) {
+	for {
+		f := fl.conns[fl.chand]
+		fl.chand = (fl.chand + 1) % len(fl.conns)
+		if f.used {
+			f.used = false
+			continue
+		}
+		fl.ConnectionsRetired++
+		why := finding.New(finding.StateLimitReached,
+			"more than %d connections' traffic was followed at once: this one's, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
+			fl.out.Limits.Connections, frame)
+		fl.release(f, &why)
+		return
+	}
+}
+
+// release stops following a connection: its Sends in progress are
+// delivered as far as they came, and what its traffic showed (with why, a
+// finding about its end) goes to its record, or to the notes when its
+// record was already handed on.
+func (fl *Follower) release(f *flow, why *finding.Finding) {
+	fl.unindex(f)
+	delete(fl.byConn, f.conn)
+	last := len(fl.conns) - 1
+	fl.conns[f.slot] = fl.conns[last]
+	fl.conns[f.slot].slot = f.slot
+	fl.conns = fl.conns[:last]
+	if fl.chand > last {
+		fl.chand = 0
+	}
+	var fs []finding.Finding
+	if f.chk != nil {
+		fs = f.chk.Findings()
+		f.chk.Close()
+	}
+	if why != nil {
+		fs = append(fs, *why)
+	}
+	if f.handed < 0 {
+		if f.chk != nil {
+			f.conn.Datapath = f.chk.Figures()
+		}
+		f.conn.Findings = append(f.conn.Findings, fs...)
+		return
+	}
+	fl.note(f, fs[min(f.handed, len(fs)):])
+}
+
+// unindex stops matching frames to a flow, delivering its Sends in
+// progress.
 func (fl *Follower) unindex(f *flow) {
 	if !f.indexed {
 		return
@@ -273,9 +337,27 @@ func (fl *Follower) unindex(f *flow) {
 	f.indexed = false
 	fl.cache.ok = false
 	if f.sides != nil {
-		for i := range f.sides {
-			fl.putHead(&f.sides[i].asm)
+		for side := range f.sides {
+			fl.deliver(f, side, &f.sides[side], false, nil)
 		}
+		f.sides = nil
+	}
+}
+
+// maxNotes bounds the notes kept: the connection findings that came after
+// their connection's record was handed on.
+const maxNotes = 256
+
+// note keeps connection findings that came after f's record was handed on.
+func (fl *Follower) note(f *flow, fs []finding.Finding) {
+	for _, x := range fs {
+		if len(fl.notes) == maxNotes {
+			fl.notesCut++
+			continue
+		}
+		x.Message = fmt.Sprintf("the connection of frame %d (%s → %s), after its record was written: %s",
+			f.conn.RequestFrame, f.conn.Initiator, f.conn.Responder, x.Message)
+		fl.notes = append(fl.notes, x)
 	}
 }
 
@@ -330,6 +412,7 @@ func (fl *Follower) Packet(p *Packet) {
 		return
 	}
 	f := r.f
+	f.used = true
 	if f.chk == nil {
 		f.chk = NewChecker(fl.out, f.neg, f.peers, f.net.transport())
 		f.sides = &[2]sideState{{next: f.start[0], hasNext: true}, {next: f.start[1], hasNext: true}}
@@ -371,7 +454,7 @@ func (fl *Follower) evictOrphan() int {
 			f.used = false
 			continue
 		}
-		fl.putHead(&f.sides[0].asm)
+		fl.deliver(f, 0, &f.sides[0], false, nil)
 		f.chk.Close()
 		delete(fl.orphans, f.key)
 		fl.OrphanEvictions++
@@ -380,7 +463,8 @@ func (fl *Follower) evictOrphan() int {
 }
 
 // Annotate adds to a connection record, as it is handed on, what the data
-// path saw of its traffic: its figures and its connection findings.
+// path saw of its traffic so far: its figures and its connection findings.
+// A connection no longer followed already has them.
 func (fl *Follower) Annotate(c *record.Connection) {
 	f := fl.byConn[c]
 	if f == nil || f.chk == nil {
@@ -400,7 +484,7 @@ func (fl *Follower) Flush() {
 		side int
 	}
 	var ps []pending
-	for _, f := range fl.flows {
+	for _, f := range fl.conns {
 		if f.sides != nil {
 			for side := range f.sides {
 				if f.sides[side].asm.active {
@@ -422,22 +506,24 @@ func (fl *Follower) Flush() {
 	}
 }
 
-// Notes are the data path's findings about the run: connection findings
-// that came after the connection's record was handed on (live capture), and
-// the directions without a setup given up at the limit.
+// Notes are the data path's findings about the run, at the end of the
+// input: connection findings that came after the connection's record was
+// handed on (live capture), and the directions without a setup given up at
+// the limit.
 func (fl *Follower) Notes() []finding.Finding {
-	var out []finding.Finding
-	for _, f := range fl.flows {
-		if f.chk == nil || f.handed < 0 {
-			continue
-		}
-		fs := f.chk.Findings()
-		for _, x := range fs[min(f.handed, len(fs)):] {
-			x.Message = fmt.Sprintf("the connection of frame %d (%s → %s), after its record was written: %s",
-				f.conn.RequestFrame, f.conn.Initiator, f.conn.Responder, x.Message)
-			out = append(out, x)
+	for _, f := range fl.conns {
+		if f.chk != nil && f.handed >= 0 {
+			fs := f.chk.Findings()
+			fl.note(f, fs[min(f.handed, len(fs)):])
+			f.handed = len(fs)
 		}
 	}
+	out := fl.notes
+	if fl.notesCut > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%d more connection findings that came after their records were written are not listed", fl.notesCut))
+	}
+	fl.notes, fl.notesCut = nil, 0
 	if fl.OrphanEvictions > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
 			"%d directions of RC traffic without their connection setup were given up, the least recently active first, at the limit of %d followed at once",

@@ -285,3 +285,113 @@ func TestFollowerFlushAndEnd(t *testing.T) {
 		t.Errorf("notes %+v", notes)
 	}
 }
+
+// extra establishes another connection between the rig's addresses: the
+// initiator's requests to QP qp, the responder's to qp+1, from PSN 0.
+func (r *rig) extra(qp uint32) *record.Connection {
+	r.frame++
+	c := &record.Connection{Transport: record.RoCEv2, Initiator: "192.0.2.1", Responder: "192.0.2.2", RequestFrame: r.frame,
+		State: record.Established, InitiatorRPCRDMA: &record.RPCRDMA{SendSize: 4096, ReceiveSize: 4096},
+		Inline: &record.InlineThresholds{InitiatorToResponder: 4096, ResponderToInitiator: 4096}}
+	r.fl.Established(&conn.Setup{Conn: c, Frame: r.frame,
+		Request: &record.CMInfo{LocalQPN: qp + 1, ResponderResources: 4, InitiatorDepth: 2, PathMTU: 1},
+		Reply:   &record.CMInfo{LocalQPN: qp, ResponderResources: 8, InitiatorDepth: 3}})
+	return c
+}
+
+// to sends one packet from the initiator to QP qp.
+func (r *rig) to(qp uint32, op uint8, psn uint32, payload []byte) {
+	r.pkt(0, op, psn, payload, -1, func(p *Packet) { p.DestQP = qp })
+}
+
+// Connections beyond Limits.Connections: the least recently active is given
+// up, its Send in progress delivered, its figures and a state-limit-reached
+// on its record; its later frames are of no connection.
+func TestFollowerConnectionLimit(t *testing.T) {
+	r := newRig(t, ModeAll, Limits{Connections: 2}, 0, 0, true) // the rig's connection: QP 0x200
+	b := r.extra(0x300)
+	r.pkt(0, layers.OpSendOnly, 0, rpcMsg(1, false, 40), -1, nil) // the rig's connection is active
+	call := rpcMsg(2, false, 600)
+	r.to(0x300, layers.OpSendFirst, 0, call[:256])
+	r.fl.byConn[b].used = false // b was active before the hand last passed
+	r.fl.byConn[r.conn].used = true
+	c := r.extra(0x400)
+	if r.fl.ConnectionsRetired != 1 || r.fl.byConn[b] != nil || r.fl.byConn[r.conn] == nil || r.fl.byConn[c] == nil {
+		t.Fatalf("retired %d; followed: rig %v, b %v, c %v", r.fl.ConnectionsRetired,
+			r.fl.byConn[r.conn] != nil, r.fl.byConn[b] != nil, r.fl.byConn[c] != nil)
+	}
+	if len(r.recs) != 2 || r.recs[1].Header.XID != 2 || r.recs[1].LengthKnown {
+		t.Errorf("the Send in progress was not delivered as far as it came: %+v", r.recs)
+	}
+	if d := b.Datapath; d == nil || d.Frames != 1 || d.RPCMessages != [2]int{1, 0} {
+		t.Errorf("figures of the retired connection %+v", d)
+	}
+	if len(b.Findings) != 1 || b.Findings[0].Code != finding.StateLimitReached ||
+		!strings.Contains(b.Findings[0].Message, "more than 2 connections' traffic was followed at once: this one's, the least recently active, was given up at frame 7") {
+		t.Errorf("findings %+v", b.Findings)
+	}
+	r.fl.Annotate(b) // the record goes out later: nothing is added twice
+	if len(b.Findings) != 1 {
+		t.Errorf("findings added again: %+v", b.Findings)
+	}
+	r.to(0x300, layers.OpSendLast, 1, call[256:])
+	if r.fl.OrphanFrames != 1 {
+		t.Errorf("%d frames of no connection", r.fl.OrphanFrames)
+	}
+	r.to(0x400, layers.OpSendOnly, 0, rpcMsg(3, false, 40))
+	if len(r.recs) != 3 || r.recs[2].Connection != c.RequestFrame {
+		t.Errorf("the new connection is not followed: %+v", r.recs)
+	}
+}
+
+// A DREP ends a connection: its Send in progress is delivered then, its
+// figures go to its record, and the follower forgets it.
+func TestFollowerEndDelivers(t *testing.T) {
+	r := newRig(t, ModeAll, Limits{}, 0, 0, true)
+	r.pkt(0, layers.OpSendFirst, 0, rpcMsg(5, false, 600)[:256], -1, nil)
+	r.fl.Ended(r.conn)
+	if len(r.recs) != 1 || r.recs[0].LengthKnown || r.recs[0].Header.XID != 5 {
+		t.Errorf("records %+v", r.recs)
+	}
+	if r.conn.Datapath == nil || r.conn.Datapath.Frames != 1 || len(r.fl.byConn) != 0 || len(r.fl.conns) != 0 || r.fl.bufsOut != 0 {
+		t.Errorf("figures %+v; still held: %d connections, %d buffers", r.conn.Datapath, len(r.fl.byConn), r.fl.bufsOut)
+	}
+}
+
+// Memory a connection's burst leaves: the Calls' capacity shrinks as they
+// are answered; a Send that finds no buffer keeps its first four frames,
+// and says so.
+func TestFollowerKeepsLittle(t *testing.T) {
+	r := newRig(t, ModeFindings, Limits{HeadBuffers: 1}, 0, 0, true)
+	for i := range 1000 {
+		r.pkt(0, layers.OpSendOnly, uint32(i), rpcMsg(uint32(i), false, 40), -1, nil)
+	}
+	chk := r.fl.byConn[r.conn].chk
+	if len(chk.calls) != 1000 {
+		t.Fatalf("%d Calls outstanding", len(chk.calls))
+	}
+	for i := range 1000 {
+		r.pkt(1, layers.OpSendOnly, uint32(i), rpcMsg(uint32(i), true, 40), -1, nil)
+	}
+	if len(chk.calls) != 0 || cap(chk.calls) > keptCalls || r.out.calls != 0 {
+		t.Errorf("%d Calls (capacity %d) after every Reply", len(chk.calls), cap(chk.calls))
+	}
+	r.recs = nil
+	long := rpcMsg(6, false, 256*8)
+	r.pkt(1, layers.OpSendFirst, 1000, long[:256], -1, nil) // takes the one buffer
+	r.pkt(0, layers.OpSendFirst, 1000, long[:256], -1, nil)
+	for i := 1; i < 7; i++ {
+		r.pkt(0, layers.OpSendMiddle, 1000+uint32(i), long[256*i:256*(i+1)], -1, nil)
+	}
+	r.pkt(0, layers.OpSendLast, 1007, long[256*7:], -1, nil)
+	if len(r.recs) != 1 || len(r.recs[0].Frames) != 4 || r.recs[0].Length != 2048 {
+		t.Fatalf("records %+v", r.recs)
+	}
+	var msgs []string
+	for _, f := range r.recs[0].Findings {
+		msgs = append(msgs, f.Message)
+	}
+	if !slices.Contains(msgs, "the Send has 8 frames; the first 4 are listed") {
+		t.Errorf("findings %q", msgs)
+	}
+}

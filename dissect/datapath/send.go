@@ -40,8 +40,10 @@ type sendAsm struct {
 	lengthKnown bool
 	head        []byte // first octets, from the pool; nil when none was free
 	headCut     string // why head stopped before HeadLen: "capture" or "limit"
-	frames      []int
-	dropped     int // frames beyond maxFrames
+	frames      []int  // from the pool (maxFrames), or few
+	pooled      bool   // head and frames are the pool's
+	few         [4]int
+	dropped     int // frames beyond those kept
 	lastFrame   int
 	lastTime    time.Time
 	lastOp      uint8
@@ -207,8 +209,7 @@ func (fl *Follower) sendPacket(f *flow, side int, st *sideState, p *Packet) {
 // start begins a multi-packet Send.
 func (fl *Follower) start(a *sendAsm, p *Packet) {
 	a.active, a.length, a.lengthKnown, a.dropped, a.headCut = true, 0, true, 0, ""
-	a.frames = a.frames[:0]
-	a.head = fl.getHead()
+	fl.getBuf(a)
 	if a.head == nil {
 		a.headCut = "limit"
 	}
@@ -218,7 +219,7 @@ func (fl *Follower) start(a *sendAsm, p *Packet) {
 // add takes the next packet of a Send in progress.
 func (fl *Follower) add(a *sendAsm, p *Packet) {
 	a.length += p.PayloadLen
-	if len(a.frames) < maxFrames {
+	if len(a.frames) < cap(a.frames) {
 		a.frames = append(a.frames, p.Frame)
 	} else {
 		a.dropped++
@@ -268,31 +269,42 @@ func (fl *Follower) deliver(f *flow, side int, st *sideState, complete bool, p *
 		}
 	}
 	f.chk.Send(s)
-	fl.putHead(a)
+	fl.putBuf(a)
 	a.active = false
 }
 
-// getHead takes a buffer for a Send's first octets from the pool, or nil
-// when Limits.HeadBuffers are in use.
-func (fl *Follower) getHead() []byte {
-	if n := len(fl.heads); n > 0 {
-		b := fl.heads[n-1]
-		fl.heads = fl.heads[:n-1]
-		fl.headsOut++
-		return b[:0]
-	}
-	if fl.headsOut >= fl.out.Limits.HeadBuffers {
-		fl.HeadsRefused++
-		return nil
-	}
-	fl.headsOut++
-	return make([]byte, 0, HeadLen)
+// sendBuf is what a multi-packet Send in progress keeps of its packets:
+// its first octets and its frames.
+type sendBuf struct {
+	head   []byte
+	frames []int
 }
 
-func (fl *Follower) putHead(a *sendAsm) {
-	if a.head != nil {
-		fl.heads = append(fl.heads, a.head[:0])
-		fl.headsOut--
-		a.head = nil
+// getBuf gives a starting Send the buffers of the pool, made when needed
+// up to Limits.HeadBuffers; beyond, it keeps no first octets and only its
+// first few frames.
+func (fl *Follower) getBuf(a *sendAsm) {
+	var b sendBuf
+	switch n := len(fl.bufs); {
+	case n > 0:
+		b = fl.bufs[n-1]
+		fl.bufs = fl.bufs[:n-1]
+	case fl.bufsOut < fl.out.Limits.HeadBuffers:
+		b = sendBuf{make([]byte, 0, HeadLen), make([]int, 0, maxFrames)}
+	default:
+		fl.HeadsRefused++
+		a.head, a.frames, a.pooled = nil, a.few[:0], false
+		return
 	}
+	fl.bufsOut++
+	a.head, a.frames, a.pooled = b.head[:0], b.frames[:0], true
+}
+
+// putBuf returns a Send's buffers to the pool.
+func (fl *Follower) putBuf(a *sendAsm) {
+	if a.pooled {
+		fl.bufs = append(fl.bufs, sendBuf{a.head[:0], a.frames[:0]})
+		fl.bufsOut--
+	}
+	a.head, a.frames, a.pooled = nil, nil, false
 }
