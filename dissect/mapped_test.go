@@ -36,8 +36,8 @@ func (s *truncator) Message(m *record.Message) error {
 // its mapping: the fault is the file's error, one line naming it, after
 // what came before; no crash.
 func TestMappedFileTruncated(t *testing.T) {
-	var b bytes.Buffer
-	if _, err := (craft.Workload{Size: 12 << 20, Seed: 3}).Write(&b); err != nil {
+	var b bytes.Buffer // records of 2.8 KiB on average: read through a mapping
+	if _, err := (craft.NFSWorkload{Size: 12 << 20, Seed: 3}).Write(&b); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -47,9 +47,9 @@ func TestMappedFileTruncated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The first CM REQ (frame 1000) ends near 1.1 MB into the file: cut
-	// the file there, inside the window being read.
-	s := &truncator{path: path, at: 1100000}
+	// The first CM REQ is frame 1: cut the file at 500 000 octets, inside
+	// the window being read.
+	s := &truncator{path: path, at: 500000}
 	sum, err := dissect.Run(context.Background(), []string{path, other}, nil, dissect.Config{}, s)
 	if err == nil || !strings.Contains(err.Error(), "cut.pcap: the file changed while it was read (a memory fault at") {
 		t.Fatalf("error %v", err)
@@ -66,7 +66,7 @@ func TestMappedFileTruncated(t *testing.T) {
 // with an error, without a fault.
 func TestMappedFileShrankBetweenWindows(t *testing.T) {
 	var b bytes.Buffer
-	if _, err := (craft.Workload{Size: 20 << 20, Seed: 4}).Write(&b); err != nil {
+	if _, err := (craft.NFSWorkload{Size: 20 << 20, Seed: 4}).Write(&b); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "shrink.pcap")

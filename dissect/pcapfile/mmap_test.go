@@ -15,8 +15,8 @@ func TestMapped(t *testing.T) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("no mapping here")
 	}
-	defer func(w int) { mapWindow = w }(mapWindow)
-	mapWindow = 1 << 16
+	defer func(w, m int) { mapWindow, mapMinRecord = w, m }(mapWindow, mapMinRecord)
+	mapWindow, mapMinRecord = 1<<16, 0
 	p := newPcap(false, true, 262144, 1)
 	ng := newNg(false).shb(1, 0).idb(1, 262144)
 	size := 0
@@ -78,5 +78,59 @@ func TestMappedNotCapture(t *testing.T) {
 	defer f.Close()
 	if _, err := NewReader(f, Options{Map: true}); err == nil {
 		t.Fatal("a text file was taken")
+	}
+}
+
+// A file is mapped only when its records average 2 KiB or more over its
+// first octets: pcap (both byte orders) and pcapng.
+func TestMappedOnlyLargeRecords(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no mapping here")
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		n    int // octets a record
+		big  bool
+		ng   bool
+		want bool
+	}{
+		{"small.pcap", 1100, false, false, false},
+		{"large.pcap", 2900, false, false, true},
+		{"large-be.pcap", 2900, true, false, true},
+		{"small.pcapng", 1100, false, true, false},
+		{"large.pcapng", 2900, false, true, true},
+		{"large-be.pcapng", 2900, true, true, true},
+	} {
+		p := newPcap(tc.big, true, 262144, 1)
+		ng := newNg(tc.big).shb(1, 0).idb(1, 262144)
+		for i := range 100 {
+			p.rec(uint32(i), uint32(i), payload(tc.n, i), uint32(tc.n))
+			ng.epb(0, uint64(i), payload(tc.n, i), uint32(tc.n))
+		}
+		data := p.b
+		if tc.ng {
+			data = ng.b
+		}
+		path := filepath.Join(dir, tc.name)
+		if err := writeFile(path, data); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(f, Options{Map: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Mapped() != tc.want {
+			t.Errorf("%s: mapped %v, want %v", tc.name, r.Mapped(), tc.want)
+		}
+		if frames, err := readAll(r); err != nil || len(frames) != 100 {
+			t.Errorf("%s: %d frames, %v", tc.name, len(frames), err)
+		}
+		r.Close()
+		f.Close()
 	}
 }
