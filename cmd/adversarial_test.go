@@ -65,6 +65,27 @@ func TestAdversarialMemory(t *testing.T) {
 				t.Errorf("connections %v, findings %v", c, f)
 			}
 		}},
+		{"rc-conns", 20000, func(t *testing.T, sum map[string]any) {
+			// Beyond the 8192 connections followed at once, the least
+			// recently active is given up: each with state-limit-reached;
+			// no more than 1024 multi-packet Sends keep their first octets.
+			c := sum["connections"].(map[string]any)
+			f := sum["findings"].(map[string]any)
+			if c["established"].(float64) != 20000 || sum["rpc_messages"].(float64) != 40000 ||
+				f["state-limit-reached"].(float64) < 20000-8192 || sum["state_limit_drops"].(float64) < 2*20000-8192-1024 {
+				t.Errorf("connections %v, rpc_messages %v, findings %v, drops %v", c, sum["rpc_messages"], f, sum["state_limit_drops"])
+			}
+		}},
+		{"rc-directions", 300000, func(t *testing.T, sum map[string]any) {
+			// 4096 directions without a setup followed at once: the others
+			// are given up (their Sends delivered as far as they came), and
+			// the summary says so.
+			w := sum["warnings"].([]any)
+			if sum["datapath_frames_without_connection"].(float64) != 300000 || sum["state_limit_drops"].(float64) < 300000-4096 ||
+				len(w) != 1 || !strings.Contains(w[0].(map[string]any)["message"].(string), "295904 directions of RC traffic without their connection setup were given up") {
+				t.Errorf("frames without connection %v, drops %v, warnings %v", sum["datapath_frames_without_connection"], sum["state_limit_drops"], w)
+			}
+		}},
 		{"retries", 300000, func(t *testing.T, sum map[string]any) {
 			c := sum["connections"].(map[string]any)
 			if c["no-reply"].(float64) != 1 || sum["state_limit_drops"].(float64) != 0 {

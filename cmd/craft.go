@@ -34,6 +34,9 @@ type craftOptions struct {
 	Flood     string
 	Count     int
 	ULP       string
+	Traffic   bool     // an NFS-like exchange after the setup
+	Findings  []string // data-path findings to produce in it
+	NFS       bool     // --workload: the NFS/RDMA-like workload
 }
 
 // Defaults of craft's flags.
@@ -110,6 +113,9 @@ reject data; iSER over iWARP logs in over TCP (streaming mode) first.`,
 	f.Var(oneOf(&opts.ULP, craft.ULPs[0], "upper layer", craft.ULPs...), "ulp",
 		"the upper layer whose private data the messages carry: "+strings.Join(craft.ULPs, ", ")+" (not rpc-over-rdma: the RFC 8797 flags do not apply)")
 	completeCraft(c)
+	f.BoolVar(&opts.Traffic, "traffic", false, "rocev2, rocev1, ib: an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R), then DREQ and DREP")
+	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA-like workload instead: RoCEv2 connections set up with RFC 8797 data, Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
+	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path finding (repeatable): "+strings.Join(craft.DatapathFindings, ", "))
 	return c
 }
 
@@ -153,6 +159,9 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 	var err error
 	switch tr := opts.Transport; {
 	case opts.ULP != craft.ULPs[0]:
+		if opts.Traffic || len(opts.Findings) > 0 {
+			return usageError("--traffic and --finding make RPC-over-RDMA traffic, not --ulp %s", opts.ULP)
+		}
 		if len(opts.SplitAt) > 0 {
 			return usageError("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)
 		}
@@ -170,8 +179,18 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 			return usageError("--mpa-rev applies to --transport iwarp only")
 		}
 		x := craft.Exchange{Transport: tr, IPv6: opts.IPv6, Initiator: opts.Initiator, Responder: opts.Responder, Reject: opts.Reject}
-		frames, err = x.Frames()
+		switch {
+		case (opts.Traffic || len(opts.Findings) > 0) && opts.Reject:
+			return usageError("--traffic and --finding need an accepted connection, not --reject")
+		case opts.Traffic || len(opts.Findings) > 0:
+			frames, err = x.NFSTraffic(craft.Traffic{Findings: opts.Findings})
+		default:
+			frames, err = x.Frames()
+		}
 	case tr == craft.IWARP:
+		if opts.Traffic || len(opts.Findings) > 0 {
+			return usageError("--traffic and --finding apply to rocev2, rocev1 and ib")
+		}
 		if opts.MPARev != 1 && opts.MPARev != 2 {
 			return usageError("--mpa-rev: %d (want 1 or 2)", opts.MPARev)
 		}
@@ -214,15 +233,20 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 		return usageError("--tcp-segment: %d (want 1 to 9000 octets)", opts.TCPSeg)
 	case opts.IWARPConn < 0 || opts.IWARPConn > 10000:
 		return usageError("--iwarp-conns: %d (want 0 to 10000 connections)", opts.IWARPConn)
+	case opts.NFS && (opts.TCPFlows > 0 || opts.IWARPConn > 0):
+		return usageError("--nfs is a workload of its own: give it without --tcp-flows and --iwarp-conns")
 	}
 	f, err := os.Create(opts.Write)
 	if err != nil {
 		return failure(err)
 	}
 	var counts fmt.Stringer
-	if opts.IWARPConn > 0 {
+	switch {
+	case opts.NFS:
+		counts, err = craft.NFSWorkload{Size: size, Seed: opts.Seed}.Write(f)
+	case opts.IWARPConn > 0:
 		counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn}.Write(f)
-	} else {
+	default:
 		counts, err = craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
 	}
 	if cerr := f.Close(); err == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/extract"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -35,6 +36,8 @@ type dissectOptions struct {
 	TCP            decode.TCPLimits
 	IPFrag         ipfrag.Options
 	MaxConnections int
+	Datapath       datapath.Mode
+	DatapathLimits datapath.Limits
 	SHA256         bool
 	Args           []string // the command line (after the program name), for the Markdown report
 
@@ -134,6 +137,8 @@ carried the messages shown: a small attachment for a bug.`,
 	sizeVar(f, &opts.IPFrag.Bytes, "max-ip-fragment-bytes", ipfrag.DefaultBytes, "octets of IP fragments held for reassembly, all datagrams together")
 	f.DurationVar(&opts.IPFrag.Timeout, "ip-fragment-timeout", ipfrag.DefaultTimeout, "capture time an IP datagram may wait for its missing fragments")
 	sizeVar(f, &opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
+	f.Var(datapathFlag(&opts.Datapath), "datapath", "RC traffic after each CM exchange: all (a record for every RPC-over-RDMA message), findings (only for those with a finding) or off")
+	datapathLimitFlags(f, &opts.DatapathLimits)
 	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 	sizeVarP(f, &opts.Count, "count", "c", 0, "stop after this many frames")
 	f.StringVarP(&opts.Write, "write", "w", "", "files: write the frames that carried the messages shown; live: every captured frame (pcapng, or pcap for a .pcap name)")
@@ -211,6 +216,9 @@ func checkDissect(opts *dissectOptions, live bool) error {
 	case opts.IPFrag.Timeout <= 0:
 		return usageError("--ip-fragment-timeout: %s (want more than 0)", opts.IPFrag.Timeout)
 	}
+	if err := checkDatapathLimits(opts.DatapathLimits); err != nil {
+		return err
+	}
 	stdin := 0
 	for _, f := range opts.Files {
 		if f == "-" {
@@ -285,7 +293,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		sink = sel.Filter(sink)
 	}
 	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, IPFrag: opts.IPFrag, MaxConnections: opts.MaxConnections,
-		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count}
+		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits}
 	var excerpt *extract.Writer
 	if opts.Write != "" && !live {
 		var keep func(*record.Message) bool

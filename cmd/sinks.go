@@ -145,6 +145,14 @@ func (r renamer) Connection(c *record.Connection) error {
 	return r.next.Connection(c)
 }
 
+func (r renamer) RPC(rec *record.RPC) error {
+	rec.File = baseName(rec.File)
+	if next, ok := r.next.(dissect.RPCSink); ok {
+		return next.RPC(rec)
+	}
+	return nil
+}
+
 func (r renamer) Summary(s *record.Summary) error {
 	var files []string
 	for i := range s.Inputs {

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 )
@@ -22,6 +23,12 @@ type Config struct {
 	MaxConnections int
 	// Hash computes each input file's SHA-256 for the summary (Run).
 	Hash bool
+	// Datapath says what the data path writes: a record for each
+	// RPC-over-RDMA message with a finding (the zero value), for every one,
+	// or nothing (ModeOff: the RC traffic is not followed).
+	Datapath datapath.Mode
+	// DatapathLimits bound the data path's state (zero fields: defaults).
+	DatapathLimits datapath.Limits
 
 	// Count stops the run after this many frames (0: no limit).
 	Count int
@@ -53,5 +60,9 @@ func (c Config) MemoryBudget() int64 {
 	// limits add what they allow.
 	frag := c.IPFrag.WithDefaults()
 	fragBytes := max(0, 2*int64(frag.Bytes-ipfrag.DefaultBytes)+64*int64(frag.Fragments-ipfrag.DefaultFragments))
-	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows) + fragBytes
+	extra := int64(0)
+	if c.Datapath != datapath.ModeOff {
+		extra = c.DatapathLimits.ExtraMemory()
+	}
+	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows) + fragBytes + extra
 }

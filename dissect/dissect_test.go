@@ -359,6 +359,7 @@ func TestRunFiles(t *testing.T) {
 		"rocev2-nvme.pcap":        {"REQ", "REP", "RTU"},
 		"rocev2-nvme-reject.pcap": {"REQ", "REJ"},
 		"iwarp-iser.pcap":         {"MPA_REQ", "MPA_REP"},
+		"rocev2-nfs-traffic.pcap": {"REQ", "REP", "RTU", "DREQ", "DREP"},
 	}
 	files, err := filepath.Glob("../pcaps/*.pcap*")
 	if err != nil || len(files) != len(want) {
@@ -376,9 +377,9 @@ func TestRunFiles(t *testing.T) {
 	got := map[string][]string{}
 	for _, m := range c.msgs {
 		got[filepath.Base(m.File)] = append(got[filepath.Base(m.File)], m.Name())
-		// Every message but an RTU carries RFC 8797 data, or another upper
-		// layer's (the NVMe-oF and iSER samples).
-		if m.RPCRDMA == nil && m.ULP == nil && m.Name() != "RTU" && m.File != "../pcaps/rocev2-one-sided.pcap" {
+		// Every message but an RTU, DREQ or DREP carries RFC 8797 data, or
+		// another upper layer's (the NVMe-oF and iSER samples).
+		if m.RPCRDMA == nil && m.ULP == nil && m.Name() != "RTU" && m.Name() != "DREQ" && m.Name() != "DREP" && m.File != "../pcaps/rocev2-one-sided.pcap" {
 			t.Errorf("%s frame %d: no RFC 8797 message", m.File, m.Frame)
 		}
 	}

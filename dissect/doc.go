@@ -10,12 +10,14 @@ A frame goes one way, one package for each step:
 
 	          frames             messages             connections
 	Source ───────────▶ Decoder ──────────▶ Tracker ─────────────▶ Sink
-	(File,              (decode)    │       (conn)                (output)
-	 live.Capture)       │     ▲    └─────────── messages ──────────▶
-	         TCP segments│     │messages
-	                     ▼     │
-	         TCP reassembly ──▶ MPA framer
-	       (dissect/reassembly)  (dissect/mpa)
+	(File,              (decode)    │       (conn)     │          (output)
+	 live.Capture)       │  │  ▲    └────── messages ──┼──────────▶
+	         TCP segments│  │  │messages               │hand-over  ▲
+	                     ▼  │  │                       ▼           │rpc records,
+	         TCP reassembly ──▶ MPA framer        Data path ───────┘connection figures
+	       (dissect/reassembly)  (dissect/mpa)  (dissect/datapath)
+	                        │  RC frames                ▲
+	                        └───────────────────────────┘
 
 A Source yields the frames of one capture file (File) or of the
 interfaces of a live capture read together (dissect/live.Capture). The
@@ -110,6 +112,52 @@ decided: its later segments cost a table look-up. Limits (octets per
 direction and in all, directions followed, directions remembered) and
 capture-time ageing bound it all; dissect/reassembly's package comment
 draws a direction's states.
+
+# The data path
+
+RC frames (a BTH with a Reliable Connected opcode, over RoCEv2, RoCEv1 or
+native InfiniBand) take a branch of their own, still one way. The
+Decoder's classifier gives them a frame kind of their own when the data
+path is on (Config.Datapath), and the Decoder decodes them only as far as
+the data path needs (BTH, extended headers, where the payload lies) and
+hands them to the source's datapath.Follower. The Follower learns the
+connections from the Tracker, never the other way round: when an accepting
+REP makes an attempt established, the Tracker hands it over (conn.Handover:
+the record with what was negotiated, and the REQ's and REP's QPNs,
+Starting PSNs, Responder Resources, Initiator Depth, path MTU and LIDs);
+a DREP, or a REJ of the REP, ends it. A reconnection is a new attempt,
+with new QPNs. The Follower matches each frame on its addresses and DestQP,
+keeps each side's PSNs, reassembles Sends (keeping only their length,
+frames and first octets) and feeds a datapath.Checker per connection, which
+decodes each Send's RPC-over-RDMA header, tracks Calls, credits, STags and
+Reads, and raises the data-path findings. Its "rpc" records go back to the
+run loop as they are made, and on to the Sink (a dissect.RPCSink) in
+capture order among the messages.
+
+At the end of a source the Decoder gives up what it holds, the Follower
+hands on the Sends still in progress, and as the Tracker hands on each
+connection record the run loop has the Follower add its figures
+(record.Datapath) and connection findings (the Read limit) before the Sink
+gets it. A connection that ends before (its DREP, a reconnection on the
+same QPNs, the limit of connections followed) hands its Sends in progress
+and its figures to its record at once, and the Follower forgets it. Live, a
+record goes out at its RTU, before its traffic: what the data path finds
+about it later goes to the summary.
+
+Take frame 19 of pcaps/rocev2-nfs-traffic.pcap: UDP to port 4791, a BTH
+with opcode 0x17 (SEND Only with Invalidate) to QP 0x000100. The
+classifier calls it kindRC; the Decoder reads the IETH (R_Key 0x00010001)
+and hands the Packet over. The Follower finds the connection the REP of
+frame 2 established (192.0.2.2 → 192.0.2.1 to the REQ's Local QPN: the
+responder's side), checks that its PSN, 0x001009, is the next in that
+side's sequence (the REQ's Starting PSN 0x001000, then the Reply of frame
+6 and the eight packets of an RDMA WRITE), and as the Send is a SEND Only
+hands it to the Checker from the frame itself. The Checker decodes its
+RDMA_MSG header: a Reply to XID 0x5f000001, whose Call (frame 8)
+advertised the write chunk 0x00010001; both sides set R, so the
+invalidation is allowed and names an STag of the Call: no finding. With
+--datapath all an "rpc" record goes to the Sink; the connection's figures
+count it when its record goes out at the end.
 
 # Live capture
 

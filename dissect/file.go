@@ -55,6 +55,8 @@ type fileSource struct {
 	closeSrc func()
 	rd       *pcapfile.Reader
 	closed   bool
+	faults   bool // panics on memory faults were turned on for the mapping (mapped.go)
+	oldFault bool // the setting before
 }
 
 // maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
@@ -107,11 +109,14 @@ func (s *fileSource) open(ctx context.Context) error {
 	}
 	s.src, s.hashed, s.closeSrc = src, hashed, closeSrc
 	s.in.Size = size
-	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true})
+	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Map: true})
 	if err != nil {
 		return err
 	}
 	s.rd = rd
+	if rd.Mapped() {
+		s.faults, s.oldFault = true, mapFaults(true)
+	}
 	s.in.Format = rd.Format()
 	s.in.Compressed = rd.Compressed()
 	s.in.Compression = rd.Compression()
@@ -135,6 +140,10 @@ func (s *fileSource) Close() error {
 	if s.rd != nil {
 		s.rd.Close() // stops the read-ahead goroutine
 		s.rd = nil
+	}
+	if s.faults {
+		mapFaults(s.oldFault)
+		s.faults = false
 	}
 	if s.closeSrc != nil {
 		s.closeSrc()

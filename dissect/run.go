@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -94,6 +95,9 @@ type run struct {
 	halted  bool      // by cfg.Count or the writer: no source is read any more
 	start   time.Time // capture time of the source's first frame with one
 
+	dp    *datapath.Follower // the current source's data path (datapath.go); nil when off
+	dpOut *datapath.Output
+
 	// The writer's buffer holds frames since lastFlush.
 	dirty     bool
 	lastFlush time.Time
@@ -111,10 +115,11 @@ func (r *run) source(ctx context.Context, src Source) error {
 	r.tracker.NextInput() // nothing pairs across sources
 	r.start = time.Time{}
 	p.d = decode.New(name, r.cfg.decoder(), r.message)
+	r.startDataPath(p, name)
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame
 	}
-	stopErr := r.read(ctx, src, p)
+	stopErr := r.readSource(ctx, src, p)
 	src.Close()
 	if r.err != nil {
 		return nil
@@ -125,6 +130,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	p.d.SetFile(name)
 	p.d.Flush()
 	r.sum.Traffic.Add(p.d.Traffic())
+	r.flushDataPath(name)
 	r.sum.StateDrops += p.d.Dropped()
 	r.sum.KeylessEvictions += p.d.KeylessEvictions()
 	for _, n := range p.d.Notes() {
@@ -149,6 +155,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	default:
 		r.connections("")
 	}
+	r.endDataPath()
 	return stopErr
 }
 
@@ -281,6 +288,7 @@ func (r *run) connection(c *record.Connection) {
 	if r.err != nil {
 		return
 	}
+	r.annotate(c)
 	r.sum.Connections[c.State]++
 	r.sum.Count(c.Findings)
 	r.err = r.sink.Connection(c)

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Measures rdmacm-pd against tcpdump and tshark on the mixed workload that
-# `rdmacm-pd craft --workload` writes, and prints a Markdown table.
+# Measures rdmacm-pd against tcpdump and tshark on the workloads that
+# `rdmacm-pd craft --workload` writes, and prints a Markdown table: the mixed
+# workload (RoCEv2 data without its setup, TCP bulk, small UDP, CM and MPA
+# setups) and the NFS/RDMA-like one (`--nfs`: connections set up with RFC 8797
+# data carrying Calls and Replies with chunks, RDMA WRITEs and READs, Send
+# With Invalidate; TCP bulk), side by side.
 #
-#   docs/performance.sh                 # 1 GiB
+#   docs/performance.sh                 # 1 GiB of each
 #   docs/performance.sh 256MiB 1GiB 4GiB
+#   WORKLOADS=nfs docs/performance.sh   # one of them
 #
-# For each size: writes the workload (once; kept in $PERF_DIR), reads it into
-# the page cache, then times (best of $RUNS):
-#   - rdmacm-pd dissect -T json (the full dissection: messages, connections,
-#     summary), and checks that it found every message and connection the
-#     workload holds;
+# For each size and workload: writes the workload (once; kept in $PERF_DIR),
+# reads it into the page cache, then times (best of $RUNS):
+#   - rdmacm-pd dissect -T json (the full dissection, the data path on as by
+#     default: messages, connections, summary), and checks that it found every
+#     message, connection and (nfs) RPC-over-RDMA message the workload holds,
+#     and no finding;
 #   - tcpdump -r FILE 'udp dst port 4791 or tcp' -w /dev/null (a BPF filter
 #     pass, no decoding);
 #   - tshark with a display filter for CM and MPA (sizes up to $TSHARK_MAX
@@ -21,6 +27,7 @@ export PATH="/usr/local/go/bin:$PATH"
 dir=${PERF_DIR:-/tmp/rdmacm-pd-perf}
 runs=${RUNS:-3}
 tshark_max=${TSHARK_MAX:-1288490189}  # 1.2 GiB
+workloads=${WORKLOADS:-mixed nfs}
 mkdir -p "$dir"
 go build -o "$dir/rdmacm-pd" .
 bin="$dir/rdmacm-pd"
@@ -38,47 +45,61 @@ best() {
 	echo "$bt $bm"
 }
 
-echo "| size | frames | rdmacm-pd -T json | throughput | peak memory | tcpdump filter pass | tshark | vs tcpdump | vs tshark |"
-echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+echo "| workload | size | frames | rdmacm-pd -T json | throughput | peak memory | tcpdump filter pass | tcpdump peak memory | tshark | vs tcpdump | vs tshark |"
+echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 for size in "${@:-1GiB}"; do
-	f="$dir/workload-$size.pcap"
+for wl in $workloads; do
+	case "$wl" in
+	mixed) flags=""; f="$dir/workload-$size.pcap" ;;
+	nfs) flags="--nfs"; f="$dir/workload-nfs-$size.pcap" ;;
+	*) echo "unknown workload $wl (want mixed or nfs)" >&2; exit 2 ;;
+	esac
 	if [ ! -f "$f" ] || [ ! -f "$f.expected" ]; then
-		"$bin" craft --workload "$size" -w "$f" > "$f.expected"
+		"$bin" craft --workload "$size" $flags -w "$f" > "$f.expected"
 	fi
 	cat "$f" > /dev/null
 	octets=$(stat -c %s "$f")
 
-	# Correctness: every message and connection the workload holds.
+	# Correctness: every message, connection (and RPC-over-RDMA message)
+	# the workload holds, nothing given up, no finding on the NFS workload.
 	"$bin" dissect -T json "$f" | tail -n 1 > "$dir/summary.json"
-	python3 - "$f.expected" "$dir/summary.json" <<'PY'
+	python3 - "$f.expected" "$dir/summary.json" "$wl" <<'PY'
 import json, re, sys
 exp = open(sys.argv[1]).read()
 want_msgs = int(re.search(r"expect (\d+) messages", exp).group(1))
-want_conns = int(re.search(r"and (\d+) established", exp).group(1))
+want_conns = int(re.search(r"(\d+) established", exp).group(1))
 want_frames = int(re.search(r"frames (\d+),", exp).group(1))
 s = json.loads(open(sys.argv[2]).read())
 got = (s["frames"], s["messages"], s["connections"]["established"])
 if got != (want_frames, want_msgs, want_conns) or s["state_limit_drops"] or s["decode_errors"]:
     sys.exit("MISMATCH: got frames/messages/established %s, want %s" % (got, (want_frames, want_msgs, want_conns)))
+if sys.argv[3] == "nfs":
+    want_rpc = int(re.search(r"(\d+) rpc_messages", exp).group(1))
+    if s["rpc_messages"] != want_rpc or s["findings"] or s["datapath_frames_without_connection"]:
+        sys.exit("MISMATCH: rpc_messages %d (want %d), findings %s, %d frames of no connection"
+                 % (s["rpc_messages"], want_rpc, s["findings"], s["datapath_frames_without_connection"]))
 PY
 	frames=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['frames'])" "$dir/summary.json")
 
 	read -r rt rm < <(best "$bin" dissect -T json "$f")
 	tcp="-"
+	tm="-"
 	if command -v tcpdump > /dev/null; then
-		read -r tt _ < <(best tcpdump -r "$f" -w /dev/null 'udp dst port 4791 or tcp')
+		read -r tt tmk < <(best tcpdump -r "$f" -w /dev/null 'udp dst port 4791 or tcp')
 		tcp="$tt s"
+		tm=$(awk -v k="$tmk" 'BEGIN{printf "%.0f MB", k / 1024}')
 	fi
 	tsh="-"
 	if command -v tshark > /dev/null && [ "$octets" -le "$tshark_max" ]; then
 		ts0=$(date +%s.%N)
-		tshark -n -r "$f" -Y 'infiniband.mad.mgmtclass == 7 or iwarp_mpa' -T fields -e frame.number > /dev/null 2>&1
+		tshark -n -r "$f" -Y 'infiniband.mad.mgmtclass == 7 or iwarp_mpa or rpcordma' -T fields -e frame.number > /dev/null 2>&1
 		ts1=$(date +%s.%N)
 		tsh=$(awk "BEGIN{printf \"%.1f s\", $ts1 - $ts0}")
 	fi
-	awk -v size="$size" -v frames="$frames" -v octets="$octets" -v rt="$rt" -v rm="$rm" -v tcp="$tcp" -v tsh="$tsh" 'BEGIN{
-		vt = (tcp == "-") ? "-" : sprintf("%.1fx faster", (tcp+0) / rt)
+	awk -v wl="$wl" -v size="$size" -v frames="$frames" -v octets="$octets" -v rt="$rt" -v rm="$rm" -v tcp="$tcp" -v tm="$tm" -v tsh="$tsh" 'BEGIN{
+		vt = (tcp == "-") ? "-" : sprintf("%.2fx its time", rt / (tcp+0))
 		vs = (tsh == "-") ? "-" : sprintf("%.0fx faster", (tsh+0) / rt)
-		printf "| %s | %d | %.2f s | %.2f GB/s | %.0f MB | %s | %s | %s | %s |\n", size, frames, rt, octets / rt / 1e9, rm / 1024, tcp, tsh, vt, vs
+		printf "| %s | %s | %d | %.2f s | %.2f GB/s | %.0f MB | %s | %s | %s | %s | %s |\n", wl, size, frames, rt, octets / rt / 1e9, rm / 1024, tcp, tm, tsh, vt, vs
 	}'
+done
 done

@@ -28,6 +28,13 @@ func decodeCases() []decodeCase {
 		{"DDP", &DDP{}, []byte{0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 9}},
 		{"RDMAPReadRequest", &RDMAPReadRequest{}, make([]byte, RDMAPReadRequestLen)},
 		{"RDMAPTerminate", &RDMAPTerminate{}, []byte{0x12, 0x05, 0x40, 0x00}},
+		{"RETH", &RETH{}, rcWriteOnly[54:]},
+		{"AETH", &AETH{}, rcReadResponseOnly[54:]},
+		{"IETH", &IETH{}, rcSendOnlyInvalidate[54:]},
+		{"ImmDt", &ImmDt{}, rcSendOnlyImm[54:]},
+		{"AtomicETH", &AtomicETH{}, rcCmpSwap[54:]},
+		{"AtomicAckETH", &AtomicAckETH{}, rcAtomicAck[58:]},
+		{"RPCRDMAHeader", &RPCRDMAHeader{}, rpcWriteCall},
 	}
 	for _, c := range cmCases {
 		cs = append(cs, decodeCase{"CM" + c.name, NewCMMessage(c.attr), c.body})

@@ -71,12 +71,17 @@ const (
 func (b *BTH) LayerType() gopacket.LayerType  { return LayerTypeBTH }
 func (b *BTH) CanDecode() gopacket.LayerClass { return LayerTypeBTH }
 
-// NextLayerType is DETH for the UD SEND opcodes; the headers of the other
-// transports are not decoded and stay payload.
+// NextLayerType is DETH for the UD SEND opcodes, the first extended
+// transport header of the RC and UC opcodes that have one (see
+// ExtendedHeaders); the other headers (RD's RDETH and DETH) are not decoded
+// and stay payload, as does the data of a SEND.
 func (b *BTH) NextLayerType() gopacket.LayerType {
 	switch b.OpCode {
 	case OpUDSendOnly, OpUDSendOnlyImm:
 		return LayerTypeDETH
+	}
+	if hs := ExtendedHeaders(b.OpCode); len(hs) > 0 {
+		return hs[0]
 	}
 	return gopacket.LayerTypePayload
 }

@@ -7,7 +7,11 @@
 // that ibdump writes, the RPC-over-RDMA version 1 CM Private Data message
 // of RFC 8797, and the private data of the other upper layers that define
 // one (NVMe over Fabrics, iSER, SRP, RDS, rsockets, Lustre o2iblnd, SDP,
-// IPoIB connected mode; see ulp.go).
+// IPoIB connected mode; see ulp.go); and for the data path the extended
+// transport headers of the RC and UC opcodes (RETH, AETH, IETH, ImmDt,
+// AtomicETH, AtomicAckETH, which BTH.NextLayerType chooses by opcode) and
+// the RPC-over-RDMA version 1 transport header of RFC 8166 that starts
+// every Send of an RPC-over-RDMA connection.
 //
 // Importing the package registers the layers with gopacket: UDP destination
 // port 4791 (RoCEv2) decodes as BTH, EtherType 0x8915 (RoCEv1) as GRH, link

@@ -325,7 +325,8 @@ func FuzzSearchRPCRDMA(f *testing.F) {
 // recovery, and checks the layers of this package in the result.
 func FuzzNewPacket(f *testing.F) {
 	for _, s := range [][]byte{rocev2REQ, rocev2REP, rocev2REJ, rocev2IPv6REQ, rocev1REQ, ibREQ, ibGRHREQ, erfIB,
-		erfIBExt, erfEth, scapyCNP, rocev2REQ[:270], ibREQ[:236], spliced(AttrSIDRREQ, sidrReqBody), spliced(AttrLAP, lapBody)} {
+		erfIBExt, erfEth, scapyCNP, rocev2REQ[:270], ibREQ[:236], spliced(AttrSIDRREQ, sidrReqBody), spliced(AttrLAP, lapBody),
+		rcWriteOnlyImm, rcAtomicAck, rcSendOnlyInvalidate, rcReadRequest[:60]} {
 		f.Add(s)
 	}
 	opts := gopacket.DecodeOptions{SkipDecodeRecovery: true, NoCopy: true}
@@ -382,4 +383,55 @@ func truncatedBefore(data []byte, first gopacket.Decoder) bool {
 	var decoded []gopacket.LayerType
 	_ = p.DecodeLayers(data, &decoded)
 	return p.Truncated
+}
+
+func FuzzDecodeRETH(f *testing.F) {
+	fuzzHeader[RETH](f, rcWriteOnly[54:], rcReadRequest[54:70], rcWriteOnly[54:60])
+}
+
+func FuzzDecodeAETH(f *testing.F) {
+	fuzzHeader[AETH](f, rcReadResponseOnly[54:], rcNAK[54:58], rcNAK[54:56])
+}
+
+func FuzzDecodeIETH(f *testing.F) {
+	fuzzHeader[IETH](f, rcSendOnlyInvalidate[54:], rcSendOnlyInvalidate[54:57])
+}
+
+func FuzzDecodeImmDt(f *testing.F) { fuzzHeader[ImmDt](f, rcSendOnlyImm[54:], rcWriteOnlyImm[70:72]) }
+
+func FuzzDecodeAtomicETH(f *testing.F) { fuzzHeader[AtomicETH](f, rcCmpSwap[54:82], rcCmpSwap[54:70]) }
+
+func FuzzDecodeAtomicAckETH(f *testing.F) {
+	fuzzHeader[AtomicAckETH](f, rcAtomicAck[58:66], rcAtomicAck[58:62])
+}
+
+// FuzzDecodeRPCRDMAHeader: any octets decode without panic, to a header
+// inside the input or a TruncatedError or XDRBoolError; a header that kept
+// every segment serializes back to the octets it was decoded from.
+func FuzzDecodeRPCRDMAHeader(f *testing.F) {
+	for _, s := range [][]byte{rpcNullCall, rpcReadCall, rpcWriteCall, rpcNoMsg, rpcErrVers, rpcErrChunk, rpcMsgP,
+		rpcReadCall[:50], patch(rpcNullCall, at(19, 7)), append(append([]byte(nil), rpcNoMsg[:28]...), 0xff, 0xff, 0xff, 0xff)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h RPCRDMAHeader
+		var df feedback
+		err := h.DecodeFromBytes(data, &df)
+		var xe *XDRBoolError
+		if errors.As(err, &xe) {
+			if xe.Value <= 1 || xe.Offset+4 > len(data) || df.truncated {
+				t.Fatalf("XDRBoolError %+v for %d octets (truncated %v)", xe, len(data), df.truncated)
+			}
+			return
+		}
+		if !checkDecoded(t, &h, data, err, df.truncated) || h.NotKept > 0 {
+			return
+		}
+		if h.Segments() > MaxRPCRDMASegments || len(h.WriteList) > MaxRPCRDMAWriteChunks {
+			t.Fatalf("kept %d segments, %d write chunks", h.Segments(), len(h.WriteList))
+		}
+		if out := roundTrip(t, &h, nil); !bytes.Equal(out, h.Contents) {
+			t.Fatalf("serialized %x, decoded from %x", out, h.Contents)
+		}
+	})
 }

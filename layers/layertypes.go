@@ -38,6 +38,16 @@ var (
 	LayerTypeDDP              = register(21, "DDP", decodeDDP)
 	LayerTypeRDMAPReadRequest = register(22, "RDMAP Read Request", decodeRDMAPReadRequest)
 	LayerTypeRDMAPTerminate   = register(23, "RDMAP Terminate", decodeRDMAPTerminate)
+
+	// The RC data path: the extended transport headers after a BTH and the
+	// RPC-over-RDMA transport header at the start of a SEND.
+	LayerTypeRETH          = register(30, "RETH", decodeRETH)
+	LayerTypeAETH          = register(31, "AETH", decodeAETH)
+	LayerTypeIETH          = register(32, "IETH", decodeIETH)
+	LayerTypeImmDt         = register(33, "ImmDt", decodeImmDt)
+	LayerTypeAtomicETH     = register(34, "AtomicETH", decodeAtomicETH)
+	LayerTypeAtomicAckETH  = register(35, "AtomicAckETH", decodeAtomicAckETH)
+	LayerTypeRPCRDMAHeader = register(36, "RPC-over-RDMA", decodeRPCRDMAHeader)
 )
 
 // The layer types of the upper layers' CM private data (n = 50 to 69).

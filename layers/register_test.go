@@ -48,6 +48,9 @@ func TestNewPacketLayers(t *testing.T) {
 		return append([]gopacket.LayerType{ltEthernet, ltIPv4, ltUDP, LayerTypeBTH, LayerTypeDETH, LayerTypeMAD}, ls...)
 	}
 	reqTail := []gopacket.LayerType{LayerTypeCMReq, LayerTypeIPCM, LayerTypeRPCRDMA, ltPayload}
+	rc := func(ls ...gopacket.LayerType) []gopacket.LayerType {
+		return append([]gopacket.LayerType{ltEthernet, ltIPv4, ltUDP, LayerTypeBTH}, ls...)
+	}
 	tests := []struct {
 		name  string
 		data  []byte
@@ -73,7 +76,16 @@ func TestNewPacketLayers(t *testing.T) {
 		{"ERF Ethernet, link type 197", erfEth, linkERF, append([]gopacket.LayerType{LayerTypeERF}, cmv2(reqTail...)...)},
 		{"CNP", scapyCNP, ltEthernet, []gopacket.LayerType{ltEthernet, ltIPv4, ltUDP, LayerTypeBTH, ltPayload}},
 		{"UC SEND over IPv6", scapyUCIPv6, ltEthernet, []gopacket.LayerType{ltEthernet, ltIPv6, ltUDP, LayerTypeBTH, ltPayload}},
-		{"RoCEv1 RDMA WRITE", scapyRoCEv1Write, ltEthernet, []gopacket.LayerType{ltEthernet, LayerTypeGRH, LayerTypeBTH, ltPayload}},
+		{"RoCEv1 RDMA WRITE", scapyRoCEv1Write, ltEthernet, []gopacket.LayerType{ltEthernet, LayerTypeGRH, LayerTypeBTH, LayerTypeRETH, ltPayload}},
+		{"RDMA WRITE Only", rcWriteOnly, ltEthernet, rc(LayerTypeRETH, ltPayload)},
+		{"RDMA WRITE Only with Immediate", rcWriteOnlyImm, ltEthernet, rc(LayerTypeRETH, LayerTypeImmDt, ltPayload)},
+		{"RDMA READ Request", rcReadRequest, ltEthernet, rc(LayerTypeRETH)},
+		{"READ Response Only", rcReadResponseOnly, ltEthernet, rc(LayerTypeAETH, ltPayload)},
+		{"NAK", rcNAK, ltEthernet, rc(LayerTypeAETH)},
+		{"SEND Only with Invalidate", rcSendOnlyInvalidate, ltEthernet, rc(LayerTypeIETH, ltPayload)},
+		{"SEND Only with Immediate", rcSendOnlyImm, ltEthernet, rc(LayerTypeImmDt, ltPayload)},
+		{"CmpSwap", rcCmpSwap, ltEthernet, rc(LayerTypeAtomicETH)},
+		{"ATOMIC Acknowledge", rcAtomicAck, ltEthernet, rc(LayerTypeAETH, LayerTypeAtomicAckETH)},
 		{"REQ by hand", spliced(AttrREQ, reqBody), ltEthernet, cmv2(LayerTypeCMReq, LayerTypeRPCRDMA, ltPayload)},
 		{"MRA by hand", spliced(AttrMRA, mraBody), ltEthernet, cmv2(LayerTypeCMMra, LayerTypeRPCRDMA, ltPayload)},
 		{"REJ by hand", spliced(AttrREJ, rejBody), ltEthernet, cmv2(LayerTypeCMRej, LayerTypeRPCRDMA, ltPayload)},

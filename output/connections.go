@@ -155,6 +155,7 @@ func (r *textRenderer) table() {
 			fmt.Fprintf(w, "%s%s\n", under, ends[ri-1])
 		}
 	}
+	r.datapathTable(conns)
 }
 
 // connFindings writes the findings of the connections in the table, each
@@ -271,6 +272,7 @@ func totals(s *record.Summary) string {
 	if s.StateDrops > 0 {
 		line += fmt.Sprintf(", %d given up at a state limit", s.StateDrops)
 	}
+	line += datapathTotals(s)
 	return line
 }
 

@@ -274,6 +274,11 @@ func (r renamer) Connection(c *record.Connection) error {
 	return r.next.Connection(c)
 }
 
+func (r renamer) RPC(rec *record.RPC) error {
+	rec.File = filepath.Base(rec.File)
+	return r.next.(dissect.RPCSink).RPC(rec)
+}
+
 func (r renamer) Summary(s *record.Summary) error {
 	for i := range s.Inputs {
 		s.Inputs[i].Name = filepath.Base(s.Inputs[i].Name)

@@ -213,6 +213,8 @@ func appendConnection(j *jw, c *record.Connection) {
 		j.end()
 	}
 	j.kbool("remote_invalidation", c.RemoteInvalidation)
+	j.key("datapath")
+	appendDatapath(j, c.Datapath)
 	j.key("warnings")
 	appendFindings(j, c.Findings)
 	j.end()
@@ -239,6 +241,8 @@ func appendSummary(j *jw, s *record.Summary, tool string) {
 	j.kint("decode_errors", int64(s.DecodeErrors))
 	j.kint("state_limit_drops", int64(s.StateDrops))
 	j.kint("tcp_keyless_evictions", int64(s.KeylessEvictions))
+	j.kint("rpc_messages", int64(s.RPCMessages))
+	j.kint("datapath_frames_without_connection", int64(s.DatapathOrphanFrames))
 	j.key("warnings")
 	appendFindings(j, s.Notes)
 	j.key("inputs")

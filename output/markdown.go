@@ -53,6 +53,7 @@ type markdownRenderer struct {
 	conns    []*record.Connection // the first MaxMarkdownDetails
 	nConns   int
 	messages int
+	rpcs     int                     // the data path's rpc records, detailed among the messages
 	nFind    int                     // findings in all, listed or not
 	worst    map[int]finding.Finding // by connection number: the worst finding of its messages
 }

@@ -311,6 +311,7 @@ func (m *markdownRenderer) connectionTable(w *strings.Builder, l limits) {
 	if n := m.nConns - l.conns; n > 0 {
 		fmt.Fprintf(w, "%d of %d connections are listed; `-T json` has all.\n\n", l.conns, m.nConns)
 	}
+	m.datapathTable(w, conns[:l.conns])
 }
 
 func (m *markdownRenderer) findingsTable(w *strings.Builder, l limits) {
@@ -348,6 +349,9 @@ func (m *markdownRenderer) capture(w *strings.Builder, s *record.Summary, l limi
 	head = append(head, "findings", "unreadable inputs", "given up at a limit")
 	vals = append(vals, fmt.Sprint(n), fmt.Sprint(s.DecodeErrors), fmt.Sprint(s.StateDrops))
 	mdTable(w, head, strings.TrimSuffix(strings.Repeat("--:|", len(head)), "|"), [][]string{vals})
+	if line := datapathTotals(s); line != "" {
+		fmt.Fprintf(w, "Data path: %s.\n\n", line[2:])
+	}
 	if sel := m.opts.Selection; sel != nil {
 		fmt.Fprintf(w, "%s.\n\n", cell(selectionNote(sel)))
 	}
@@ -384,7 +388,8 @@ func (m *markdownRenderer) capture(w *strings.Builder, s *record.Summary, l limi
 
 func (m *markdownRenderer) messageDetails(w *strings.Builder, l limits) {
 	fmt.Fprintf(w, "## Messages\n\n")
-	if m.messages == 0 {
+	total := m.messages + m.rpcs // rpc records are detailed as messages
+	if total == 0 {
 		fmt.Fprintf(w, "No connection message was found.\n")
 		return
 	}
@@ -399,14 +404,14 @@ func (m *markdownRenderer) messageDetails(w *strings.Builder, l limits) {
 	case m.opts.Details == DetailsAll:
 		which = "every message"
 	case m.chosen == 0:
-		which = fmt.Sprintf("no message has a finding, so the first %d", min(firstFew, m.messages))
+		which = fmt.Sprintf("no message has a finding, so the first %d", min(firstFew, total))
 	default:
 		which = "those with a finding"
 	}
-	if shown == m.messages {
+	if shown == total {
 		return
 	}
-	fmt.Fprintf(w, "Details of %d of %s: %s", shown, count(m.messages, "message"), which)
+	fmt.Fprintf(w, "Details of %d of %s: %s", shown, count(total, "message"), which)
 	if shown < len(m.details) {
 		fmt.Fprintf(w, ", cut to fit the budget")
 	}

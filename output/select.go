@@ -40,7 +40,7 @@ var SelectFields = []struct{ Name, Meaning string }{
 	{"addr", "an address of the message (src or dst) or connection (initiator or responder); a host matches with any port"},
 	{"src", "the message's source, the connection's initiator"},
 	{"dst", "the message's destination, the connection's responder"},
-	{"msg", "the message: REQ, REP, REJ, RTU, MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, MPA_REQ, MPA_REP"},
+	{"msg", "the message: REQ, REP, REJ, RTU, MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, MPA_REQ, MPA_REP, RPC (a data-path rpc record)"},
 	{"code", "a finding code of the message or connection"},
 	{"severity", "the highest severity of its findings: none, info, warning, error"},
 	{"conn", "the connection number (a message's: the connection it belongs to)"},
@@ -121,6 +121,16 @@ func (f *selectSink) Connection(c *record.Connection) error {
 	return f.next.Connection(c)
 }
 
+// RPC passes on the data path's rpc records the selection shows (they are
+// not counted among the messages).
+func (f *selectSink) RPC(rec *record.RPC) error {
+	next, ok := f.next.(dissect.RPCSink)
+	if !ok || !f.s.expr.eval(rpcRecord{rec}) {
+		return nil
+	}
+	return next.RPC(rec)
+}
+
 func (f *selectSink) Summary(sum *record.Summary) error { return f.next.Summary(sum) }
 
 // A record is what a selection looks at: the values of a field, or
@@ -168,6 +178,39 @@ func (r msgRecord) values(field string) ([]value, bool) {
 		return vs, true
 	case "file":
 		return []value{{s: m.File}}, true
+	}
+	return nil, false
+}
+
+// rpcRecord is an rpc record: its msg is "RPC", its conn unknown here
+// (the record names its connection by request frame).
+type rpcRecord struct{ r *record.RPC }
+
+func (r rpcRecord) values(field string) ([]value, bool) {
+	x := r.r
+	switch field {
+	case "addr":
+		return []value{{s: x.Src}, {s: x.Dst}}, true
+	case "src":
+		return []value{{s: x.Src}}, true
+	case "dst":
+		return []value{{s: x.Dst}}, true
+	case "msg":
+		return []value{{s: "RPC"}}, true
+	case "code":
+		return codeValues(x.Findings)
+	case "severity":
+		return []value{{n: int(finding.Max(x.Findings))}}, true
+	case "transport":
+		return []value{{s: string(x.Transport)}}, true
+	case "frame":
+		vs := []value{{n: x.Frame}}
+		for _, f := range x.Frames {
+			vs = append(vs, value{n: f})
+		}
+		return vs, true
+	case "file":
+		return []value{{s: x.File}}, true
 	}
 	return nil, false
 }
@@ -500,7 +543,7 @@ func (p *parser) value(field string) (value, error) {
 		}
 	case "msg":
 		if !knownMessage(s) {
-			return value{}, fmt.Errorf("msg: %q is not a message name (REQ, REP, REJ, RTU, MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, MPA_REQ, MPA_REP)", s)
+			return value{}, fmt.Errorf("msg: %q is not a message name (REQ, REP, REJ, RTU, MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, MPA_REQ, MPA_REP, RPC)", s)
 		}
 	case "code":
 		if _, ok := finding.Lookup(s); !ok {
@@ -519,6 +562,9 @@ func (p *parser) value(field string) (value, error) {
 }
 
 func knownMessage(s string) bool {
+	if strings.EqualFold(s, "RPC") { // the data path's rpc records
+		return true
+	}
 	for k := record.KindREQ; k <= record.KindMPAReply; k++ {
 		if strings.EqualFold(k.String(), s) {
 			return true

@@ -31,9 +31,9 @@ type attempt struct {
 	record.Connection
 	seq     int // order of the request
 	reqID   uint32
-	tid     uint64 // the REQ's Transaction ID
-	closed  bool   // a DREQ or DREP was seen
-	emitted bool
+	closed  bool          // a DREQ or DREP was seen
+	emitted bool          // (three fields in one word: 65536 attempts are held)
+	tid     uint64        // the REQ's Transaction ID
 	st      *attemptState // shared with the history of the service
 
 	// negotiation holds the findings on what an accepting reply agreed;
@@ -43,6 +43,8 @@ type attempt struct {
 	negotiation []finding.Finding
 
 	partialReply int // an MPA Reply that ended before its flags
+
+	reqInfo *record.CMInfo // the REQ's CM fields, for the hand-over to the data path
 }
 
 // Negotiate computes what two sides agree from their RFC 8797 messages; a
@@ -129,6 +131,8 @@ type Tracker struct {
 	dropped int
 	forgot  int // history entries evicted at the limit
 	numbers int // attempts opened in the run (Connection.Number)
+
+	handover Handover // the data path, told of connections established and ended
 }
 
 // DefaultMaxConnections bounds the attempts held at once: about 1 KB
@@ -248,7 +252,7 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		}
 		c := &attempt{Connection: record.Connection{File: m.File, Transport: m.Transport, Initiator: m.Src, Responder: m.Dst,
 			ServiceID: m.ServiceID, HasServiceID: m.HasServiceID, RequestFrame: m.Frame, State: record.NoReply,
-			InitiatorRPCRDMA: m.RPCRDMA, InitiatorULP: m.ULP}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}}
+			InitiatorRPCRDMA: m.RPCRDMA, InitiatorULP: m.ULP}, reqID: m.LocalCommID, tid: m.TransactionID, st: &attemptState{}, reqInfo: m.CMInfo}
 		decideULP(&c.Connection)
 		t.number(c)
 		t.byReq[k] = c
@@ -302,6 +306,9 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 		}
 	case record.KindDREQ, record.KindDREP:
 		if c, _ := t.byLocal(m); c != nil && c.ReplyFrame != 0 {
+			if m.Kind == record.KindDREP && c.State == record.Established {
+				t.ended(c) // the disconnection is complete: a DREQ's sender may still see frames flushed
+			}
 			c.closed = true
 		}
 	}
@@ -475,6 +482,7 @@ func (t *Tracker) accept(c *attempt, m *record.Message) []*attempt {
 		c.negotiation = t.agreement(c)
 		t.remember(c)
 	}
+	t.established(c, m)
 	if c.st.final {
 		return t.emit(c)
 	}
@@ -492,6 +500,9 @@ func (t *Tracker) reject(c *attempt, m *record.Message, fromResponder bool, why 
 // reason the finding gives. A rejected connection negotiated nothing, and
 // no longer counts as the earlier connection of its service.
 func (t *Tracker) rejected(c *attempt, why finding.Finding) []*attempt {
+	if c.State == record.Established && !c.closed {
+		t.ended(c)
+	}
 	c.State, c.RejectReason, c.RemoteInvalidation = record.Rejected, why.Message, false
 	c.st.final, c.st.rejected = true, true
 	c.negotiation = nil

@@ -80,6 +80,12 @@ type Exchange struct {
 	Attempt    int       // a later connection between the same endpoints: new IDs and source port
 	Initiator2 *Endpoint // override the initiator's addresses
 	Responder2 *Endpoint // override the responder's addresses
+	// RDMA Read depths (Responder Resources, Initiator Depth) of the REQ
+	// and the REP, and the REQ's path MTU code (1 = 256 ... 5 = 4096); 0
+	// means 16, 16, 16, 16 and 3 (1024 octets).
+	ReqResponderResources, ReqInitiatorDepth uint8
+	RepResponderResources, RepInitiatorDepth uint8
+	PathMTU                                  uint8
 }
 
 // DefaultStart is the time of the first frame craft writes.
@@ -116,13 +122,7 @@ type Frame struct {
 
 // Frames builds the exchange's frames.
 func (x *Exchange) Frames() ([]Frame, error) {
-	a, b := Endpoints(x.Index, x.IPv6)
-	if x.Initiator2 != nil {
-		a = *x.Initiator2
-	}
-	if x.Responder2 != nil {
-		b = *x.Responder2
-	}
+	a, b := x.endpoints()
 	start := startOr(x.Start)
 	sid := x.ServiceID
 	if sid == 0 {
@@ -132,16 +132,15 @@ func (x *Exchange) Frames() ([]Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := uint32(x.Index) + uint32(x.Attempt)<<16
-	a.Port += uint16(x.Attempt) * 1000
+	n := x.ids()
 	reqID, repID := 0x0a000001+n, 0x0b000001+n
 	tid := uint64(0x0000000100000000) | uint64(n)<<8
 
 	req := &layers.CMReq{
 		LocalCommID: reqID, ServiceID: sid, LocalCAGUID: 0x0002c90300000001 + uint64(n),
-		LocalQPN: 0x000100 + n, ResponderResources: 16, InitiatorDepth: 16, TransportServiceType: 0,
-		StartingPSN: 0x001000 + n, RemoteCMResponseTimeout: 20, LocalCMResponseTimeout: 20, RetryCount: 7,
-		PartitionKey: 0xffff, PathPacketPayloadMTU: 3, RNRRetryCount: 7, MaxCMRetries: 15,
+		LocalQPN: x.qpn(false), ResponderResources: or8(x.ReqResponderResources, 16), InitiatorDepth: or8(x.ReqInitiatorDepth, 16),
+		TransportServiceType: 0, StartingPSN: x.startPSN(false), RemoteCMResponseTimeout: 20, LocalCMResponseTimeout: 20,
+		RetryCount: 7, PartitionKey: 0xffff, PathPacketPayloadMTU: or8(x.PathMTU, 3), RNRRetryCount: 7, MaxCMRetries: 15,
 		Primary: layers.CMPath{LocalPortLID: a.LID, RemotePortLID: b.LID, LocalPortGID: a.GID(), RemotePortGID: b.GID(),
 			HopLimit: 64, PacketRate: 3, LocalACKTimeout: 18, SubnetLocal: true},
 	}
@@ -160,8 +159,9 @@ func (x *Exchange) Frames() ([]Frame, error) {
 		rej.PrivateData = res
 		frames = append(frames, step{b, a, rej})
 	} else {
-		rep := &layers.CMRep{LocalCommID: repID, RemoteCommID: reqID, LocalQPN: 0x000200 + n,
-			StartingPSN: 0x002000 + n, ResponderResources: 16, InitiatorDepth: 16, TargetACKDelay: 15,
+		rep := &layers.CMRep{LocalCommID: repID, RemoteCommID: reqID, LocalQPN: x.qpn(true),
+			StartingPSN: x.startPSN(true), ResponderResources: or8(x.RepResponderResources, 16),
+			InitiatorDepth: or8(x.RepInitiatorDepth, 16), TargetACKDelay: 15,
 			RNRRetryCount: 7, LocalCAGUID: 0x0002c90300000101 + uint64(n)}
 		rep.PrivateData = res
 		rtu := &layers.CMRtu{LocalCommID: reqID, RemoteCommID: repID}

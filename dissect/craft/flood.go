@@ -28,7 +28,7 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -127,6 +127,10 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 					return frames, err
 				}
 			}
+		}
+	case FloodRCConns, FloodRCDirections:
+		if err := floodRC(kind, n, emit); err != nil {
+			return frames, err
 		}
 	default:
 		return 0, fmt.Errorf("craft: unknown flood %q (want one of %v)", kind, FloodKinds)

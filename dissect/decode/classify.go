@@ -22,6 +22,7 @@ const (
 	kindCM                        // an InfiniBand-family packet carrying a CM MAD
 	kindTCP                       // a TCP segment with payload (MPA candidate)
 	kindFragment                  // an IP fragment, for reassembly
+	kindRC                        // a Reliable Connected data frame, for the data path (rc.go)
 )
 
 // Link, EtherType and protocol numbers as the classifier compares them
@@ -164,9 +165,10 @@ func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) 
 	switch etype {
 	case layers.EtherTypeRoCEv1:
 		d.classifyGRH(fi, b, off)
-		if fi.kind == kindCM {
+		if fi.kind == kindCM || fi.kind == kindRC {
 			fi.transport = record.RoCEv1
-		} else if fi.bth != 0 {
+		}
+		if fi.kind != kindCM && fi.bth != 0 {
 			d.data.rocev1++
 		}
 	case etherIPv4:
@@ -302,6 +304,9 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 			fi.transport = record.RoCEv2
 		} else {
 			d.data.rocev2++ // RDMA traffic other than CM
+			if d.dp != nil && isRC(b, fi.bth) {
+				fi.kind, fi.transport = kindRC, record.RoCEv2
+			}
 		}
 	case protoTCP:
 		if len(b) < off+20 {
@@ -357,6 +362,8 @@ func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
 	fi.ibEnd = fi.bth + int(binary.BigEndian.Uint16(b[off+4:off+6]))
 	if isCM(b, fi.bth) {
 		fi.kind = kindCM
+	} else if d.dp != nil && isRC(b, fi.bth) {
+		fi.kind = kindRC
 	}
 }
 
@@ -372,6 +379,8 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 		fi.bth = off + layers.LRHLen
 		if isCM(b, fi.bth) {
 			fi.kind = kindCM
+		} else if d.dp != nil && isRC(b, fi.bth) {
+			fi.kind = kindRC
 		}
 	case layers.LNHGRH:
 		d.classifyGRH(fi, b, off+layers.LRHLen)
@@ -379,9 +388,10 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 		return
 	}
 	fi.ibEnd = end
-	if fi.kind == kindCM {
+	if fi.kind == kindCM || fi.kind == kindRC {
 		fi.transport = record.InfiniBand
-	} else if fi.bth != 0 {
+	}
+	if fi.kind != kindCM && fi.bth != 0 {
 		d.data.ib++
 	}
 }

@@ -213,6 +213,9 @@ func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
 		case *layers.CMSidrRep:
 			m.ServiceID, m.HasServiceID = v.ServiceID, true
 		}
+		if m.CMInfo != nil && d.has.lrh { // native IB: the data path matches on the LIDs
+			m.CMInfo.SLID, m.CMInfo.DLID = d.lrh.SLID, d.lrh.DLID
+		}
 		carrier = privdata.Carrier{Name: m.Name(), Where: "the " + m.Name(), Size: m.PrivateDataSize}
 		switch cm.AttributeID() {
 		case layers.AttrREQ, layers.AttrREP, layers.AttrREJ:

@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/mpa"
@@ -75,6 +76,9 @@ type Decoder struct {
 	mpa *mpa.Framer
 	seg reassembly.Segment
 
+	dp *datapath.Follower // RC frames go here (nil: the data path is off)
+	rc rcState
+
 	// CM candidates whose headers did not decode as far as the MAD: how
 	// many, and the first one's frame and why.
 	undecodable      int
@@ -126,6 +130,9 @@ func (d *Decoder) FollowIWARP(link func(*mpa.Pair) mpa.Traffic) { d.mpa.Follow(l
 func (d *Decoder) SetFile(name string) {
 	d.file = name
 	d.mpa.SetFile(name)
+	if d.dp != nil {
+		d.dp.SetFile(name)
+	}
 }
 
 // Decode looks at one frame; the messages it completes go to the emit
@@ -160,6 +167,8 @@ func (d *Decoder) Decode(f *Frame) {
 				d.asm.Segment(&d.seg)
 			}
 		}
+	case kindRC:
+		d.rcFrame(f, &fi)
 	case kindFragment:
 		d.fragment(f, &fi)
 	}

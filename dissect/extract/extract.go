@@ -184,6 +184,14 @@ func (w *Writer) Message(m *record.Message) error {
 	return w.next.Message(m)
 }
 
+// RPC passes a data-path rpc record on (its frames are not taken).
+func (w *Writer) RPC(rec *record.RPC) error {
+	if next, ok := w.next.(interface{ RPC(*record.RPC) error }); ok {
+		return next.RPC(rec)
+	}
+	return nil
+}
+
 func (w *Writer) take(m *record.Message) {
 	frames := m.Frames
 	if len(frames) == 0 {

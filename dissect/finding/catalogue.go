@@ -39,6 +39,13 @@ const (
 	ReplyMissing
 	ConnectionRejected
 	StateLimitReached
+	InlineThresholdExceeded
+	SendWithInvalidateNotAllowed
+	InvalidateSTagUnknown
+	CreditsExceeded
+	RPCRDMAHeaderInvalid
+	RPCRDMAErrorReply
+	RDMAReadLimitExceeded
 	MPACRCMismatch
 	MPACRCMissing
 	RDMAPTerminate
@@ -123,6 +130,20 @@ var catalogue = [...]Check{
 		"The responder (or the initiator, of a REP) rejected the connection."},
 	{StateLimitReached, "state-limit-reached", Warning, "rdmacm-pd resource limits (docs/cli.md)",
 		"A memory or state limit of the dissector was reached: a stream or connection was given up or not fully buffered. Raise the limit to see all."},
+	{InlineThresholdExceeded, "inline-threshold-exceeded", Error, "RFC 8166, section 3.3.2; RFC 8797, sections 3.1 and 4.2",
+		"An RDMA Send longer than the inline threshold its direction negotiated (1024 octets from or to a side that sent no RFC 8797 data): the receiver cannot take it, and the connection is usually lost."},
+	{SendWithInvalidateNotAllowed, "send-with-invalidate-not-allowed", Warning, "RFC 8797, section 4.1",
+		"A Send With Invalidate where RFC 8797 allows none: on a connection where a peer cleared R (or sent no RFC 8797 data), or from the initiator."},
+	{InvalidateSTagUnknown, "invalidate-stag-unknown", Error, "RFC 8797, section 4.1",
+		"A Send With Invalidate whose R_Key is not among the STags the outstanding Call with the same XID advertised: the requester may lose a registration it still uses."},
+	{CreditsExceeded, "credits-exceeded", Warning, "RFC 8166, sections 3.3.1 and 3.3.3",
+		"A Call that makes the Calls outstanding more than the responder's latest credit grant (1 before its first Reply)."},
+	{RPCRDMAHeaderInvalid, "rpcrdma-header-invalid", Error, "RFC 8166, sections 4.2, 4.3 and 4.5.2",
+		"On an RPC-over-RDMA connection, a Send whose transport header a receiver must reject: a version other than 1, an unknown procedure, chunk lists that do not parse or run past the Send, an RDMA_NOMSG without chunks, or an RPC XID that differs from rdma_xid."},
+	{RPCRDMAErrorReply, "rpcrdma-error-reply", Warning, "RFC 8166, section 4.5",
+		"The responder answered a Call with RDMA_ERROR: ERR_VERS (with the versions it supports) or ERR_CHUNK."},
+	{RDMAReadLimitExceeded, "rdma-read-limit-exceeded", Error, "IBTA Vol 1, section 12.6 (CM REQ and REP: Responder Resources, Initiator Depth)",
+		"More RDMA Read (and atomic) requests outstanding from one side than the CM exchange allows it: the lower of its own Initiator Depth and the other side's Responder Resources."},
 	{MPACRCMismatch, "mpa-crc-mismatch", Warning, "RFC 5044, sections 4.4 and 7.1.1",
 		"CRC is in use on the iWARP connection, and an FPDU's CRC field does not match the CRC32c of its octets."},
 	{MPACRCMissing, "mpa-crc-missing", Warning, "RFC 5044, sections 4.1 and 7.1.1",

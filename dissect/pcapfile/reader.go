@@ -76,6 +76,15 @@ type Options struct {
 	// stops the goroutine.
 	Readahead bool
 
+	// Map reads a regular, uncompressed file through a memory mapping
+	// instead (on Unix), a window at a time: records are slices of the
+	// mapping and nothing is copied. The file must not shrink while it is
+	// read: a file that is found shorter at a window's start ends there
+	// with an error, but one truncated under the window in use faults when
+	// it is read, which the caller turns into an error
+	// (debug.SetPanicOnFault); Mapped says whether the mapping is in use.
+	Map bool
+
 	bufSize int // initial buffer size; 0 means defaultBufSize (tests only)
 }
 
@@ -104,6 +113,7 @@ type Reader struct {
 	err        error // sticky error returned by Next
 	frame      Frame
 
+	mp      *mapping    // the mapped file (Options.Map), or nil
 	pf      *prefetcher // read-ahead, when on
 	pfOwned bool        // buf is a chunk buffer of pf
 
@@ -119,6 +129,17 @@ type Reader struct {
 // and checks the file header (after gzip decompression, if the content is
 // gzip), so a file that is not a capture file fails here.
 func NewReader(src io.Reader, opts Options) (*Reader, error) {
+	r, err := newReader(src, opts)
+	if err != nil && r != nil && r.mp != nil {
+		r.mp.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func newReader(src io.Reader, opts Options) (*Reader, error) {
 	r := &Reader{limit: defaultMaxRecord}
 	if opts.MaxRecord > 0 {
 		r.limit = min(opts.MaxRecord, hardMaxRecord)
@@ -131,15 +152,22 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	r.buf = make([]byte, max(size, minBufSize))
 
 	// Look at the first octets without buffering more: a decompressor
-	// needs them back.
+	// needs them back. A mapped file (never a compressed one) needs no
+	// look: its window holds the start of the file.
 	var head [4]byte
-	n, err := readHead(src, head[:])
-	if k := compressionOf(head[:n]); k != compNone {
+	var n int
+	var err error
+	if m := mapFileIf(opts.Map, src); m != nil {
+		r.src, r.mp = src, m // the first fill maps the first window
+	} else {
+		n, err = readHead(src, head[:])
+	}
+	if k := compressionOf(head[:n]); r.mp == nil && k != compNone {
 		r.comp = k
 		r.raw = &rawReader{head: head[:n], r: src, err: err}
 		zr, done, err := decompressor(k, r.raw)
 		if err != nil {
-			return nil, r.readError(err, 0, 0, "", 0, 0)
+			return r, r.readError(err, 0, 0, "", 0, 0)
 		}
 		r.src, r.compDone = zr, done
 	} else {
@@ -151,9 +179,9 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	if err := r.fill(4); err != nil {
 		switch {
 		case err != io.EOF:
-			return nil, r.readError(err, 0, 0, "", 0, 0)
+			return r, r.readError(err, 0, 0, "", 0, 0)
 		case r.w == 0:
-			return nil, newError(ErrEmpty, 0, 0, "empty file")
+			return r, newError(ErrEmpty, 0, 0, "empty file")
 		}
 	}
 	b := r.buf[:r.w]
@@ -169,16 +197,16 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	case hasPrefix(b, 0x0a, 0x0d, 0x0d, 0x0a):
 		r.format = formatPcapng
 		if err := r.readSection(true); err != nil {
-			return nil, err
+			return r, err
 		}
 		r.startReadahead(opts)
 		return r, nil
 	default:
-		return nil, r.notCapture(b)
+		return r, r.notCapture(b)
 	}
 	r.format = formatPcap
 	if err := r.readPcapHeader(); err != nil {
-		return nil, err
+		return r, err
 	}
 	r.startReadahead(opts)
 	return r, nil
@@ -202,7 +230,7 @@ func (r *Reader) startReadahead(opts Options) {
 	case !opts.Readahead:
 		return
 	}
-	if r.rerr != nil {
+	if r.rerr != nil || r.mp != nil {
 		return
 	}
 	r.pf = startPrefetch(r.src, first, most)
@@ -290,10 +318,53 @@ func (r *Reader) Close() error {
 	}
 	r.err = errClosed
 	r.buf, r.r, r.w = nil, 0, 0
+	if r.mp != nil {
+		r.mp.close()
+		r.mp = nil
+	}
 	c := r.closer
 	r.closer = nil
 	if c != nil {
 		return c.Close()
+	}
+	return nil
+}
+
+// Mapped reports whether the file is read through a memory mapping.
+func (r *Reader) Mapped() bool { return r.mp != nil }
+
+// mapFileIf starts mapping src when asked and src can be mapped.
+func mapFileIf(on bool, src io.Reader) *mapping {
+	if !on {
+		return nil
+	}
+	return mapFile(src)
+}
+
+// fillMapped is fillSlow over a mapped file: it takes the next window, from
+// the page of the first unread octet, until n octets are available or the
+// file ends.
+func (r *Reader) fillMapped(n int) error {
+	if r.w-r.r >= n {
+		return nil
+	}
+	if r.rerr != nil {
+		return r.rerr
+	}
+	pos := r.base + int64(r.r)
+	if pos+int64(r.w-r.r) >= r.mp.size {
+		r.rerr = io.EOF
+		return io.EOF
+	}
+	b, base, err := r.mp.window(pos, n)
+	if err != nil {
+		r.rerr = err
+		return err
+	}
+	r.buf, r.base, r.r, r.w = b, base, int(pos-base), len(b)
+	if r.w-r.r < n {
+		r.rerr = io.EOF
+		return io.EOF
 	}
 	return nil
 }
@@ -370,6 +441,9 @@ func (r *Reader) fill(n int) error {
 }
 
 func (r *Reader) fillSlow(n int) error {
+	if r.mp != nil {
+		return r.fillMapped(n)
+	}
 	if r.rerr != nil {
 		return r.rerr
 	}

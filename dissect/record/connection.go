@@ -38,6 +38,11 @@ type Connection struct {
 	HasServiceID bool
 	Port         uint16
 	HasPort      bool
+	// RemoteInvalidation: the responder may reply with Send With Invalidate
+	// (RPC-over-RDMA: both sides set R; iSER: the initiator did not say it
+	// does not support it). (Beside the flags above: the
+	// tracker holds 65536 of these, and 8 octets each count.)
+	RemoteInvalidation bool
 
 	RequestFrame int
 	ReplyFrame   int // 0: no reply
@@ -49,10 +54,6 @@ type Connection struct {
 	ResponderRPCRDMA *RPCRDMA
 	// Inline is what the two sides agreed (nil without a reply).
 	Inline *InlineThresholds
-	// RemoteInvalidation: the responder may reply with Send With Invalidate
-	// (RPC-over-RDMA: both sides set R; iSER: the initiator did not say it
-	// does not support it).
-	RemoteInvalidation bool
 
 	// ULP is the connection's upper layer ("" when unknown) and ULPEvidence
 	// what decided it; InitiatorULP and ResponderULP are what each side's
@@ -61,6 +62,9 @@ type Connection struct {
 	ULPEvidence  ULPEvidence
 	InitiatorULP *ULP
 	ResponderULP *ULP
+	// Datapath is what was seen of the connection's RC traffic; nil when
+	// none was (or the data path is off).
+	Datapath *Datapath
 
 	Findings []finding.Finding
 }

@@ -152,6 +152,9 @@ type CMInfo struct {
 	InitiatorDepth     uint8
 	// REQ: the path MTU code (1 = 256 ... 5 = 4096)
 	PathMTU uint8
+	// REQ and REP in native InfiniBand: the LRH's source and destination
+	// LIDs (the data path matches native IB traffic on them)
+	SLID, DLID uint16
 	// REJ
 	RejectReason uint16
 	ARI          []byte // Additional Reject Information, as long as its length says

@@ -49,7 +49,12 @@ type Summary struct {
 	// before they showed any octet of an MPA key (no finding: nothing of an
 	// MPA frame was lost; counted if the key arrives later).
 	KeylessEvictions int
-	Inputs           []Input
+	// RPCMessages counts the RPC-over-RDMA messages the data path saw;
+	// DatapathOrphanFrames the RC frames that belong to no connection whose
+	// setup was seen.
+	RPCMessages          int
+	DatapathOrphanFrames int
+	Inputs               []Input
 	// Traffic is what the frames held besides connection messages, so
 	// that an empty or thin result can say what the capture was.
 	Traffic Traffic

@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDatapathFlags: --datapath and the data path's limit flags, end to
+// end: an "rpc" record's finding counts for --fail-on; --datapath off
+// follows no RC traffic; a limit flag lowered shows its state-limit-reached;
+// bad values are usage errors.
+func TestDatapathFlags(t *testing.T) {
+	dir := t.TempDir()
+	credits := filepath.Join(dir, "credits.pcap")
+	if code, _, errOut := run(t, nil, nil, false, "craft", "--finding", "credits-exceeded", "-w", credits); code != 0 {
+		t.Fatalf("craft: %s", errOut)
+	}
+	clean := "../pcaps/rocev2-nfs-traffic.pcap"
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		out     string // stdout must contain
+		not     string // stdout must not contain
+		errLine string
+	}{
+		{"an rpc finding reaches --fail-on", []string{"dissect", "--fail-on", "warning", credits}, 1, "credits-exceeded", "", ""},
+		{"below --fail-on", []string{"dissect", "--fail-on", "error", credits}, 0, "credits-exceeded", "", ""},
+		{"off", []string{"dissect", "--fail-on", "warning", "--datapath", "off", "-T", "json", credits}, 0, `"rpc_messages":0`, `"record":"rpc"`, ""},
+		{"all", []string{"dissect", "--datapath", "all", "-T", "json", clean}, 0, `"record":"rpc"`, "", ""},
+		{"findings only", []string{"dissect", "-T", "json", clean}, 0, `"datapath":{`, `"record":"rpc"`, ""},
+		{"one Call tracked", []string{"dissect", "--width", "0", "--max-rpc-calls", "1", credits}, 0,
+			"more than 1 Calls outstanding on this connection, or 65536 on all: this one is not followed", "", ""},
+		{"bad mode", []string{"dissect", "--datapath", "some", clean}, 2, "", "",
+			`rdmacm-pd: --datapath: unknown value "some" (want all, findings or off)`},
+		{"no Calls tracked", []string{"dissect", "--max-rpc-calls", "0", clean}, 2, "", "", "rdmacm-pd: --max-rpc-calls: 0 (want at least 1)"},
+		{"no connections followed", []string{"dissect", "--max-rc-connections", "0", clean}, 2, "", "", "rdmacm-pd: --max-rc-connections: 0 (want at least 1)"},
+		{"not a number", []string{"dissect", "--max-send-buffers", "many", clean}, 2, "", "",
+			`rdmacm-pd: --max-send-buffers: "many" is not a whole number`},
+	} {
+		code, out, errOut := run(t, nil, nil, false, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) || tc.not != "" && strings.Contains(out, tc.not) ||
+			tc.errLine != "" && errOut != tc.errLine+"\n" {
+			t.Errorf("%s: exit %d, stdout %.300q, stderr %q", tc.name, code, out, errOut)
+		}
+	}
+}

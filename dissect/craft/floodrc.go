@@ -1,0 +1,71 @@
+package craft
+
+import (
+	"fmt"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// Data-path floods: hostile captures that try to make the data path keep
+// state.
+const (
+	// FloodRCConns is N RoCEv2 connections set up with RFC 8797 data (path
+	// MTU 256), each with an outstanding Call advertising 20 STags and a
+	// multi-packet Send begun and never finished, none ever disconnected.
+	FloodRCConns = "rc-conns"
+	// FloodRCDirections is N directions of RC traffic without their
+	// setup, each beginning a multi-packet Send and never finishing it.
+	FloodRCDirections = "rc-directions"
+)
+
+// floodRC writes n units of a data-path flood kind through emit.
+func floodRC(kind string, n int, emit func([]byte) error) error {
+	segs := make([]layers.RPCRDMAReadSegment, 20)
+	for i := range segs {
+		segs[i] = layers.RPCRDMAReadSegment{RPCRDMASegment: layers.RPCRDMASegment{Handle: uint32(0x1000 + i), Length: 4096, Offset: uint64(i) << 12}}
+	}
+	call := (&RPCMessage{XID: 1, Credits: 32, Proc: layers.RPCRDMAMsg, ReadList: segs}).Bytes()
+	long := (&RPCMessage{XID: 2, Credits: 32, Proc: layers.RPCRDMAMsg}).Bytes()
+	long = append(long, make([]byte, 600)...)
+	var (
+		first []byte
+		at    = -1
+	)
+	for i := 0; i < n; i++ {
+		x := Exchange{Transport: RoCEv2, Index: i & 0xffff, Attempt: i >> 16,
+			PathMTU:   1,
+			Initiator: Peer{SendSize: 4096, ReceiveSize: 4096}, Responder: Peer{SendSize: 4096, ReceiveSize: 4096}}
+		c, err := x.Connect()
+		if err != nil {
+			return err
+		}
+		if kind == FloodRCConns {
+			c.Send(Initiator, call, SendOpts{})
+		}
+		c.Send(Initiator, long, SendOpts{}) // First, Middle, Last at the path MTU of 256
+		fs, err := c.Frames()
+		if err != nil {
+			return err
+		}
+		if kind == FloodRCDirections {
+			// Without its setup: only the SEND First, to a QP of its own.
+			if at < 0 {
+				at = len(fs) - 3
+			}
+			first = fs[at].Data
+			if err := emit(first); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, f := range fs[:len(fs)-2] { // the setup, the Call, the SEND First
+			if err := emit(f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	if kind != FloodRCConns && kind != FloodRCDirections {
+		return fmt.Errorf("craft: unknown flood %q", kind)
+	}
+	return nil
+}

@@ -1,0 +1,397 @@
+package datapath
+
+import (
+	"encoding/binary"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// The follower driven packet by packet: what the end-to-end tests in
+// package dissect cannot reach easily (PSN wrap-around, NAKs, the state
+// limits, the snap length, the heuristic on other protocols).
+
+// rig is a follower with one connection 192.0.2.1 → 192.0.2.2, the
+// initiator's requests to QP 0x200 from PSN psn0, the responder's to QP
+// 0x100 from psn1.
+type rig struct {
+	t     *testing.T
+	fl    *Follower
+	out   *Output
+	conn  *record.Connection
+	recs  []*record.RPC
+	frame int
+}
+
+func newRig(t *testing.T, mode Mode, lim Limits, psn0, psn1 uint32, rpcrdma bool) *rig {
+	r := &rig{t: t}
+	r.out = NewOutput(mode, lim, "t", func(x *record.RPC) { r.recs = append(r.recs, x) })
+	r.fl = NewFollower(r.out)
+	c := &record.Connection{Transport: record.RoCEv2, Initiator: "192.0.2.1", Responder: "192.0.2.2", RequestFrame: 1,
+		State: record.Established, Inline: &record.InlineThresholds{InitiatorToResponder: 4096, ResponderToInitiator: 4096}}
+	if rpcrdma {
+		c.InitiatorRPCRDMA = &record.RPCRDMA{RemoteInvalidate: true, SendSize: 4096, ReceiveSize: 4096}
+		c.ResponderRPCRDMA = &record.RPCRDMA{RemoteInvalidate: false, SendSize: 4096, ReceiveSize: 4096}
+	}
+	r.conn = c
+	r.fl.Established(&conn.Setup{Conn: c,
+		Request: &record.CMInfo{LocalQPN: 0x100, StartingPSN: psn1, ResponderResources: 4, InitiatorDepth: 2, PathMTU: 1},
+		Reply:   &record.CMInfo{LocalQPN: 0x200, StartingPSN: psn0, ResponderResources: 8, InitiatorDepth: 3}})
+	r.frame = 3
+	return r
+}
+
+// pkt sends one packet from side (0 initiator, 1 responder).
+func (r *rig) pkt(side int, op uint8, psn uint32, payload []byte, wire int, set func(*Packet)) {
+	r.frame++
+	ini, res := Addr{10: 0xff, 11: 0xff, 12: 192, 14: 2, 15: 1}, Addr{10: 0xff, 11: 0xff, 12: 192, 14: 2, 15: 2}
+	p := &Packet{Frame: r.frame, Net: NetRoCEv2, Src: ini, Dst: res, OpCode: op, DestQP: 0x200, PSN: psn & psnMask,
+		Payload: payload, PayloadLen: wire}
+	if side == 1 {
+		p.Src, p.Dst, p.DestQP = res, ini, 0x100
+	}
+	if wire < 0 {
+		p.PayloadLen = len(payload)
+	}
+	if set != nil {
+		set(p)
+	}
+	r.fl.Packet(p)
+}
+
+// rpcMsg is an RDMA_MSG header and RPC Call (or Reply) of n octets.
+func rpcMsg(xid uint32, reply bool, n int) []byte {
+	b := make([]byte, max(n, 36))
+	be := binary.BigEndian
+	be.PutUint32(b[0:], xid)
+	be.PutUint32(b[4:], 1)
+	be.PutUint32(b[8:], 16)
+	be.PutUint32(b[28:], xid)
+	if reply {
+		be.PutUint32(b[32:], 1)
+	}
+	return b[:max(n, 36)]
+}
+
+func (r *rig) codes() []string {
+	var out []string
+	for _, x := range r.recs {
+		for _, f := range x.Findings {
+			out = append(out, f.Code.String())
+		}
+	}
+	return out
+}
+
+// PSNs wrap around at 2^24; a READ Request takes one PSN per path MTU
+// (256 octets here).
+func TestFollowerPSNWrap(t *testing.T) {
+	r := newRig(t, ModeAll, Limits{}, 0xfffffe, 0, true)
+	call := rpcMsg(7, false, 600)
+	r.pkt(0, layers.OpSendFirst, 0xfffffe, call[:256], -1, nil)
+	r.pkt(0, layers.OpSendMiddle, 0xffffff, call[256:512], -1, nil)
+	r.pkt(0, layers.OpSendLast, 0, call[512:], -1, nil)
+	r.pkt(0, layers.OpReadRequest, 1, nil, 0, func(p *Packet) { p.DMALength = 1000 }) // 4 PSNs: 1 to 4
+	r.pkt(0, layers.OpSendOnly, 5, rpcMsg(8, false, 40), -1, nil)
+	if len(r.recs) != 2 || r.recs[0].Length != 600 || !r.recs[0].LengthKnown || r.recs[1].Header.XID != 8 {
+		t.Fatalf("records %+v", r.recs)
+	}
+	d := r.fl.byConn[r.conn].chk
+	if d.lostCalls {
+		t.Error("a gap seen where the PSNs wrapped around")
+	}
+}
+
+// Reads are retired by the last packet of their response, by an ACK at or
+// past them, not by a NAK at them; the limit is the lower depth.
+func TestFollowerReads(t *testing.T) {
+	r := newRig(t, ModeFindings, Limits{}, 100, 500, false)
+	// The responder issues Reads: its limit is min(REP Initiator Depth 3,
+	// REQ Responder Resources 4) = 3.
+	for i := range 4 {
+		r.pkt(1, layers.OpReadRequest, 500+uint32(i), nil, 0, func(p *Packet) { p.DMALength = 100 })
+	}
+	r.pkt(0, layers.OpReadResponseOnly, 500, nil, 0, nil)
+	r.pkt(0, layers.OpAcknowledge, 502, nil, 0, func(p *Packet) { p.Syndrome = 0x60 }) // NAK at 502: 501 done
+	r.pkt(1, layers.OpReadRequest, 504, nil, 0, func(p *Packet) { p.DMALength = 100 })
+	chk := r.fl.byConn[r.conn].chk
+	if chk.reads[1] != 3 {
+		t.Errorf("%d Reads outstanding, want 3 (502, 503, 504)", chk.reads[1])
+	}
+	r.pkt(0, layers.OpAcknowledge, 504, nil, 0, func(p *Packet) { p.Syndrome = 0x1f })
+	if chk.reads[1] != 0 {
+		t.Errorf("%d Reads outstanding after an ACK past them", chk.reads[1])
+	}
+	r.fl.Annotate(r.conn)
+	fs := r.conn.Findings
+	if len(fs) != 1 || fs[0].Code != finding.RDMAReadLimitExceeded ||
+		!strings.Contains(fs[0].Message, "frame 7: 4 RDMA Read Requests outstanding from the responder, more than the 3") ||
+		!strings.Contains(fs[0].Message, "REP Initiator Depth 3, REQ Responder Resources 4") {
+		t.Errorf("findings %+v", fs)
+	}
+	if d := r.conn.Datapath; d.MaxOutstandingRDMAReads != [2]int{0, 4} || d.RDMAReadLimit != [2]int{2, 3} {
+		t.Errorf("%+v", d)
+	}
+	// A Read not RPC-over-RDMA traffic still counts: no RPC findings.
+	if len(r.recs) != 0 || r.out.RPCMessages != 0 {
+		t.Errorf("records on a connection that is not RPC-over-RDMA: %d", len(r.recs))
+	}
+}
+
+// The heuristic decides from the first Sends, and keeps out what is not
+// RPC-over-RDMA: NVMe-oF capsules are not taken for it.
+func TestFollowerHeuristic(t *testing.T) {
+	r := newRig(t, ModeAll, Limits{}, 0, 0, false)
+	nvme := make([]byte, 64) // an NVMe-oF command capsule: opcode 0x7f (Fabrics), NSID 0
+	nvme[0] = 0x7f
+	for i := range 6 {
+		r.pkt(0, layers.OpSendOnly, uint32(i), nvme, -1, nil)
+	}
+	if len(r.recs) != 0 || r.fl.byConn[r.conn].chk.Rule() != RuleNone {
+		t.Errorf("NVMe taken for RPC-over-RDMA: %d records, rule %v", len(r.recs), r.fl.byConn[r.conn].chk.Rule())
+	}
+	r = newRig(t, ModeAll, Limits{}, 0, 0, false)
+	r.pkt(0, layers.OpSendOnly, 0, rpcMsg(1, false, 40), -1, nil)
+	r.pkt(1, layers.OpSendOnly, 0, rpcMsg(1, true, 40), -1, nil)
+	if len(r.recs) != 2 || r.fl.byConn[r.conn].chk.Rule() != RuleHeuristic {
+		t.Fatalf("RPC-over-RDMA not found by the heuristic: %d records", len(r.recs))
+	}
+	r.fl.Annotate(r.conn)
+	if r.conn.Datapath.Rule != RuleHeuristic.String() {
+		t.Errorf("rule %q", r.conn.Datapath.Rule)
+	}
+	for _, c := range []struct {
+		conn *record.Connection
+		want Rule
+	}{
+		{&record.Connection{InitiatorRPCRDMA: &record.RPCRDMA{}}, RulePrivateData},
+		{&record.Connection{ResponderRPCRDMA: &record.RPCRDMA{}}, RulePrivateData},
+		{&record.Connection{HasServiceID: true, ServiceID: 0x0000000001064e51}, RuleService},
+		{&record.Connection{HasServiceID: true, ServiceID: 0x000000000106114c}, RuleUndecided},
+		{&record.Connection{HasPort: true, Port: 20049}, RuleService},
+		{&record.Connection{HasServiceID: true, ServiceID: 0x1000000000004e51}, RuleUndecided}, // not an IP CM Service ID
+	} {
+		if got := Classify(c.conn); got != c.want {
+			t.Errorf("Classify(%+v) = %v, want %v", c.conn, got, c.want)
+		}
+	}
+}
+
+// The Linux case: the server advertised R=0, the client R=1, and the server
+// invalidates all the same.
+func TestFollowerLinuxInvalidate(t *testing.T) {
+	r := newRig(t, ModeFindings, Limits{}, 0, 0, true)
+	call := rpcMsg(9, false, 64)
+	binary.BigEndian.PutUint32(call[20:], 1)                                                                                           // a write chunk of one segment, handle 0x77
+	b := append(append(append([]byte(nil), call[:24]...), 0, 0, 0, 1, 0, 0, 0, 0x77, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), // count, segment, the list's end
+		call[24:]...)
+	r.pkt(0, layers.OpSendOnly, 0, b, -1, nil)
+	r.pkt(1, layers.OpSendOnlyInvalidate, 0, rpcMsg(9, true, 40), -1, func(p *Packet) { p.IETH = 0x77 })
+	if got := r.codes(); !reflect.DeepEqual(got, []string{"send-with-invalidate-not-allowed"}) {
+		t.Fatalf("findings %v", got)
+	}
+	msg := r.recs[0].Findings[0].Message
+	if !strings.Contains(msg, "the responder itself advertised R=0 and only the initiator set R (Linux servers do exactly this)") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// A Send the capture's snap length cut inside its header is not judged:
+// capture-truncated says so; its length still comes from the headers.
+func TestFollowerSnapLength(t *testing.T) {
+	r := newRig(t, ModeFindings, Limits{}, 0, 0, true)
+	r.pkt(0, layers.OpSendOnly, 0, rpcMsg(3, false, 5000)[:20], 5000, nil)
+	if got := r.codes(); !slices.Equal(got, []string{"inline-threshold-exceeded", "capture-truncated"}) {
+		t.Errorf("findings %v", got)
+	}
+	if r.recs[0].Length != 5000 || r.recs[0].Header == nil || r.recs[0].Header.XID != 3 {
+		t.Errorf("record %+v", r.recs[0])
+	}
+}
+
+// The state limits: directions without a setup beyond Limits.Directions
+// (the least recently active given up, and said), Calls beyond
+// CallsPerConnection, multi-packet Sends beyond HeadBuffers.
+func TestFollowerLimits(t *testing.T) {
+	r := newRig(t, ModeFindings, Limits{Directions: 2, CallsPerConnection: 2, HeadBuffers: 1}, 0, 0, true)
+	for i := range 3 { // three Calls without a Reply: the third is not followed
+		r.pkt(0, layers.OpSendOnly, uint32(i), rpcMsg(uint32(i), false, 40), -1, nil)
+	}
+	// The second makes 2 outstanding over a grant of 1; the third is not
+	// followed (so not counted either).
+	want := []string{"credits-exceeded", "state-limit-reached"}
+	if got := r.codes(); !slices.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	if r.out.CallsUntracked != 1 {
+		t.Errorf("%d Calls untracked", r.out.CallsUntracked)
+	}
+	// Two multi-packet Sends in progress at once (one per side) with one
+	// head buffer: the second's first octets are not kept.
+	r.recs = nil
+	call := rpcMsg(10, false, 600)
+	r.pkt(0, layers.OpSendFirst, 3, call[:256], -1, nil)
+	r.pkt(1, layers.OpSendFirst, 0, call[:256], -1, nil)
+	r.pkt(1, layers.OpSendLast, 1, call[256:], -1, nil)
+	r.pkt(0, layers.OpSendLast, 4, call[256:], -1, nil)
+	if r.fl.HeadsRefused != 1 || len(r.recs) != 2 || r.recs[0].Header != nil ||
+		!strings.Contains(r.recs[0].Findings[0].Message, "were not kept") {
+		t.Errorf("heads refused %d, records %+v", r.fl.HeadsRefused, r.recs)
+	}
+	// Directions without a setup: 3 at a limit of 2.
+	for i := range 3 {
+		r.fl.Packet(&Packet{Frame: 100 + i, Net: NetRoCEv2, Src: Addr{15: byte(i)}, Dst: Addr{15: 9}, OpCode: layers.OpSendOnly,
+			DestQP: 7, Payload: rpcMsg(1, false, 40), PayloadLen: 40})
+	}
+	notes := r.fl.Notes()
+	if r.fl.OrphanEvictions != 1 || len(notes) != 1 || notes[0].Code != finding.StateLimitReached || r.fl.OrphanFrames != 3 {
+		t.Errorf("evictions %d, notes %+v", r.fl.OrphanEvictions, notes)
+	}
+}
+
+// Sends still in progress at the end of the input are handed on, in the
+// order of their last frames; a DREP ends the connection's matching.
+func TestFollowerFlushAndEnd(t *testing.T) {
+	r := newRig(t, ModeAll, Limits{}, 0, 0, true)
+	call := rpcMsg(11, false, 600)
+	r.pkt(1, layers.OpSendFirst, 0, call[:256], -1, nil)
+	r.pkt(0, layers.OpSendFirst, 0, call[:256], -1, nil)
+	r.fl.Flush()
+	if len(r.recs) != 2 || r.recs[0].Frame != 4 || r.recs[1].Frame != 5 || r.recs[0].LengthKnown {
+		t.Fatalf("flushed %+v", r.recs)
+	}
+	r.fl.Ended(r.conn)
+	r.pkt(0, layers.OpSendOnly, 1, rpcMsg(12, false, 40), -1, nil)
+	if r.fl.OrphanFrames != 1 {
+		t.Errorf("a frame after the end still matched the connection")
+	}
+	// After the record was handed on, a new connection finding becomes a
+	// note (live capture).
+	r2 := newRig(t, ModeFindings, Limits{}, 0, 0, false)
+	r2.pkt(1, layers.OpSendOnly, 0, nil, 0, nil) // traffic before the record goes out
+	r2.fl.Annotate(r2.conn)
+	for i := range 5 {
+		r2.pkt(1, layers.OpReadRequest, 1+uint32(i), nil, 0, func(p *Packet) { p.DMALength = 1 })
+	}
+	notes := r2.fl.Notes()
+	if len(notes) != 1 || notes[0].Code != finding.RDMAReadLimitExceeded ||
+		!strings.HasPrefix(notes[0].Message, "the connection of frame 1 (192.0.2.1 → 192.0.2.2), after its record was written: ") {
+		t.Errorf("notes %+v", notes)
+	}
+}
+
+// extra establishes another connection between the rig's addresses: the
+// initiator's requests to QP qp, the responder's to qp+1, from PSN 0.
+func (r *rig) extra(qp uint32) *record.Connection {
+	r.frame++
+	c := &record.Connection{Transport: record.RoCEv2, Initiator: "192.0.2.1", Responder: "192.0.2.2", RequestFrame: r.frame,
+		State: record.Established, InitiatorRPCRDMA: &record.RPCRDMA{SendSize: 4096, ReceiveSize: 4096},
+		Inline: &record.InlineThresholds{InitiatorToResponder: 4096, ResponderToInitiator: 4096}}
+	r.fl.Established(&conn.Setup{Conn: c, Frame: r.frame,
+		Request: &record.CMInfo{LocalQPN: qp + 1, ResponderResources: 4, InitiatorDepth: 2, PathMTU: 1},
+		Reply:   &record.CMInfo{LocalQPN: qp, ResponderResources: 8, InitiatorDepth: 3}})
+	return c
+}
+
+// to sends one packet from the initiator to QP qp.
+func (r *rig) to(qp uint32, op uint8, psn uint32, payload []byte) {
+	r.pkt(0, op, psn, payload, -1, func(p *Packet) { p.DestQP = qp })
+}
+
+// Connections beyond Limits.Connections: the least recently active is given
+// up, its Send in progress delivered, its figures and a state-limit-reached
+// on its record; its later frames are of no connection.
+func TestFollowerConnectionLimit(t *testing.T) {
+	r := newRig(t, ModeAll, Limits{Connections: 2}, 0, 0, true) // the rig's connection: QP 0x200
+	b := r.extra(0x300)
+	r.pkt(0, layers.OpSendOnly, 0, rpcMsg(1, false, 40), -1, nil) // the rig's connection is active
+	call := rpcMsg(2, false, 600)
+	r.to(0x300, layers.OpSendFirst, 0, call[:256])
+	r.fl.byConn[b].used = false // b was active before the hand last passed
+	r.fl.byConn[r.conn].used = true
+	c := r.extra(0x400)
+	if r.fl.ConnectionsRetired != 1 || r.fl.byConn[b] != nil || r.fl.byConn[r.conn] == nil || r.fl.byConn[c] == nil {
+		t.Fatalf("retired %d; followed: rig %v, b %v, c %v", r.fl.ConnectionsRetired,
+			r.fl.byConn[r.conn] != nil, r.fl.byConn[b] != nil, r.fl.byConn[c] != nil)
+	}
+	if len(r.recs) != 2 || r.recs[1].Header.XID != 2 || r.recs[1].LengthKnown {
+		t.Errorf("the Send in progress was not delivered as far as it came: %+v", r.recs)
+	}
+	if d := b.Datapath; d == nil || d.Frames != 1 || d.RPCMessages != [2]int{1, 0} {
+		t.Errorf("figures of the retired connection %+v", d)
+	}
+	if len(b.Findings) != 1 || b.Findings[0].Code != finding.StateLimitReached ||
+		!strings.Contains(b.Findings[0].Message, "more than 2 connections' traffic was followed at once: this one's, the least recently active, was given up at frame 7") {
+		t.Errorf("findings %+v", b.Findings)
+	}
+	r.fl.Annotate(b) // the record goes out later: nothing is added twice
+	if len(b.Findings) != 1 {
+		t.Errorf("findings added again: %+v", b.Findings)
+	}
+	r.to(0x300, layers.OpSendLast, 1, call[256:])
+	if r.fl.OrphanFrames != 1 {
+		t.Errorf("%d frames of no connection", r.fl.OrphanFrames)
+	}
+	r.to(0x400, layers.OpSendOnly, 0, rpcMsg(3, false, 40))
+	if len(r.recs) != 3 || r.recs[2].Connection != c.RequestFrame {
+		t.Errorf("the new connection is not followed: %+v", r.recs)
+	}
+}
+
+// A DREP ends a connection: its Send in progress is delivered then, its
+// figures go to its record, and the follower forgets it.
+func TestFollowerEndDelivers(t *testing.T) {
+	r := newRig(t, ModeAll, Limits{}, 0, 0, true)
+	r.pkt(0, layers.OpSendFirst, 0, rpcMsg(5, false, 600)[:256], -1, nil)
+	r.fl.Ended(r.conn)
+	if len(r.recs) != 1 || r.recs[0].LengthKnown || r.recs[0].Header.XID != 5 {
+		t.Errorf("records %+v", r.recs)
+	}
+	if r.conn.Datapath == nil || r.conn.Datapath.Frames != 1 || len(r.fl.byConn) != 0 || len(r.fl.conns) != 0 || r.fl.bufsOut != 0 {
+		t.Errorf("figures %+v; still held: %d connections, %d buffers", r.conn.Datapath, len(r.fl.byConn), r.fl.bufsOut)
+	}
+}
+
+// Memory a connection's burst leaves: the Calls' capacity shrinks as they
+// are answered; a Send that finds no buffer keeps its first four frames,
+// and says so.
+func TestFollowerKeepsLittle(t *testing.T) {
+	r := newRig(t, ModeFindings, Limits{HeadBuffers: 1}, 0, 0, true)
+	for i := range 1000 {
+		r.pkt(0, layers.OpSendOnly, uint32(i), rpcMsg(uint32(i), false, 40), -1, nil)
+	}
+	chk := r.fl.byConn[r.conn].chk
+	if len(chk.calls) != 1000 {
+		t.Fatalf("%d Calls outstanding", len(chk.calls))
+	}
+	for i := range 1000 {
+		r.pkt(1, layers.OpSendOnly, uint32(i), rpcMsg(uint32(i), true, 40), -1, nil)
+	}
+	if len(chk.calls) != 0 || cap(chk.calls) > keptCalls || r.out.calls != 0 {
+		t.Errorf("%d Calls (capacity %d) after every Reply", len(chk.calls), cap(chk.calls))
+	}
+	r.recs = nil
+	long := rpcMsg(6, false, 256*8)
+	r.pkt(1, layers.OpSendFirst, 1000, long[:256], -1, nil) // takes the one buffer
+	r.pkt(0, layers.OpSendFirst, 1000, long[:256], -1, nil)
+	for i := 1; i < 7; i++ {
+		r.pkt(0, layers.OpSendMiddle, 1000+uint32(i), long[256*i:256*(i+1)], -1, nil)
+	}
+	r.pkt(0, layers.OpSendLast, 1007, long[256*7:], -1, nil)
+	if len(r.recs) != 1 || len(r.recs[0].Frames) != 4 || r.recs[0].Length != 2048 {
+		t.Fatalf("records %+v", r.recs)
+	}
+	var msgs []string
+	for _, f := range r.recs[0].Findings {
+		msgs = append(msgs, f.Message)
+	}
+	if !slices.Contains(msgs, "the Send has 8 frames; the first 4 are listed") {
+		t.Errorf("findings %q", msgs)
+	}
+}

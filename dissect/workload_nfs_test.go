@@ -1,0 +1,66 @@
+package dissect_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// TestNFSWorkload is the NFS/RDMA-like performance workload at a small
+// size, with reconnections: every connection and RPC-over-RDMA message the
+// generator put in is found, every RC frame belongs to its connection, and
+// its traffic, which keeps to what was negotiated, raises no finding.
+// docs/performance.sh checks the same at 1 GiB.
+func TestNFSWorkload(t *testing.T) {
+	var buf bytes.Buffer
+	counts, err := (craft.NFSWorkload{Size: 24 << 20, Seed: 5, Connections: 4, ReconnectEvery: 60}).Write(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Disconnects < 4 || counts.Reads == 0 || counts.Writes == 0 || counts.Small == 0 || counts.TCPBulk == 0 {
+		t.Fatalf("workload %v", counts)
+	}
+	path := filepath.Join(t.TempDir(), "nfs.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := runDatapathFile(t, datapath.ModeFindings, path)
+	s := c.sum
+	if s.Frames != counts.Frames || s.Messages != counts.Messages() || s.Connections[record.Established] != counts.Setups ||
+		s.RPCMessages != counts.RPCMessages || s.DatapathOrphanFrames != 0 || len(s.Findings) != 0 || len(c.rpcs) != 0 {
+		t.Errorf("summary: %d frames, %d messages, %v, %d rpc messages, %d orphan frames, findings %v; workload %v",
+			s.Frames, s.Messages, s.Connections, s.RPCMessages, s.DatapathOrphanFrames, s.Findings, counts)
+	}
+	invalidating, frames := 0, 0
+	for _, conn := range c.conns {
+		if conn.Datapath == nil {
+			t.Fatalf("connection of frame %d: no data path", conn.RequestFrame)
+		}
+		invalidating += conn.Datapath.SendWithInvalidate
+		frames += conn.Datapath.Frames
+	}
+	if invalidating != counts.Invalidating || frames != counts.RCFrames {
+		t.Errorf("%d Sends With Invalidate, %d RC frames; workload %v", invalidating, frames, counts)
+	}
+}
+
+// The same seed writes the same octets; another seed, others.
+func TestNFSWorkloadReproducible(t *testing.T) {
+	var a, b, c bytes.Buffer
+	for _, w := range []struct {
+		buf  *bytes.Buffer
+		seed uint64
+	}{{&a, 9}, {&b, 9}, {&c, 10}} {
+		if _, err := (craft.NFSWorkload{Size: 1 << 20, Seed: w.seed}).Write(w.buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) || bytes.Equal(a.Bytes(), c.Bytes()) {
+		t.Error("the workload is not reproducible from its seed")
+	}
+}

@@ -1,0 +1,185 @@
+package output_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/output"
+)
+
+// The data path's records in every format: the rpc lines and their tree,
+// the JSON "rpc" records and "datapath" objects, the connection tables with
+// the figures beside their thresholds, the Markdown report.
+
+// datapathCapture writes an NFS-like exchange with every data-path finding
+// over RoCEv2, and a second connection whose traffic raises none.
+func datapathCapture(t *testing.T) string {
+	t.Helper()
+	p := craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+	x := craft.Exchange{Transport: craft.RoCEv2, Initiator: p, Responder: p}
+	frames, err := x.NFSTraffic(craft.Traffic{Findings: craft.DatapathFindings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := craft.Exchange{Transport: craft.RoCEv2, Index: 1, Initiator: p, Responder: craft.Peer{SendSize: 8192, ReceiveSize: 8192}}
+	clean, err := y.NFSTraffic(craft.Traffic{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := frames[len(frames)-1].Time
+	for i := range clean {
+		clean[i].Time = t0.Add(clean[i].Time.Sub(craft.DefaultStart))
+	}
+	path := filepath.Join(t.TempDir(), "datapath.pcap")
+	if err := craft.WriteFile(path, append(frames, clean...)); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// renderDP renders with the data path in mode.
+func renderDP(t *testing.T, opts output.Options, mode datapath.Mode, files ...string) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	r, err := output.New(&out, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dissect.Run(context.Background(), files, nil, dissect.Config{Hash: true, Datapath: mode}, renamer{r}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestGoldenDatapath(t *testing.T) {
+	dp := datapathCapture(t)
+	md := output.Options{Format: output.Markdown, Version: "v0.0.0-test", Command: "rdmacm-pd dissect -T markdown datapath.pcap"}
+	cases := []struct {
+		name string
+		opts output.Options
+		mode datapath.Mode
+	}{
+		{"datapath.txt", output.Options{Format: output.Text}, datapath.ModeFindings},
+		{"datapath-all-V.txt", output.Options{Format: output.Text, Verbose: true}, datapath.ModeAll},
+		{"datapath-color.txt", output.Options{Format: output.Text, Color: true}, datapath.ModeFindings},
+		{"datapath.json", output.Options{Format: output.JSON}, datapath.ModeAll},
+		{"datapath.md", md, datapath.ModeFindings},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := renderDP(t, tc.opts, tc.mode, dp)
+			if tc.opts.Color != bytes.Contains(got, []byte("\x1b[")) {
+				t.Errorf("escape sequences %v with colour %v", !tc.opts.Color, tc.opts.Color)
+			}
+			golden(t, tc.name, got)
+		})
+	}
+}
+
+// TestJSONShapeDatapath checks the public contract of the data path's JSON:
+// exactly these keys, with these types.
+func TestJSONShapeDatapath(t *testing.T) {
+	got := renderDP(t, output.Options{Format: output.JSON}, datapath.ModeAll, datapathCapture(t))
+	rpcKeys := []string{"record", "file", "frame", "frames", "time", "transport", "src", "dst", "connection", "direction",
+		"opcode", "length", "rpcrdma_header", "warnings"}
+	headerKeys := []string{"xid", "vers", "credits", "proc", "read_list", "write_list", "reply_chunk"}
+	dpKeys := []string{"rpc_messages", "largest_inline", "send_with_invalidate", "max_outstanding_calls", "credits_granted",
+		"rdma_read_limit", "max_outstanding_rdma_reads", "frames"}
+	var rpcs, conns, withInv, withErr, withSegs int
+	for i, line := range strings.Split(strings.TrimSuffix(string(got), "\n"), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		switch rec["record"] {
+		case "rpc":
+			rpcs++
+			want := rpcKeys
+			if _, ok := rec["invalidate_rkey"]; ok {
+				want = append(want, "invalidate_rkey")
+				withInv++
+				if _, ok := rec["invalidate_rkey"].(float64); !ok || !strings.Contains(rec["opcode"].(string), "INVALIDATE") {
+					t.Errorf("line %d: invalidate_rkey %v on %v", i+1, rec["invalidate_rkey"], rec["opcode"])
+				}
+			}
+			exactKeys(t, i+1, rec, want)
+			if _, ok := rec["connection"].(float64); !ok || rec["direction"] == nil {
+				t.Errorf("line %d: connection %v, direction %v", i+1, rec["connection"], rec["direction"])
+			}
+			h := rec["rpcrdma_header"].(map[string]any)
+			want = headerKeys
+			if _, ok := h["error"]; ok {
+				want = append(want, "error")
+				withErr++
+				e := h["error"].(map[string]any)
+				exactKeys(t, i+1, e, []string{"code", "low", "high"})
+			}
+			exactKeys(t, i+1, h, want)
+			for _, s := range h["read_list"].([]any) {
+				withSegs++
+				exactKeys(t, i+1, s.(map[string]any), []string{"position", "handle", "length", "offset"})
+			}
+			for _, c := range h["write_list"].([]any) {
+				for _, s := range c.([]any) {
+					withSegs++
+					seg := s.(map[string]any)
+					exactKeys(t, i+1, seg, []string{"handle", "length", "offset"})
+					if off, _ := seg["offset"].(string); len(off) != 18 || !strings.HasPrefix(off, "0x") {
+						t.Errorf("line %d: offset %v", i+1, seg["offset"])
+					}
+				}
+			}
+		case "connection":
+			conns++
+			d, ok := rec["datapath"].(map[string]any)
+			if !ok {
+				t.Fatalf("line %d: datapath %v", i+1, rec["datapath"])
+			}
+			exactKeys(t, i+1, d, dpKeys)
+			for _, k := range []string{"rpc_messages", "largest_inline", "rdma_read_limit", "max_outstanding_rdma_reads"} {
+				exactKeys(t, i+1, d[k].(map[string]any), []string{"initiator_to_responder", "responder_to_initiator"})
+			}
+		case "summary":
+			if rec["rpc_messages"].(float64) == 0 {
+				t.Errorf("summary %v", rec)
+			}
+			if _, ok := rec["datapath_frames_without_connection"].(float64); !ok {
+				t.Error("no datapath_frames_without_connection in the summary")
+			}
+		}
+	}
+	if rpcs < 20 || conns != 2 || withInv == 0 || withErr != 1 || withSegs == 0 {
+		t.Errorf("%d rpc records (%d invalidating, %d errors, %d segments), %d connections", rpcs, withInv, withErr, withSegs, conns)
+	}
+}
+
+func exactKeys(t *testing.T, line int, m map[string]any, want []string) {
+	t.Helper()
+	if len(m) != len(want) {
+		t.Errorf("line %d: keys %v, want %v", line, keysOf(m), want)
+		return
+	}
+	for _, k := range want {
+		if _, ok := m[k]; !ok {
+			t.Errorf("line %d: no key %q (has %v)", line, k, keysOf(m))
+		}
+	}
+}
+
+func keysOf(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,471 @@
+package output
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// The data path's records in each format: "rpc" records (one RPC-over-RDMA
+// message each) and a connection's "datapath" object.
+
+func (r *jsonRenderer) RPC(rec *record.RPC) error {
+	r.j.b = r.j.b[:0]
+	appendRPC(&r.j, rec)
+	return r.line()
+}
+
+// appendRPC writes an "rpc" record.
+func appendRPC(j *jw, rec *record.RPC) {
+	j.obj()
+	j.kstr("record", "rpc")
+	j.kstr("file", rec.File)
+	j.kint("frame", int64(rec.Frame))
+	j.key("frames")
+	j.arr()
+	for _, f := range rec.Frames {
+		j.int(int64(f))
+	}
+	j.end()
+	timeOrNull(j, "time", rec.Time)
+	j.kstr("transport", string(rec.Transport))
+	j.kstr("src", rec.Src)
+	j.kstr("dst", rec.Dst)
+	j.key("connection")
+	if rec.Connection == 0 {
+		j.null()
+	} else {
+		j.int(int64(rec.Connection))
+	}
+	j.key("direction")
+	if rec.Direction == record.NoDirection {
+		j.null()
+	} else {
+		j.str(string(rec.Direction))
+	}
+	j.kstr("opcode", rec.Opcode)
+	if rec.Invalidate {
+		j.kuint("invalidate_rkey", uint64(rec.InvalidateRKey))
+	}
+	j.key("length")
+	if rec.LengthKnown {
+		j.int(int64(rec.Length))
+	} else {
+		j.null()
+	}
+	j.key("rpcrdma_header")
+	appendRPCRDMAHeader(j, rec.Header)
+	j.key("warnings")
+	appendFindings(j, rec.Findings)
+	j.end()
+}
+
+func appendRPCRDMAHeader(j *jw, h *record.RPCRDMAHeader) {
+	if h == nil {
+		j.null()
+		return
+	}
+	j.obj()
+	j.kuint("xid", uint64(h.XID))
+	j.kuint("vers", uint64(h.Vers))
+	j.kuint("credits", uint64(h.Credits))
+	j.key("proc")
+	if name := layers.RPCRDMAProcName(h.Proc); name != "" {
+		j.str(name)
+	} else {
+		j.uint(uint64(h.Proc))
+	}
+	j.key("read_list")
+	j.arr()
+	for _, s := range h.ReadList {
+		j.obj()
+		j.kuint("position", uint64(s.Position))
+		segmentKeys(j, s.Segment)
+		j.end()
+	}
+	j.end()
+	j.key("write_list")
+	j.arr()
+	for _, c := range h.WriteList {
+		segmentArray(j, c)
+	}
+	j.end()
+	j.key("reply_chunk")
+	if h.HasReplyChunk {
+		segmentArray(j, h.ReplyChunk)
+	} else {
+		j.null()
+	}
+	if e := h.Error; e != nil {
+		j.key("error")
+		j.obj()
+		j.key("code")
+		if name := layers.RPCRDMAErrName(e.Code); name != "" {
+			j.str(name)
+		} else {
+			j.uint(uint64(e.Code))
+		}
+		j.key("low")
+		if e.HasRange {
+			j.uint(uint64(e.Low))
+		} else {
+			j.null()
+		}
+		j.key("high")
+		if e.HasRange {
+			j.uint(uint64(e.High))
+		} else {
+			j.null()
+		}
+		j.end()
+	}
+	j.end()
+}
+
+func segmentArray(j *jw, c []record.Segment) {
+	j.arr()
+	for _, s := range c {
+		j.obj()
+		segmentKeys(j, s)
+		j.end()
+	}
+	j.end()
+}
+
+func segmentKeys(j *jw, s record.Segment) {
+	j.kuint("handle", uint64(s.Handle))
+	j.kuint("length", uint64(s.Length))
+	j.kstr("offset", fmt.Sprintf("0x%016x", s.Offset))
+}
+
+// appendDatapath writes a connection's "datapath" object, or null.
+func appendDatapath(j *jw, d *record.Datapath) {
+	if d == nil {
+		j.null()
+		return
+	}
+	pair := func(key string, v [2]int, has [2]bool) {
+		j.key(key)
+		j.obj()
+		for i, k := range []string{"initiator_to_responder", "responder_to_initiator"} {
+			j.key(k)
+			if has[i] {
+				j.int(int64(v[i]))
+			} else {
+				j.null()
+			}
+		}
+		j.end()
+	}
+	both := [2]bool{true, true}
+	j.obj()
+	pair("rpc_messages", d.RPCMessages, both)
+	pair("largest_inline", d.LargestInline, both)
+	j.kint("send_with_invalidate", int64(d.SendWithInvalidate))
+	j.kint("max_outstanding_calls", int64(d.MaxOutstandingCalls))
+	j.key("credits_granted")
+	if d.HasCredits {
+		j.int(int64(d.CreditsGranted))
+	} else {
+		j.null()
+	}
+	pair("rdma_read_limit", d.RDMAReadLimit, d.HasReadLimit)
+	pair("max_outstanding_rdma_reads", d.MaxOutstandingRDMAReads, both)
+	j.kint("frames", int64(d.Frames))
+	j.end()
+}
+
+func (r *textRenderer) RPC(rec *record.RPC) error {
+	w, p := r.w, r.p
+	if rec.File != r.lastFile {
+		if r.opts.MultiFile {
+			fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", rec.File))
+		}
+		r.clock.prev = time.Time{}
+	}
+	r.lastFile = rec.File
+	r.wrote = true
+	if r.opts.Quiet {
+		for _, f := range rec.Findings {
+			fmt.Fprintf(w, "%5d  %s\n", rec.Frame, r.finding(f, 7))
+		}
+		return w.Flush()
+	}
+	ts := r.clock.show(rec.Time, rec.InputStart)
+	head := fmt.Sprintf("%5d  %s  %-6s %s%s  %s → %s", rec.Frame, ts, rec.Transport, p.name.Sprint("RPC"),
+		strings.Repeat(" ", 7-len("RPC")), rec.Src, rec.Dst)
+	headWidth := runes(fmt.Sprintf("%5d  %s  %-6s %-7s  %s → %s", rec.Frame, ts, rec.Transport, "RPC", rec.Src, rec.Dst))
+	parts := []span{plain(rpcSummary(rec))}
+	if aside := rpcAside(rec); aside != "" {
+		parts = append(parts, span{text: aside, style: p.dim})
+	}
+	w.WriteString(head)
+	if headWidth+partsWidth(parts) <= r.width {
+		w.WriteString(joinParts(parts))
+	} else if len(indent)+partsWidth(parts)-2 <= r.width {
+		w.WriteString("\n" + indent + strings.TrimPrefix(joinParts(parts), "  "))
+	} else {
+		for _, sp := range parts {
+			w.WriteString("\n" + indent + wrapSpans(r.width, len(indent), len(indent), sp))
+		}
+	}
+	w.WriteByte('\n')
+	r.findings(rec.Findings)
+	if r.opts.Verbose {
+		r.rpcHeaderTree(rec)
+	}
+	return w.Flush()
+}
+
+// rpcSummary is the short form of an RPC-over-RDMA message: its procedure,
+// XID, credits and length.
+func rpcSummary(rec *record.RPC) string {
+	length := "?"
+	if rec.LengthKnown {
+		length = fmt.Sprint(rec.Length)
+	}
+	h := rec.Header
+	if h == nil {
+		return fmt.Sprintf("(no header) len=%s", length)
+	}
+	return fmt.Sprintf("%s xid=0x%08x credits=%d len=%s", procName(h.Proc), h.XID, h.Credits, length)
+}
+
+func procName(p uint32) string {
+	if name := layers.RPCRDMAProcName(p); name != "" {
+		return name
+	}
+	return fmt.Sprintf("proc %d", p)
+}
+
+// rpcAside names what the line does not: a Send With Invalidate's R_Key,
+// the frames of a multi-packet Send.
+func rpcAside(rec *record.RPC) string {
+	var parts []string
+	if rec.Invalidate {
+		parts = append(parts, fmt.Sprintf("invalidate 0x%08x", rec.InvalidateRKey))
+	}
+	if len(rec.Frames) > 1 {
+		parts = append(parts, "frames "+framesList(rec.Frames))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, "; ") + ")"
+}
+
+func framesList(fs []int) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = fmt.Sprint(f)
+	}
+	return strings.Join(s, ", ")
+}
+
+// rpcHeaderTree writes the Send and its transport header field by field.
+func (r *textRenderer) rpcHeaderTree(rec *record.RPC) {
+	length := "unknown (a packet is missing from the capture)"
+	if rec.LengthKnown {
+		length = fmt.Sprintf("%d octets", rec.Length)
+	}
+	fmt.Fprintf(r.w, "%s%s\n", indent, r.p.bold.Sprint("RDMA Send"))
+	r.field("Opcode", rec.Opcode)
+	r.field("Length", length)
+	r.field("Frames", framesList(rec.Frames))
+	if rec.Invalidate {
+		r.field("Invalidate R_Key", fmt.Sprintf("0x%08x", rec.InvalidateRKey))
+	}
+	dir := "unknown (the connection setup was not seen)"
+	if rec.Direction != record.NoDirection {
+		dir = strings.ReplaceAll(string(rec.Direction), "_", " ")
+		dir += fmt.Sprintf(", connection of frame %d", rec.Connection)
+	}
+	r.field("Direction", dir)
+	h := rec.Header
+	if h == nil {
+		return
+	}
+	fmt.Fprintf(r.w, "%s%s\n", indent, r.p.bold.Sprint("RPC-over-RDMA Version 1 Transport Header"))
+	r.field("XID", fmt.Sprintf("0x%08x", h.XID))
+	r.field("Version", fmt.Sprint(h.Vers))
+	r.field("Credits", fmt.Sprint(h.Credits))
+	r.field("Procedure", fmt.Sprintf("%d (%s)", h.Proc, procName(h.Proc)))
+	if h.Proc == layers.RPCRDMAMsgP {
+		r.field("Align", fmt.Sprint(h.Align))
+		r.field("Threshold", fmt.Sprint(h.Thresh))
+	}
+	if e := h.Error; e != nil {
+		code := layers.RPCRDMAErrName(e.Code)
+		if code == "" {
+			code = "unknown"
+		}
+		r.field("Error", fmt.Sprintf("%d (%s)", e.Code, code))
+		if e.HasRange {
+			r.field("Versions", fmt.Sprintf("%d to %d", e.Low, e.High))
+		}
+		return
+	}
+	// A segment on a line of its own, wrapped (at its parts) beneath
+	// itself when a long offset would pass the width.
+	seg := func(label string, s record.Segment) {
+		lead := indent + "    " + label
+		fmt.Fprintf(r.w, "%s%s\n", lead, wrapSpans(r.width, runes(lead), runes(lead),
+			span{text: fmt.Sprintf("handle 0x%08x,", s.Handle), keep: true},
+			span{text: fmt.Sprintf("length %d,", s.Length), keep: true},
+			span{text: fmt.Sprintf("offset 0x%016x", s.Offset), keep: true}))
+	}
+	r.field("Read list", count(len(h.ReadList), "segment"))
+	for _, s := range h.ReadList {
+		seg(fmt.Sprintf("position %d: ", s.Position), s.Segment)
+	}
+	r.field("Write list", count(len(h.WriteList), "chunk"))
+	for i, c := range h.WriteList {
+		for _, s := range c {
+			seg(fmt.Sprintf("chunk %d: ", i+1), s)
+		}
+	}
+	if !h.HasReplyChunk {
+		r.field("Reply chunk", "none")
+		return
+	}
+	r.field("Reply chunk", count(len(h.ReplyChunk), "segment"))
+	for _, s := range h.ReplyChunk {
+		seg("", s)
+	}
+}
+
+// datapathCells are a connection's data-path figures for the data-path
+// tables, each beside the threshold or limit it is judged against: the
+// largest Send each way over the inline threshold, Sends With Invalidate,
+// the credits granted and the most Calls outstanding, the most Reads
+// outstanding of each side over its limit, the RPC-over-RDMA messages and
+// the RC frames.
+func datapathCells(c *record.Connection) []string {
+	d := c.Datapath
+	largest := func(i int) string {
+		l := "-"
+		if d.RPCMessages[i] > 0 {
+			l = fmt.Sprint(d.LargestInline[i])
+		}
+		return l + "/" + threshold(c, i == 0)
+	}
+	reads := func(i int) string {
+		if !d.HasReadLimit[i] {
+			return fmt.Sprint(d.MaxOutstandingRDMAReads[i])
+		}
+		return fmt.Sprintf("%d/%d", d.MaxOutstandingRDMAReads[i], d.RDMAReadLimit[i])
+	}
+	credits := "-"
+	if d.HasCredits {
+		credits = fmt.Sprint(d.CreditsGranted)
+	}
+	return []string{largest(0), largest(1), fmt.Sprint(d.SendWithInvalidate), credits, fmt.Sprint(d.MaxOutstandingCalls),
+		reads(0), reads(1), fmt.Sprint(d.RPCMessages[0] + d.RPCMessages[1]), fmt.Sprint(d.Frames)}
+}
+
+// datapathHead heads the data-path tables; datapathLegend explains it.
+var datapathHead = []string{"#", "ini→res", "res→ini", "SwI", "credits", "calls", "reads ini", "reads res", "rpc", "frames"}
+
+const datapathLegend = "ini→res and res→ini: the largest RPC-over-RDMA Send each way / its inline threshold;" +
+	" SwI: Sends With Invalidate; credits: the latest grant; calls: the most Calls outstanding;" +
+	" reads: the most RDMA Reads outstanding from that side / its limit (none when the setup sets none);" +
+	" rpc: RPC-over-RDMA messages; frames: RC frames of the connection."
+
+// withDatapath is the connections that have data-path figures.
+func withDatapath(cs []*record.Connection) []*record.Connection {
+	var out []*record.Connection
+	for _, c := range cs {
+		if c.Datapath != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// datapathTable writes the text table of the data path's figures, one row
+// per connection whose traffic was seen, under the connection's number.
+func (r *textRenderer) datapathTable(conns []*record.Connection) {
+	dp := withDatapath(conns)
+	if len(dp) == 0 {
+		return
+	}
+	w, p := r.w, r.p
+	fmt.Fprintf(w, "\n%s\n", p.bold.Sprint("Data path"))
+	rows := [][]string{datapathHead}
+	for _, c := range dp {
+		rows = append(rows, append([]string{fmt.Sprint(number(c))}, datapathCells(c)...))
+	}
+	width, numeric := colWidths(rows), numericCols(rows)
+	for ri, row := range rows {
+		writeRow(w, row, width, numeric, func(col int, cell string) string {
+			if ri == 0 {
+				return p.bold.Sprint(cell)
+			}
+			return cell
+		})
+	}
+	fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, span{text: datapathLegend, style: p.dim}))
+}
+
+// datapathTotals adds the data path's counts to the line of totals, when
+// there is anything to count.
+func datapathTotals(s *record.Summary) string {
+	var out string
+	if s.RPCMessages > 0 {
+		out += ", " + count(s.RPCMessages, "RPC-over-RDMA message")
+	}
+	if s.DatapathOrphanFrames > 0 {
+		out += ", " + count(s.DatapathOrphanFrames, "RC frame") + " without their connection setup"
+	}
+	return out
+}
+
+// datapathTable writes the Markdown table of the data path's figures.
+func (m *markdownRenderer) datapathTable(w *strings.Builder, conns []*record.Connection) {
+	dp := withDatapath(conns)
+	if len(dp) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "### Data path\n\n")
+	var rows [][]string
+	for _, c := range dp {
+		rows = append(rows, append([]string{fmt.Sprint(c.Number)}, datapathCells(c)...))
+	}
+	mdTable(w, datapathHead, "--:|--:|--:|--:|--:|--:|--:|--:|--:|--:", rows)
+	fmt.Fprintf(w, "%s\n\n", cell(datapathLegend))
+}
+
+func (m *markdownRenderer) RPC(rec *record.RPC) error {
+	m.rpcs++
+	where := m.frame(rec.File, rec.Frame) + " (rpc)"
+	for _, f := range rec.Findings {
+		m.finding(f, where)
+	}
+	want := m.opts.Details == DetailsAll || m.opts.Details == DetailsFindings && len(rec.Findings) > 0
+	if !want {
+		return nil
+	}
+	m.chosen++
+	if len(m.details) >= MaxMarkdownDetails {
+		return nil
+	}
+	m.buf.Reset()
+	m.text.lastFile = rec.File
+	if err := m.text.RPC(rec); err != nil {
+		return err
+	}
+	label := fmt.Sprintf("frame %d", rec.Frame)
+	if m.opts.MultiFile {
+		label = strings.NewReplacer("\n", " ", "\r", " ").Replace(rec.File) + " " + label
+	}
+	title := fmt.Sprintf("%s: RPC %s → %s, %s", label, rec.Src, rec.Dst, rpcSummary(rec))
+	if n := len(rec.Findings); n > 0 {
+		title += fmt.Sprintf("; %s, worst %s", count(n, "finding"), worstOf(rec.Findings))
+	}
+	m.details = append(m.details, detail{fmt.Sprintf("<details>\n<summary>%s</summary>\n\n```text\n%s```\n\n</details>\n",
+		htmlEscape(title), strings.ReplaceAll(m.buf.String(), "```", "'''"))})
+	return nil
+}
