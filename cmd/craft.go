@@ -113,9 +113,10 @@ reject data; iSER over iWARP logs in over TCP (streaming mode) first.`,
 	f.Var(oneOf(&opts.ULP, craft.ULPs[0], "upper layer", craft.ULPs...), "ulp",
 		"the upper layer whose private data the messages carry: "+strings.Join(craft.ULPs, ", ")+" (not rpc-over-rdma: the RFC 8797 flags do not apply)")
 	completeCraft(c)
-	f.BoolVar(&opts.Traffic, "traffic", false, "rocev2, rocev1, ib: an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R), then DREQ and DREP")
+	f.BoolVar(&opts.Traffic, "traffic", false, "an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R; on the InfiniBand family then DREQ and DREP)")
 	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA-like workload instead: RoCEv2 connections set up with RFC 8797 data, Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
-	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path finding (repeatable): "+strings.Join(craft.DatapathFindings, ", "))
+	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path finding (repeatable): "+strings.Join(craft.DatapathFindings, ", ")+
+		"; with --transport iwarp also "+strings.Join(craft.IWARPFindings, ", "))
 	return c
 }
 
@@ -188,15 +189,19 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 			frames, err = x.Frames()
 		}
 	case tr == craft.IWARP:
-		if opts.Traffic || len(opts.Findings) > 0 {
-			return usageError("--traffic and --finding apply to rocev2, rocev1 and ib")
+		if (opts.Traffic || len(opts.Findings) > 0) && opts.Reject {
+			return usageError("--traffic and --finding need an accepted connection, not --reject")
 		}
 		if opts.MPARev != 1 && opts.MPARev != 2 {
 			return usageError("--mpa-rev: %d (want 1 or 2)", opts.MPARev)
 		}
 		x := craft.IWARPExchange{IPv6: opts.IPv6, Rev: uint8(opts.MPARev), Initiator: opts.Initiator, Responder: opts.Responder,
 			Reject: opts.Reject, SplitAt: opts.SplitAt}
-		frames, err = x.Frames()
+		if opts.Traffic || len(opts.Findings) > 0 {
+			frames, err = x.NFSTraffic(craft.Traffic{Findings: opts.Findings})
+		} else {
+			frames, err = x.Frames()
+		}
 		if err != nil && len(opts.SplitAt) > 0 && strings.HasPrefix(err.Error(), "split offsets") {
 			return usageError("--split: %v", err)
 		}

@@ -26,6 +26,7 @@ func (r *run) startDataPath(p *pass, name string) {
 	r.dpOut = datapath.NewOutput(r.cfg.Datapath, r.cfg.DatapathLimits, name, r.rpc)
 	r.dp = datapath.NewFollower(r.dpOut)
 	p.d.SetDataPath(r.dp)
+	p.d.FollowIWARP(r.dp.IWARP)
 	r.tracker.SetHandover(r.dp)
 }
 

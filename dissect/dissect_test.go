@@ -360,6 +360,7 @@ func TestRunFiles(t *testing.T) {
 		"rocev2-nvme-reject.pcap": {"REQ", "REJ"},
 		"iwarp-iser.pcap":         {"MPA_REQ", "MPA_REP"},
 		"rocev2-nfs-traffic.pcap": {"REQ", "REP", "RTU", "DREQ", "DREP"},
+		"iwarp-nfs-traffic.pcap":  {"MPA_REQ", "MPA_REP"},
 	}
 	files, err := filepath.Glob("../pcaps/*.pcap*")
 	if err != nil || len(files) != len(want) {

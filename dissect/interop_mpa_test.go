@@ -42,7 +42,8 @@ func TestInteropTsharkMPA(t *testing.T) {
 			for _, m := range c.msgs {
 				ours[m.Frame] = m
 			}
-			args := []string{"-n", "-r", file, "-Y", "iwarp_mpa", "-T", "fields", "-E", "occurrence=f"}
+			// MPA frames only (iwarp_mpa also matches the FPDUs of the data path).
+			args := []string{"-n", "-r", file, "-Y", "iwarp_mpa.key.req or iwarp_mpa.key.rep", "-T", "fields", "-E", "occurrence=f"}
 			for _, f := range fields {
 				args = append(args, "-e", f)
 			}

@@ -66,20 +66,65 @@ func TestInteropRPCRDMA(t *testing.T) {
 				if err := craft.WriteFile(file, frames); err != nil {
 					t.Fatal(err)
 				}
-				rpcOracle(t, tshark, file, frames)
+				rpcOracle(t, tshark, file, frames, false)
 			})
 		}
 	}
 }
 
-func rpcOracle(t *testing.T, tshark, file string, frames []craft.Frame) {
+// The same oracle over iWARP (craft.IWARPExchange.NFSTraffic, with and
+// without markers): tshark finds RPC-over-RDMA in RDMAP Send and Send with
+// Invalidate messages, at the segment that completes a Send in several DDP
+// segments, like our records. Its iWARP quirks: the invalidated STag is
+// iwarp_rdma.inval_stag (decimal); a Send in several DDP segments gets no
+// rpcordma.reassembled.length, so lengths are not compared; it does not
+// try Sends with Solicited Event (opcodes 5 and 6), which craft does not
+// write here.
+var rpcordmaFieldsIWARP = []string{"frame.number", "rpcordma.xid", "rpcordma.version",
+	"rpcordma.flow_control", "rpcordma.msg_type", "rpcordma.reads_count", "rpcordma.writes_count", "rpcordma.reply_count",
+	"rpcordma.segment_count", "rpcordma.position", "rpcordma.rdma_handle", "rpcordma.rdma_length", "rpcordma.rdma_offset",
+	"rpcordma.errcode", "rpcordma.vers_low", "rpcordma.vers_high", "iwarp_rdma.inval_stag"}
+
+func TestInteropRPCRDMAIWARP(t *testing.T) {
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not found (apt-get install tshark): the oracle test needs it")
+	}
+	traffic := [][]string{nil}
+	for _, f := range craft.DatapathFindings {
+		traffic = append(traffic, []string{f})
+	}
+	traffic = append(traffic, craft.DatapathFindings)
+	for _, markers := range []bool{false, true} {
+		for _, fs := range traffic {
+			name := fmt.Sprintf("markers=%v %s", markers, strings.Join(fs, ","))
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				x := bothRIWARP()
+				x.InitiatorMarkers, x.ResponderMarkers = markers, markers
+				frames := iwNFS(t, x, craft.Traffic{Findings: fs})
+				file := filepath.Join(t.TempDir(), "o.pcap")
+				if err := craft.WriteFile(file, frames); err != nil {
+					t.Fatal(err)
+				}
+				rpcOracle(t, tshark, file, frames, true)
+			})
+		}
+	}
+}
+
+func rpcOracle(t *testing.T, tshark, file string, frames []craft.Frame, iwarp bool) {
 	c := runDatapathFrames(t, datapath.ModeAll, frames)
 	ours := map[int]*record.RPC{}
 	for _, r := range c.rpcs {
 		ours[r.Frame] = r
 	}
 	theirs := map[int]map[string]string{}
-	for _, row := range tsharkRows(t, tshark, file, "rpcordma", rpcordmaFields) {
+	fields := rpcordmaFields
+	if iwarp {
+		fields = rpcordmaFieldsIWARP
+	}
+	for _, row := range tsharkRows(t, tshark, file, "rpcordma", fields) {
 		n, _ := strconv.Atoi(row["frame.number"])
 		theirs[n] = row
 	}
@@ -140,11 +185,14 @@ func rpcOracle(t *testing.T, tshark, file string, frames []craft.Frame) {
 				want["rpcordma.vers_low"], want["rpcordma.vers_high"] = fmt.Sprint(h.Error.Low), fmt.Sprint(h.Error.High)
 			}
 		}
-		if len(r.Frames) > 1 && h.Proc != layers.RPCRDMANoMsg {
+		if len(r.Frames) > 1 && h.Proc != layers.RPCRDMANoMsg && !iwarp {
 			pad, _ := strconv.Atoi(row["infiniband.bth.padcnt"])
 			want["rpcordma.reassembled.length"] = fmt.Sprint(r.Length + pad)
 		}
-		if r.Invalidate {
+		switch {
+		case r.Invalidate && iwarp:
+			want["iwarp_rdma.inval_stag"] = fmt.Sprint(r.InvalidateRKey)
+		case r.Invalidate:
 			want["infiniband.ieth"] = fmt.Sprintf("%08x", r.InvalidateRKey)
 		}
 		for k, v := range want {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,6 +84,41 @@ func TestGoldenDatapath(t *testing.T) {
 			}
 			golden(t, tc.name, got)
 		})
+	}
+}
+
+// iwarpDatapathCapture writes an iWARP NFS-like exchange with every
+// data-path finding and every iWARP one (MPA revision 2, markers towards
+// the responder, CRC).
+func iwarpDatapathCapture(t *testing.T) string {
+	t.Helper()
+	p := craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+	x := craft.IWARPExchange{Rev: 2, Initiator: p, Responder: p}
+	frames, err := x.NFSTraffic(craft.Traffic{Findings: append(slices.Clone(craft.DatapathFindings), craft.IWARPFindings...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "iwarp-datapath.pcap")
+	if err := craft.WriteFile(path, frames); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestGoldenDatapathIWARP(t *testing.T) {
+	iw := iwarpDatapathCapture(t)
+	md := output.Options{Format: output.Markdown, Version: "v0.0.0-test", Command: "rdmacm-pd dissect -T markdown iwarp-datapath.pcap"}
+	for _, tc := range []struct {
+		name string
+		opts output.Options
+		mode datapath.Mode
+	}{
+		{"iwarp-datapath.txt", output.Options{Format: output.Text}, datapath.ModeFindings},
+		{"iwarp-datapath-all-V.txt", output.Options{Format: output.Text, Verbose: true}, datapath.ModeAll},
+		{"iwarp-datapath.json", output.Options{Format: output.JSON}, datapath.ModeAll},
+		{"iwarp-datapath.md", md, datapath.ModeFindings},
+	} {
+		t.Run(tc.name, func(t *testing.T) { golden(t, tc.name, renderDP(t, tc.opts, tc.mode, iw)) })
 	}
 }
 

@@ -372,7 +372,7 @@ var datapathHead = []string{"#", "ini→res", "res→ini", "SwI", "credits", "ca
 const datapathLegend = "ini→res and res→ini: the largest RPC-over-RDMA Send each way / its inline threshold;" +
 	" SwI: Sends With Invalidate; credits: the latest grant; calls: the most Calls outstanding;" +
 	" reads: the most RDMA Reads outstanding from that side / its limit (none when the setup sets none);" +
-	" rpc: RPC-over-RDMA messages; frames: RC frames of the connection."
+	" rpc: RPC-over-RDMA messages; frames: the connection's data frames (RC frames; TCP segments for iWARP)."
 
 // withDatapath is the connections that have data-path figures.
 func withDatapath(cs []*record.Connection) []*record.Connection {

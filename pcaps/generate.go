@@ -16,3 +16,4 @@ package pcaps
 //go:generate go run .. craft --ulp nvme-rdma --reject -w rocev2-nvme-reject.pcap
 //go:generate go run .. craft --ulp iser --transport iwarp -w iwarp-iser.pcap
 //go:generate go run .. craft --traffic --remote-invalidate --reply-remote-invalidate -w rocev2-nfs-traffic.pcap
+//go:generate go run .. craft --transport iwarp --traffic --remote-invalidate --reply-remote-invalidate -w iwarp-nfs-traffic.pcap

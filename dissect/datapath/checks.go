@@ -466,7 +466,7 @@ func (c *Checker) Findings() []finding.Finding {
 			continue
 		}
 		out = append(out, finding.New(finding.RDMAReadLimitExceeded,
-			"frame %d: %d RDMA Read Requests outstanding from the %s, more than the %d the CM exchange allows it (%s); over the limit %s, at most %d outstanding",
+			"frame %d: %d RDMA Read Requests outstanding from the %s, more than the %d its connection setup allows it (%s); over the limit %s, at most %d outstanding",
 			o.frame, o.outstanding, sideNames[side], c.neg.ReadLimit[side], c.neg.ReadLimitWhy[side], times(o.count), o.most))
 	}
 	if c.limitNote {

@@ -181,6 +181,11 @@ type Follower struct {
 	// OrphanEvictions counts directions without a setup given up at
 	// Limits.Directions.
 	OrphanEvictions int
+
+	// iWARP (iwarp.go): connections established, waiting for their
+	// traffic; and those whose traffic is followed.
+	iwSetups map[iwKey]*record.Connection
+	iwByConn map[*record.Connection]*iwFlow
 }
 
 // NewFollower makes the follower of one input, writing its records to out.
@@ -214,9 +219,13 @@ func (fl *Follower) SetFile(name string) { fl.out.File = name }
 // Established takes a connection from the tracker (conn.Handover).
 func (fl *Follower) Established(s *conn.Setup) {
 	c := s.Conn
+	if c.Transport == record.IWARP {
+		fl.establishedIWARP(c)
+		return
+	}
 	net, ok := netOf(c.Transport)
 	if !ok || s.Request == nil || s.Reply == nil {
-		return // iWARP has its own follower; no QPNs without the CM bodies
+		return // no QPNs without the CM bodies
 	}
 	ini, res, ok := endpoints(net, c, s.Request)
 	if !ok {
@@ -319,7 +328,7 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 		f.conn.Findings = append(f.conn.Findings, fs...)
 		return
 	}
-	fl.note(f, fs[min(f.handed, len(fs)):])
+	fl.noteConn(f.conn, fs[min(f.handed, len(fs)):])
 }
 
 // unindex stops matching frames to a flow, delivering its Sends in
@@ -348,15 +357,16 @@ func (fl *Follower) unindex(f *flow) {
 // their connection's record was handed on.
 const maxNotes = 256
 
-// note keeps connection findings that came after f's record was handed on.
-func (fl *Follower) note(f *flow, fs []finding.Finding) {
+// noteConn keeps connection findings that came after c's record was
+// handed on.
+func (fl *Follower) noteConn(c *record.Connection, fs []finding.Finding) {
 	for _, x := range fs {
 		if len(fl.notes) == maxNotes {
 			fl.notesCut++
 			continue
 		}
 		x.Message = fmt.Sprintf("the connection of frame %d (%s → %s), after its record was written: %s",
-			f.conn.RequestFrame, f.conn.Initiator, f.conn.Responder, x.Message)
+			c.RequestFrame, c.Initiator, c.Responder, x.Message)
 		fl.notes = append(fl.notes, x)
 	}
 }
@@ -466,6 +476,9 @@ func (fl *Follower) evictOrphan() int {
 // path saw of its traffic so far: its figures and its connection findings.
 // A connection no longer followed already has them.
 func (fl *Follower) Annotate(c *record.Connection) {
+	if c.Transport == record.IWARP && fl.annotateIWARP(c) {
+		return
+	}
 	f := fl.byConn[c]
 	if f == nil || f.chk == nil {
 		return
@@ -514,8 +527,20 @@ func (fl *Follower) Notes() []finding.Finding {
 	for _, f := range fl.conns {
 		if f.chk != nil && f.handed >= 0 {
 			fs := f.chk.Findings()
-			fl.note(f, fs[min(f.handed, len(fs)):])
+			fl.noteConn(f.conn, fs[min(f.handed, len(fs)):])
 			f.handed = len(fs)
+		}
+	}
+	open := make([]*record.Connection, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
+	for c := range fl.iwByConn {
+		open = append(open, c)
+	}
+	slices.SortFunc(open, func(a, b *record.Connection) int { return cmp.Compare(a.RequestFrame, b.RequestFrame) })
+	for _, c := range open {
+		if t := fl.iwByConn[c]; t.handed >= 0 {
+			fs := t.chk.Findings()
+			fl.noteConn(c, fs[min(t.handed, len(fs)):])
+			t.handed = len(fs)
 		}
 	}
 	out := fl.notes

@@ -394,6 +394,14 @@ func (a *Assembler) Segment(s *Segment) {
 			lost = d.kind == kindLost && !s.SYN
 		}
 	}
+	if str != nil && !s.SYN && len(s.Payload) > 0 && a.reused(str, s, seq) {
+		// The 4-tuple and its sequence numbers used again by a new
+		// connection whose SYN is not in the capture: what the old one
+		// began ends here.
+		a.finish(str, End{Kind: EndReplaced})
+		a.st.Reused++
+		str = nil
+	}
 	if str != nil && s.SYN {
 		switch {
 		case str.anchored && str.zero != seq:
@@ -468,6 +476,21 @@ func (a *Assembler) Segment(s *Segment) {
 	if str.fin && str.anchored && int(int32(str.finSeq-str.start)) <= str.contiguous() {
 		a.finish(str, End{Kind: EndFIN})
 	}
+}
+
+// reused reports whether a segment of a followed direction begins a new
+// connection on the same 4-tuple whose SYN is not in the capture: one that
+// starts strongly (an MPA key) at a point outside the direction's sequence
+// space (more than ReuseWindow from it), as takeUp decides for a direction
+// already decided. A followed direction never ages, so without this such
+// a connection would be read as octets of the old one.
+func (a *Assembler) reused(str *stream, s *Segment, seq uint32) bool {
+	w := uint32(a.opt.ReuseWindow)
+	if !str.anchored || !str.anyData || seq-(str.zero-w) < (str.end-str.zero)+2*w {
+		return false
+	}
+	_, strong := a.p.Starts(s.Payload)
+	return strong
 }
 
 // takeUp decides whether a segment of a decided or lost direction starts it

@@ -15,7 +15,7 @@
 //		(none) ─────────────────────────────────────────────► anchored
 //		   │                                                    ▲  │
 //		   │ other data                         SYN, or a       │  │ Reader done (Data says Done), FIN, RST,
-//		   ▼                                    segment that    │  │ a new SYN, age, end of input
+//		   ▼                                    segment that    │  │ a new SYN or a far start, age, end of input
 //		unanchored ──────────────────────────── Starts ─────────┘  ▼
 //		   │  more than the early window held, no start            decided
 //		   └──────────────────────────────────────────────────────►  (start known or not)
@@ -36,7 +36,11 @@
 //	    size, so that no segment order ever makes the buffer be rebuilt.
 //	    Octets that arrive again after delivery go to Reader.Again (a
 //	    retransmission); held octets carried again differently go to
-//	    Reader.Differ. The first copy of an octet wins.
+//	    Reader.Differ. The first copy of an octet wins. A segment that
+//	    Starts strongly, more than ReuseWindow outside the sequence space
+//	    seen, ends it (EndReplaced) and anchors a new one: a connection that
+//	    reuses the 4-tuple without a captured SYN, which matters for one
+//	    whose Reader follows data traffic (Following) and so never ages.
 //	  - decided: no more octets are wanted. Only the start (when known), the
 //	    highest sequence number and whether a FIN or RST ended it are kept,
 //	    32 octets with an IPv4 key. A SYN with another initial sequence number
