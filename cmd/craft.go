@@ -31,6 +31,7 @@ type craftOptions struct {
 	TCPFlows  int
 	TCPSeg    int
 	IWARPConn int
+	IWARPCRC  int // --iwarp-crc-every
 	Flood     string
 	Count     int
 	ULP       string
@@ -107,7 +108,8 @@ reject data; iSER over iWARP logs in over TCP (streaming mode) first.`,
 	f.Uint64Var(&opts.Seed, "seed", defaultSeed, "workload: the random seed (the same seed writes the same file)")
 	f.IntVar(&opts.TCPFlows, "tcp-flows", 0, "workload: all TCP instead, bulk segments of this many concurrent flows captured mid-stream, in turn, with iWARP connections hidden among them")
 	f.IntVar(&opts.TCPSeg, "tcp-segment", defaultTCPSegment, "workload with --tcp-flows: octets of payload in a bulk segment")
-	f.IntVar(&opts.IWARPConn, "iwarp-conns", 0, "workload: an NFS-like iWARP capture instead, this many connections (every 4th with markers, all with CRC): READ Calls, their data in RDMA Writes, Replies with Send with Invalidate")
+	f.IntVar(&opts.IWARPConn, "iwarp-conns", 0, "workload: an NFS-like iWARP capture instead, this many connections (every 4th with markers, CRC as --iwarp-crc-every says): READ Calls, their data in RDMA Writes, Replies with Send with Invalidate")
+	f.IntVar(&opts.IWARPCRC, "iwarp-crc-every", 1, "workload with --iwarp-conns: every this-many-th connection uses CRC (1: all; 0: none)")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
 	f.Var(oneOf(&opts.ULP, craft.ULPs[0], "upper layer", craft.ULPs...), "ulp",
@@ -238,6 +240,8 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 		return usageError("--tcp-segment: %d (want 1 to 9000 octets)", opts.TCPSeg)
 	case opts.IWARPConn < 0 || opts.IWARPConn > 10000:
 		return usageError("--iwarp-conns: %d (want 0 to 10000 connections)", opts.IWARPConn)
+	case opts.IWARPCRC < 0:
+		return usageError("--iwarp-crc-every: %d is negative", opts.IWARPCRC)
 	case opts.NFS && (opts.TCPFlows > 0 || opts.IWARPConn > 0):
 		return usageError("--nfs is a workload of its own: give it without --tcp-flows and --iwarp-conns")
 	}
@@ -250,7 +254,11 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 	case opts.NFS:
 		counts, err = craft.NFSWorkload{Size: size, Seed: opts.Seed}.Write(f)
 	case opts.IWARPConn > 0:
-		counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn}.Write(f)
+		crc := opts.IWARPCRC
+		if crc == 0 {
+			crc = -1 // none
+		}
+		counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn, CRCEvery: crc}.Write(f)
 	default:
 		counts, err = craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
 	}

@@ -64,3 +64,40 @@ func TestNFSWorkloadReproducible(t *testing.T) {
 		t.Error("the workload is not reproducible from its seed")
 	}
 }
+
+// TestIWARPWorkload is the iWARP NFS-like performance workload at a small
+// size: every connection is followed, with markers on every fourth and CRC
+// on every second (a wrong or missing CRC would be flagged); every Call and Reply is found, every Reply's Send with
+// Invalidate names its Call's STag, and nothing is flagged.
+// docs/performance.sh checks the same at 1 GiB.
+func TestIWARPWorkload(t *testing.T) {
+	var buf bytes.Buffer
+	counts, err := (craft.IWARPWorkload{Size: 8 << 20, Seed: 3, Conns: 16, CRCEvery: 2}).Write(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.MarkedConns != 4 || counts.CRCConns != 8 || counts.Calls == 0 || counts.Replies != counts.Calls {
+		t.Fatalf("workload %v", counts)
+	}
+	path := filepath.Join(t.TempDir(), "iwarp.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := runDatapathFile(t, datapath.ModeFindings, path)
+	s := c.sum
+	if s.Frames != counts.Frames || s.Connections[record.Established] != counts.Conns || s.RPCMessages != counts.Calls+counts.Replies ||
+		s.DatapathOrphanFrames != 0 || len(s.Findings) != 0 || len(c.rpcs) != 0 || s.StateDrops != 0 {
+		t.Errorf("summary: %d frames, %v, %d rpc messages, %d orphan frames, findings %v, %d drops; workload %v",
+			s.Frames, s.Connections, s.RPCMessages, s.DatapathOrphanFrames, s.Findings, s.StateDrops, counts)
+	}
+	invalidating := 0
+	for _, conn := range c.conns {
+		if conn.Datapath == nil {
+			t.Fatalf("connection of frame %d: no data path", conn.RequestFrame)
+		}
+		invalidating += conn.Datapath.SendWithInvalidate
+	}
+	if invalidating != counts.SendWithInvalidates {
+		t.Errorf("%d Sends with Invalidate; workload %v", invalidating, counts)
+	}
+}

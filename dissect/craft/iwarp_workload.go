@@ -19,13 +19,15 @@ import (
 // many connections set up with RFC 8797 data, then, in turn, NFS READs:
 // a Call (an RDMA_MSG Send with a Write chunk), the data in RDMA Writes,
 // and a Reply in a Send with Invalidate of the chunk's STag. Every
-// MarkersEvery-th connection asks for markers both ways; all use CRC.
+// MarkersEvery-th connection asks for markers both ways, and every
+// CRCEvery-th uses CRC (all by default).
 type IWARPWorkload struct {
 	Size         int64  // octets to write (approximately)
 	Seed         uint64 // the same seed gives the same file
 	Conns        int    // connections; default 64
 	ReadSize     int    // octets of each READ's data; default 32 KiB
 	MarkersEvery int    // every this-many-th connection uses markers; default 4, negative for none
+	CRCEvery     int    // every this-many-th connection uses CRC; default 1 (all), negative for none
 	MSS          int    // TCP payload of a segment; default 1448
 }
 
@@ -36,12 +38,13 @@ type IWARPWorkloadCounts struct {
 	Calls, Replies      int // RPC-over-RDMA Sends each way
 	WriteFPDUs          int
 	MarkedConns         int
+	CRCConns            int
 	SendWithInvalidates int
 }
 
 func (c IWARPWorkloadCounts) String() string {
-	return fmt.Sprintf("frames %d, octets %d: %d iWARP connections (%d with markers), %d Calls, %d Replies (%d with Invalidate), %d RDMA Write FPDUs; expect %d rpc messages",
-		c.Frames, c.Octets, c.Conns, c.MarkedConns, c.Calls, c.Replies, c.SendWithInvalidates, c.WriteFPDUs, c.Calls+c.Replies)
+	return fmt.Sprintf("frames %d, octets %d: %d iWARP connections (%d with markers, %d with CRC), %d Calls, %d Replies (%d with Invalidate), %d RDMA Write FPDUs; expect %d rpc messages",
+		c.Frames, c.Octets, c.Conns, c.MarkedConns, c.CRCConns, c.Calls, c.Replies, c.SendWithInvalidates, c.WriteFPDUs, c.Calls+c.Replies)
 }
 
 // iwConnState is one connection of the workload.
@@ -50,6 +53,7 @@ type iwConnState struct {
 	seq     [2]uint32
 	off     [2]int // stream offset after the MPA frame, for markers
 	markers bool
+	crc     bool
 	msn     [2]uint32
 	xid     uint32
 }
@@ -69,6 +73,9 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 	if wl.MSS <= 0 {
 		wl.MSS = 1448
 	}
+	if wl.CRCEvery == 0 {
+		wl.CRCEvery = 1
+	}
 	rng := rand.New(rand.NewPCG(wl.Seed, 0x1a4b))
 	bw := bufio.NewWriterSize(w, 1<<20)
 	pw := pcapgo.NewWriterNanos(bw)
@@ -85,7 +92,8 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 	conns := make([]*iwConnState, wl.Conns)
 	for i := range conns {
 		markers := wl.MarkersEvery > 0 && i%wl.MarkersEvery == wl.MarkersEvery-1
-		x := IWARPExchange{Rev: 2, Index: i, Start: t, InitiatorMarkers: markers, ResponderMarkers: markers,
+		crc := wl.CRCEvery > 0 && i%wl.CRCEvery == wl.CRCEvery-1
+		x := IWARPExchange{Rev: 2, Index: i, Start: t, InitiatorMarkers: markers, ResponderMarkers: markers, NoCRC: !crc,
 			Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
 			Responder: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
 		frames, err := x.Frames()
@@ -99,7 +107,7 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 		}
 		// The sequence numbers after the MPA frames: the last two frames
 		// are the Request and the Reply.
-		st := &iwConnState{markers: markers, xid: uint32(i) << 20}
+		st := &iwConnState{markers: markers, crc: crc, xid: uint32(i) << 20}
 		for side, f := range frames[len(frames)-2:] {
 			p := gopacket.NewPacket(f.Data, golayers.LayerTypeEthernet, gopacket.NoCopy)
 			tcp := p.Layer(golayers.LayerTypeTCP).(*golayers.TCP)
@@ -112,6 +120,9 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 		if markers {
 			c.MarkedConns++
 		}
+		if crc {
+			c.CRCConns++
+		}
 	}
 	data := make([]byte, wl.ReadSize)
 	for i := range data {
@@ -123,7 +134,7 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 		st.xid++
 		stag := 0x1000 + uint32(n%4096)
 		// The Call: RDMA_MSG with one Write chunk for the data.
-		call := rpcrdmaMsg(st.xid, 128, []uint32{stag}, uint32(wl.ReadSize), 140)
+		call := rpcrdmaMsg(st.xid, 128, []uint32{stag}, uint32(wl.ReadSize), 140, false)
 		if err := st.send(emit, 0, []FPDUUnit{{DDP: layers.DDP{Opcode: layers.RDMAPOpSend, QN: layers.QNSend, MSN: st.next(0), Last: true}, Payload: call}}, wl.MSS); err != nil {
 			return c, err
 		}
@@ -137,7 +148,7 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 		}
 		c.WriteFPDUs += len(units)
 		// The Reply, with Invalidate of the chunk's STag.
-		reply := rpcrdmaMsg(st.xid, 128, nil, 0, 116)
+		reply := rpcrdmaMsg(st.xid, 128, nil, 0, 116, true)
 		units = append(units, FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, QN: layers.QNSend, MSN: st.next(1), Last: true, InvalidateSTag: stag}, Payload: reply})
 		if err := st.send(emit, 1, units, wl.MSS); err != nil {
 			return c, err
@@ -161,9 +172,9 @@ func (st *iwConnState) send(emit func([]byte) error, side int, units []FPDUUnit,
 		u.DDP.Version, u.DDP.RDMAPVersion = layers.DDPVersion, layers.RDMAPVersion
 		var p []byte
 		if st.markers {
-			p = markedFPDU(&u, st.off[side])
+			p = markedFPDU(&u, st.off[side], st.crc)
 		} else {
-			p, _ = FPDUStream([]FPDUUnit{u}, false, true)
+			p, _ = FPDUStream([]FPDUUnit{u}, false, st.crc)
 		}
 		seg := TCP{Src: st.ep[side], Dst: st.ep[1-side], Seq: st.seq[side], Ack: st.seq[1-side], ACK: true, PSH: true, Payload: p}
 		f, err := seg.Frame()
@@ -180,8 +191,9 @@ func (st *iwConnState) send(emit func([]byte) error, side int, units []FPDUUnit,
 }
 
 // markedFPDU frames one FPDU that starts at stream offset off (counted
-// from the first FPDU), with the markers that fall in it.
-func markedFPDU(u *FPDUUnit, off int) []byte {
+// from the first FPDU), with the markers that fall in it, and its CRC (a
+// zero field without crc).
+func markedFPDU(u *FPDUUnit, off int, crc bool) []byte {
 	plain, _ := FPDUStream([]FPDUUnit{*u}, false, false)
 	crcAt := len(plain) - layers.FPDUCRCLen
 	var out []byte
@@ -210,9 +222,11 @@ func markedFPDU(u *FPDUUnit, off int) []byte {
 	if start == layers.MarkerLen && off%layers.MarkerInterval == 0 {
 		from = 0
 	}
-	var crc [layers.FPDUCRCLen]byte
-	binary.LittleEndian.PutUint32(crc[:], layers.FPDUCRC(out[from:]))
-	for _, b := range crc {
+	var field [layers.FPDUCRCLen]byte
+	if crc {
+		binary.LittleEndian.PutUint32(field[:], layers.FPDUCRC(out[from:]))
+	}
+	for _, b := range field {
 		if pos%layers.MarkerInterval == 0 {
 			ptr := len(out) - start
 			out = append(out, 0, 0, byte(ptr>>8), byte(ptr))
@@ -227,8 +241,8 @@ func markedFPDU(u *FPDUUnit, off int) []byte {
 // rpcrdmaMsg is an RPC-over-RDMA version 1 RDMA_MSG header with a Write
 // list of one chunk (one segment per handle, of length octets) when
 // handles are given, followed by rpcLen octets of RPC message that begin
-// with the same XID.
-func rpcrdmaMsg(xid, credits uint32, handles []uint32, length uint32, rpcLen int) []byte {
+// with the same XID: a Call, or a Reply (the RPC message type 1).
+func rpcrdmaMsg(xid, credits uint32, handles []uint32, length uint32, rpcLen int, reply bool) []byte {
 	var b []byte
 	put := func(v uint32) { b = binary.BigEndian.AppendUint32(b, v) }
 	put(xid)
@@ -247,5 +261,8 @@ func rpcrdmaMsg(xid, credits uint32, handles []uint32, length uint32, rpcLen int
 	put(0) // no reply chunk
 	rpc := make([]byte, rpcLen)
 	binary.BigEndian.PutUint32(rpc, xid)
+	if reply {
+		binary.BigEndian.PutUint32(rpc[4:], 1)
+	}
 	return append(b, rpc...)
 }

@@ -142,6 +142,9 @@ type reader struct {
 	ntail   int
 	buf     []byte // the frame's octets from keyAt, as far as they arrived in order
 	carried []carry
+	// carriedMessy: carried is not in order and disjoint (frameAt then
+	// scans it from the start).
+	carriedMessy bool
 	dups    int
 	// differ is 1 + the lowest stream offset a later copy carried
 	// differently; differFrame that copy's frame.
@@ -176,7 +179,7 @@ func (r *reader) Seen(lo, hi int, frame int, at time.Time, added, cut bool) {
 	if r.keyAt >= 0 {
 		r.d.Charge(carryCost)
 	}
-	r.carried = append(r.carried, carry{lo, hi, frame, at, cut})
+	r.addCarried(carry{lo, hi, frame, at, cut})
 }
 
 // Need is how far octets are worth holding.
@@ -296,6 +299,19 @@ func (r *reader) dropCarriedBelow(off int) {
 		}
 	}
 	r.carried = kept
+	if len(kept) == 0 {
+		r.carriedMessy = false
+	}
+}
+
+// addCarried lists a segment, noting when the list stops being in order
+// of sequence and disjoint (a retransmission or a reordered segment), so
+// that frameAt knows whether the last holder of an octet is its only one.
+func (r *reader) addCarried(c carry) {
+	if n := len(r.carried); n > 0 && c.lo < r.carried[n-1].hi {
+		r.carriedMessy = true
+	}
+	r.carried = append(r.carried, c)
 }
 
 // collect appends octets of the frame and reports it when complete.

@@ -279,15 +279,28 @@ func (r *reader) seenFollowing(lo, hi, frame int, at time.Time, added, cut bool)
 		return
 	}
 	r.d.Charge(carryCost)
-	r.carried = append(r.carried, carry{lo, hi, frame, at, cut})
+	r.addCarried(carry{lo, hi, frame, at, cut})
 }
 
 // frameAt is the frame that first carried octet off of the stream, and
 // its time; the latest frame when none is listed.
 func (r *reader) frameAt(off int) (int, time.Time) {
-	for _, c := range r.carried {
-		if c.lo <= off && off < c.hi {
-			return c.frame, c.time
+	if r.carriedMessy {
+		for _, c := range r.carried { // the first copy wins
+			if c.lo <= off && off < c.hi {
+				return c.frame, c.time
+			}
+		}
+		return r.d.Last()
+	}
+	// In order and disjoint: the one segment that holds it, nearly always
+	// one of the last (an FPDU ends in the segment just read).
+	for i := len(r.carried) - 1; i >= 0; i-- {
+		if c := &r.carried[i]; c.lo <= off {
+			if off < c.hi {
+				return c.frame, c.time
+			}
+			break
 		}
 	}
 	return r.d.Last()
