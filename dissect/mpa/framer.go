@@ -145,7 +145,7 @@ type reader struct {
 	// carriedMessy: carried is not in order and disjoint (frameAt then
 	// scans it from the start).
 	carriedMessy bool
-	dups    int
+	dups         int
 	// differ is 1 + the lowest stream offset a later copy carried
 	// differently; differFrame that copy's frame.
 	differ, differFrame int
