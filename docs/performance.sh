@@ -4,7 +4,10 @@
 # workload (RoCEv2 data without its setup, TCP bulk, small UDP, CM and MPA
 # setups) and the NFS/RDMA-like one (`--nfs`: connections set up with RFC 8797
 # data carrying Calls and Replies with chunks, RDMA WRITEs and READs, Send
-# With Invalidate; TCP bulk), side by side.
+# With Invalidate; TCP bulk), and the iWARP NFS-like one (`--iwarp-conns
+# 512`: READ Calls, their data in RDMA Writes, Replies with Send with
+# Invalidate, every 4th connection with markers; with CRC on every
+# connection, and with none), side by side.
 #
 #   docs/performance.sh                 # 1 GiB of each
 #   docs/performance.sh 256MiB 1GiB 4GiB
@@ -27,7 +30,7 @@ export PATH="/usr/local/go/bin:$PATH"
 dir=${PERF_DIR:-/tmp/rdmacm-pd-perf}
 runs=${RUNS:-3}
 tshark_max=${TSHARK_MAX:-1288490189}  # 1.2 GiB
-workloads=${WORKLOADS:-mixed nfs}
+workloads=${WORKLOADS:-mixed nfs iwarp iwarp-nocrc}
 mkdir -p "$dir"
 go build -o "$dir/rdmacm-pd" .
 bin="$dir/rdmacm-pd"
@@ -52,7 +55,9 @@ for wl in $workloads; do
 	case "$wl" in
 	mixed) flags=""; f="$dir/workload-$size.pcap" ;;
 	nfs) flags="--nfs"; f="$dir/workload-nfs-$size.pcap" ;;
-	*) echo "unknown workload $wl (want mixed or nfs)" >&2; exit 2 ;;
+	iwarp) flags="--iwarp-conns 512"; f="$dir/workload-iwarp-$size.pcap" ;;
+	iwarp-nocrc) flags="--iwarp-conns 512 --iwarp-crc-every 0"; f="$dir/workload-iwarp-nocrc-$size.pcap" ;;
+	*) echo "unknown workload $wl (want mixed, nfs, iwarp or iwarp-nocrc)" >&2; exit 2 ;;
 	esac
 	if [ ! -f "$f" ] || [ ! -f "$f.expected" ]; then
 		"$bin" craft --workload "$size" $flags -w "$f" > "$f.expected"
@@ -73,7 +78,7 @@ s = json.loads(open(sys.argv[2]).read())
 got = (s["frames"], s["messages"], s["connections"]["established"])
 if got != (want_frames, want_msgs, want_conns) or s["state_limit_drops"] or s["decode_errors"]:
     sys.exit("MISMATCH: got frames/messages/established %s, want %s" % (got, (want_frames, want_msgs, want_conns)))
-if sys.argv[3] == "nfs":
+if sys.argv[3] != "mixed":
     want_rpc = int(re.search(r"(\d+) rpc_messages", exp).group(1))
     if s["rpc_messages"] != want_rpc or s["findings"] or s["datapath_frames_without_connection"]:
         sys.exit("MISMATCH: rpc_messages %d (want %d), findings %s, %d frames of no connection"

@@ -43,8 +43,9 @@ type IWARPWorkloadCounts struct {
 }
 
 func (c IWARPWorkloadCounts) String() string {
-	return fmt.Sprintf("frames %d, octets %d: %d iWARP connections (%d with markers, %d with CRC), %d Calls, %d Replies (%d with Invalidate), %d RDMA Write FPDUs; expect %d rpc messages",
-		c.Frames, c.Octets, c.Conns, c.MarkedConns, c.CRCConns, c.Calls, c.Replies, c.SendWithInvalidates, c.WriteFPDUs, c.Calls+c.Replies)
+	return fmt.Sprintf("frames %d, octets %d: %d iWARP connections (%d with markers, %d with CRC), %d Calls, %d Replies (%d with Invalidate), %d RDMA Write FPDUs; expect %d messages (MPA_REQ %d, MPA_REP %d), %d established connections, %d rpc_messages and no finding",
+		c.Frames, c.Octets, c.Conns, c.MarkedConns, c.CRCConns, c.Calls, c.Replies, c.SendWithInvalidates, c.WriteFPDUs,
+		2*c.Conns, c.Conns, c.Conns, c.Conns, c.Calls+c.Replies)
 }
 
 // iwConnState is one connection of the workload.
