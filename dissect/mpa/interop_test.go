@@ -265,6 +265,24 @@ func interopIWARP(t *testing.T) []string {
 		}
 		files = append(files, name)
 	}
+	// The NFS-like exchanges of the data path (the shipped sample is the
+	// first), with and without markers, and with a bad CRC.
+	peer := craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+	for i, c := range []struct {
+		markers bool
+		finding []string
+	}{{false, nil}, {true, nil}, {false, []string{"mpa-crc-mismatch"}}} {
+		x := craft.IWARPExchange{Rev: 2, Initiator: peer, Responder: peer, InitiatorMarkers: c.markers, ResponderMarkers: c.markers}
+		fr, err := x.NFSTraffic(craft.Traffic{Findings: c.finding})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(t.TempDir(), fmt.Sprintf("iwarp-nfs-%d.pcap", i))
+		if err := craft.WriteFile(name, fr); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, name)
+	}
 	if real := filepath.Join("..", "..", "..", "shared", "captures", "real", "softuiwarp-uiwarp.pcap"); fileExists(real) {
 		files = append(files, real)
 	}
