@@ -44,29 +44,11 @@ func TestDatapathIWARPExchange(t *testing.T) {
 			x.InitiatorMarkers, x.ResponderMarkers = markers, markers
 			frames := iwNFS(t, x, craft.Traffic{})
 			c := runDatapathFrames(t, datapath.ModeAll, frames)
-			type rec struct {
-				Frame  int
-				Dir    record.Direction
-				Opcode string
-				Proc   string
-				XID    uint32
-				Length int
-				Frames int
-			}
-			var got []rec
-			for _, r := range c.rpcs {
-				if len(r.Findings) > 0 {
-					t.Errorf("frame %d: %v", r.Frame, codes(r.Findings))
-				}
-				if r.Connection != 4 || r.Transport != record.IWARP || !r.LengthKnown || r.Src == "" {
-					t.Errorf("frame %d: connection %d, transport %s, length known %v", r.Frame, r.Connection, r.Transport, r.LengthKnown)
-				}
-				got = append(got, rec{r.Frame, r.Direction, r.Opcode, layers.RPCRDMAProcName(r.Header.Proc), r.Header.XID, r.Length, len(r.Frames)})
-			}
+			got := rpcRows(t, c, 4)
 			i2r, r2i := record.InitiatorToResponder, record.ResponderToInitiator
 			// Frames 1-3 are the TCP handshake, 4 and 5 the MPA frames; one
 			// FPDU a segment, the RDMA Write of 8192 octets in six.
-			want := []rec{
+			want := []rpcRow{
 				{6, i2r, "SEND", "RDMA_MSG", 0x5f000000, 68, 1},
 				{7, r2i, "SEND", "RDMA_MSG", 0x5f000000, 52, 1},
 				{8, i2r, "SEND", "RDMA_MSG", 0x5f000001, 164, 1},

@@ -65,6 +65,35 @@ func nfs(t *testing.T, x craft.Exchange, tr craft.Traffic) []craft.Frame {
 	return frames
 }
 
+// rpcRow is what the NFS exchange tests compare of each rpc record.
+type rpcRow struct {
+	Frame  int
+	Dir    record.Direction
+	Opcode string
+	Proc   string
+	XID    uint32
+	Length int
+	Frames int
+}
+
+// rpcRows are the rows of c's rpc records, each checked to carry no
+// finding, a known length, the transport of c's connection and its
+// request frame conn.
+func rpcRows(t *testing.T, c *dpCollect, conn int) []rpcRow {
+	t.Helper()
+	var got []rpcRow
+	for _, r := range c.rpcs {
+		if len(r.Findings) > 0 {
+			t.Errorf("frame %d: %v", r.Frame, codes(r.Findings))
+		}
+		if len(c.conns) == 0 || r.Connection != conn || r.Transport != c.conns[0].Transport || !r.LengthKnown || r.Header == nil {
+			t.Fatalf("frame %d: connection %d, transport %s, length known %v", r.Frame, r.Connection, r.Transport, r.LengthKnown)
+		}
+		got = append(got, rpcRow{r.Frame, r.Direction, r.Opcode, layers.RPCRDMAProcName(r.Header.Proc), r.Header.XID, r.Length, len(r.Frames)})
+	}
+	return got
+}
+
 // rpcRecordCodes are the finding codes of every rpc record, in order.
 func rpcRecordCodes(rs []*record.RPC) []string {
 	var out []string
@@ -79,27 +108,9 @@ func TestDatapathNFSExchange(t *testing.T) {
 		t.Run(string(tr), func(t *testing.T) {
 			frames := nfs(t, bothR(tr), craft.Traffic{})
 			c := runDatapathFrames(t, datapath.ModeAll, frames)
-			type rec struct {
-				Frame  int
-				Dir    record.Direction
-				Opcode string
-				Proc   string
-				XID    uint32
-				Length int
-				Frames int
-			}
-			var got []rec
-			for _, r := range c.rpcs {
-				if len(r.Findings) > 0 {
-					t.Errorf("frame %d: %v", r.Frame, codes(r.Findings))
-				}
-				if r.Connection != 1 || r.Transport != c.conns[0].Transport || !r.LengthKnown {
-					t.Errorf("frame %d: connection %d, transport %s, length known %v", r.Frame, r.Connection, r.Transport, r.LengthKnown)
-				}
-				got = append(got, rec{r.Frame, r.Direction, r.Opcode, layers.RPCRDMAProcName(r.Header.Proc), r.Header.XID, r.Length, len(r.Frames)})
-			}
+			got := rpcRows(t, c, 1)
 			i2r, r2i := record.InitiatorToResponder, record.ResponderToInitiator
-			want := []rec{
+			want := []rpcRow{
 				{4, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000000, 68, 1},
 				{6, r2i, "SEND_ONLY", "RDMA_MSG", 0x5f000000, 52, 1},
 				{8, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000001, 164, 1},

@@ -47,15 +47,7 @@ var rpcordmaFields = []string{"frame.number", "infiniband.bth.padcnt", "rpcordma
 	"rpcordma.errcode", "rpcordma.vers_low", "rpcordma.vers_high", "rpcordma.reassembled.length", "infiniband.ieth"}
 
 func TestInteropRPCRDMA(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not found (apt-get install tshark): the oracle test needs it")
-	}
-	traffic := [][]string{nil}
-	for _, f := range craft.DatapathFindings {
-		traffic = append(traffic, []string{f})
-	}
-	traffic = append(traffic, craft.DatapathFindings)
+	tshark, traffic := oracleSetup(t)
 	for _, tr := range dpTransports {
 		for _, fs := range traffic {
 			name := string(tr) + " " + strings.Join(fs, ",")
@@ -86,15 +78,7 @@ var rpcordmaFieldsIWARP = []string{"frame.number", "rpcordma.xid", "rpcordma.ver
 	"rpcordma.errcode", "rpcordma.vers_low", "rpcordma.vers_high", "iwarp_rdma.inval_stag"}
 
 func TestInteropRPCRDMAIWARP(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not found (apt-get install tshark): the oracle test needs it")
-	}
-	traffic := [][]string{nil}
-	for _, f := range craft.DatapathFindings {
-		traffic = append(traffic, []string{f})
-	}
-	traffic = append(traffic, craft.DatapathFindings)
+	tshark, traffic := oracleSetup(t)
 	for _, markers := range []bool{false, true} {
 		for _, fs := range traffic {
 			name := fmt.Sprintf("markers=%v %s", markers, strings.Join(fs, ","))
@@ -111,6 +95,21 @@ func TestInteropRPCRDMAIWARP(t *testing.T) {
 			})
 		}
 	}
+}
+
+// oracleSetup finds tshark (or skips) and lists the traffic each oracle
+// test crafts: none of the findings, each alone, and all together.
+func oracleSetup(t *testing.T) (string, [][]string) {
+	t.Helper()
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not found (apt-get install tshark): the oracle test needs it")
+	}
+	traffic := [][]string{nil}
+	for _, f := range craft.DatapathFindings {
+		traffic = append(traffic, []string{f})
+	}
+	return tshark, append(traffic, craft.DatapathFindings)
 }
 
 func rpcOracle(t *testing.T, tshark, file string, frames []craft.Frame, iwarp bool) {
