@@ -86,6 +86,17 @@ func TestAdversarialMemory(t *testing.T) {
 				t.Errorf("frames without connection %v, drops %v, warnings %v", sum["datapath_frames_without_connection"], sum["state_limit_drops"], w)
 			}
 		}},
+		{"iwarp-conns", 20000, func(t *testing.T, sum map[string]any) {
+			// The traffic of 4096 iWARP connections followed at once (each
+			// with a Send in progress); the directions of the others are
+			// not followed, counted and reported once.
+			c := sum["connections"].(map[string]any)
+			w := sum["warnings"].([]any)
+			if c["established"].(float64) != 20000 || sum["rpc_messages"].(float64) != 4096 || sum["state_limit_drops"].(float64) != 2*(20000-4096) ||
+				len(w) != 1 || !strings.Contains(w[0].(map[string]any)["message"].(string), "the FPDUs of 31808 TCP directions after their MPA frames were not followed") {
+				t.Errorf("connections %v, rpc_messages %v, drops %v, warnings %v", c, sum["rpc_messages"], sum["state_limit_drops"], w)
+			}
+		}},
 		{"retries", 300000, func(t *testing.T, sum map[string]any) {
 			c := sum["connections"].(map[string]any)
 			if c["no-reply"].(float64) != 1 || sum["state_limit_drops"].(float64) != 0 {

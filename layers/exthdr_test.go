@@ -212,3 +212,21 @@ func TestSyndromeName(t *testing.T) {
 		t.Errorf("kind %d value %d", a.Kind(), a.Value())
 	}
 }
+
+// Every OpCode, of every transport: the reserved RC operations 0x18 to
+// 0x1f (past the table) and the UC ones past RDMA WRITE Only with
+// Immediate have no extended headers, and none panics (a fuzzed LRH once
+// carried RC OpCode 0x1c).
+func TestExtendedHeadersEveryOpCode(t *testing.T) {
+	for op := 0; op < 256; op++ {
+		hs := ExtendedHeaders(uint8(op))
+		code := uint8(op) & operationMask
+		reserved := code == opReserved || code > rcLastOpcode || uint8(op)&transportMask == TransportUC && code > ucLastOpcode
+		if reserved && hs != nil {
+			t.Errorf("OpCode 0x%02x: %v", op, hs)
+		}
+	}
+	if hs := ExtendedHeaders(TransportRC | OpWriteOnlyImm); len(hs) != 2 || hs[0] != ltRETH || hs[1] != ltImmDt {
+		t.Errorf("RDMA WRITE Only with Immediate: %v", hs)
+	}
+}

@@ -47,6 +47,9 @@ const (
 func ExtendedHeaders(op uint8) []gopacket.LayerType {
 	switch op & transportMask {
 	case TransportRC:
+		if op&operationMask > rcLastOpcode {
+			return nil // 0x18 to 0x1f: reserved (and beyond the table)
+		}
 	case TransportUC:
 		if op&operationMask > ucLastOpcode {
 			return nil

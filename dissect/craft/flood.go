@@ -28,7 +28,7 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -127,6 +127,10 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 					return frames, err
 				}
 			}
+		}
+	case FloodIWARPConns:
+		if err := floodIWARP(n, emit); err != nil {
+			return frames, err
 		}
 	case FloodRCConns, FloodRCDirections:
 		if err := floodRC(kind, n, emit); err != nil {

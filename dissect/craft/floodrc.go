@@ -16,7 +16,33 @@ const (
 	// FloodRCDirections is N directions of RC traffic without their
 	// setup, each beginning a multi-packet Send and never finishing it.
 	FloodRCDirections = "rc-directions"
+	// FloodIWARPConns is N iWARP connections (handshake, MPA revision 2
+	// Request and Reply with RFC 8797 data, CRC), each with an outstanding
+	// Call in a Send over two DDP segments of which only the first is
+	// sent, none ever closed: every connection's traffic stays followed.
+	FloodIWARPConns = "iwarp-conns"
 )
+
+// floodIWARP writes n connections of FloodIWARPConns through emit.
+func floodIWARP(n int, emit func([]byte) error) error {
+	call := (&RPCMessage{XID: 1, Credits: 32, Proc: layers.RPCRDMAMsg}).Bytes()
+	call = append(call, make([]byte, 600)...)
+	p := Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+	for i := 0; i < n; i++ {
+		x := IWARPExchange{Rev: 2, Index: i & 0xffff, Attempt: i >> 16, Initiator: p, Responder: p,
+			Traffic: []IWARPMessage{{Opcode: layers.RDMAPOpSend, Payload: call, MaxSegment: 400}}}
+		frames, err := x.Frames()
+		if err != nil {
+			return err
+		}
+		for _, f := range frames[:len(frames)-1] { // the Send's last segment never comes
+			if err := emit(f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // floodRC writes n units of a data-path flood kind through emit.
 func floodRC(kind string, n int, emit func([]byte) error) error {

@@ -199,6 +199,11 @@ func (d *Decoder) Notes() []finding.Finding {
 	}
 	out = append(out, d.reassemblyNotes()...)
 	out = append(out, d.oddNotes()...)
+	if n := d.mpa.NotFollowed(); n > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%s: the FPDUs of %d TCP directions after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already",
+			name, n, mpa.MaxFollowed))
+	}
 	if n := d.SilentDrops(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
 			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) with too little of an MPA key to show",
@@ -250,7 +255,7 @@ func (d *Decoder) undecodableReason() string {
 }
 
 // Dropped counts TCP directions given up because of a state limit.
-func (d *Decoder) Dropped() int { return d.mpa.Dropped() + d.odd[0].n }
+func (d *Decoder) Dropped() int { return d.mpa.Dropped() + d.odd[0].n + d.mpa.NotFollowed() }
 
 // SilentDrops counts the TCP directions given up at a state limit when they
 // had shown too little of an MPA key for a message: no message carries a

@@ -66,6 +66,7 @@ type Framer struct {
 	heldHeads    int      // head buffers lent
 	followers    []*followed
 	headsRefused int // times one could not be had
+	notFollowed  int // directions not followed at MaxFollowed
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }

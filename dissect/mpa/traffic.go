@@ -67,7 +67,8 @@ type Send struct {
 }
 
 // Pair is a connection whose traffic is about to be followed: its MPA
-// Request and Reply as far as they were seen (nil when not).
+// Request and Reply as far as they were seen (nil when not), each with its
+// file, frame, time, transport, addresses and MPA header only.
 type Pair struct {
 	Request, Reply *record.Message
 }
@@ -76,6 +77,15 @@ type Pair struct {
 // set up: link gives the Traffic of each, called once per connection,
 // when both of its MPA frames are in or its first FPDU octets arrive.
 func (f *Framer) Follow(link func(p *Pair) Traffic) { f.link = link }
+
+// MaxFollowed bounds the iWARP connections whose traffic is followed at
+// once (with one direction's MPA frame in); the directions of more are
+// not followed, counted in NotFollowed.
+const MaxFollowed = 4096
+
+// NotFollowed counts the directions whose FPDUs were not followed because
+// MaxFollowed connections were.
+func (f *Framer) NotFollowed() int { return f.notFollowed }
 
 // Limits of the data traffic.
 const (
@@ -109,13 +119,30 @@ func keyOf(fl reassembly.Flow) pairKey {
 // iwConn is what the two directions of a connection share.
 type iwConn struct {
 	key      pairKey
-	frames   [2]*record.Message // by side: the Request, the Reply
+	frames   [2]*frameSeen // by side: the Request, the Reply
 	hdr      [2]*record.MPAHeader
 	readers  [2]*reader
 	traffic  Traffic
 	linked   bool
 	rejected bool
 	attached int
+}
+
+// frameSeen is what a connection keeps of one of its MPA frames.
+type frameSeen struct {
+	file, src, dst string
+	frame          int
+	at             time.Time
+	transport      record.Transport
+	hdr            *record.MPAHeader
+}
+
+// message is the frame as the Pair shows it; nil when it was not seen.
+func (s *frameSeen) message() *record.Message {
+	if s == nil {
+		return nil
+	}
+	return &record.Message{File: s.file, Frame: s.frame, Time: s.at, Transport: s.transport, Src: s.src, Dst: s.dst, MPAInfo: s.hdr}
 }
 
 // mpaFlags are the flags of a side's MPA frame, when it was seen.
@@ -149,7 +176,7 @@ func modeOf(on bool) mode {
 func (c *iwConn) link(f *Framer) {
 	if !c.linked {
 		c.linked = true
-		c.traffic = f.link(&Pair{Request: c.frames[0], Reply: c.frames[1]})
+		c.traffic = f.link(&Pair{Request: c.frames[0].message(), Reply: c.frames[1].message()})
 	}
 }
 
@@ -203,6 +230,12 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	}
 	k := keyOf(r.d.Flow)
 	c := f.conns[k]
+	if c == nil && len(f.conns) >= MaxFollowed {
+		// Each connection followed costs about 4.5 KB (its two directions'
+		// followers, its checker): past the limit, its FPDUs are not read.
+		f.notFollowed++
+		return false
+	}
 	if c == nil {
 		if f.conns == nil {
 			f.conns = make(map[pairKey]*iwConn)
@@ -213,7 +246,13 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	if c.readers[side] != nil || c.frames[side] != nil {
 		return false // a second Request (or Reply) on the connection: not followed
 	}
-	c.frames[side], c.hdr[side] = msg, msg.MPAInfo
+	// Only what the link and the data path read is kept of the message:
+	// a followed connection may last the whole input, and the message
+	// (448 octets, and its fields and private data, about 1.3 KB) is the
+	// sink's.
+	c.frames[side] = &frameSeen{file: msg.File, frame: msg.Frame, at: msg.Time, transport: msg.Transport,
+		src: msg.Src, dst: msg.Dst, hdr: msg.MPAInfo}
+	c.hdr[side] = msg.MPAInfo
 	if msg.MPAInfo.Reject {
 		c.rejected = true
 	}
