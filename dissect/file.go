@@ -51,6 +51,7 @@ type fileSource struct {
 	f      Frame // the last one
 
 	src      io.Reader
+	stream   bool          // a pipe, FIFO or terminal: read as data arrives, and given up when ctx ends
 	hashed   func() string // waits for the SHA-256
 	closeSrc func()
 	rd       *pcapfile.Reader
@@ -68,6 +69,9 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 		}
 		s.opened = true
 		if err := s.open(ctx); err != nil {
+			if ctx.Err() != nil && s.stream {
+				return nil, ctx.Err() // interrupted while waiting for the file header
+			}
 			return nil, s.fail(err)
 		}
 	}
@@ -78,6 +82,9 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	if err != nil {
 		if err == io.EOF {
 			return nil, io.EOF
+		}
+		if ctx.Err() != nil && s.stream {
+			return nil, ctx.Err() // interrupted while the stream was idle: not damage
 		}
 		return nil, s.fail(err)
 	}
@@ -107,7 +114,8 @@ func (s *fileSource) open(ctx context.Context) error {
 	}
 	s.src, s.hashed, s.closeSrc = src, hashed, closeSrc
 	s.in.Size = size
-	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true})
+	s.stream = size < 0
+	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Stream: s.stream})
 	if err != nil {
 		return err
 	}
@@ -153,11 +161,12 @@ func (s *fileSource) Close() error {
 func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (src io.Reader, size int64, hashed func() string, closeSrc func(), err error) {
 	none := func() string { return "" }
 	if name == "-" {
+		in := newCtxReader(ctx, stdin)
 		if !hash {
-			return &countingReader{r: stdin}, -1, none, func() {}, nil
+			return &countingReader{r: in}, -1, none, in.close, nil
 		}
 		h := sha256.New()
-		return &countingReader{r: io.TeeReader(stdin, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, func() {}, nil
+		return &countingReader{r: io.TeeReader(in, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, in.close, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -178,12 +187,16 @@ func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (sr
 	}
 	size = st.Size()
 	if !st.Mode().IsRegular() {
+		in := newCtxReader(ctx, f)
+		done := func() {
+			in.close()
+			f.Close()
+		}
 		if !hash {
-			return &countingReader{r: f}, -1, none, func() { f.Close() }, nil
+			return &countingReader{r: in}, -1, none, done, nil
 		}
 		h := sha256.New()
-		return &countingReader{r: io.TeeReader(f, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) },
-			func() { f.Close() }, nil
+		return &countingReader{r: io.TeeReader(in, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, done, nil
 	}
 	if !hash {
 		return f, size, none, func() { f.Close() }, nil
@@ -252,4 +265,92 @@ func recordIssue(i pcapfile.LengthIssue) uint8 {
 		r |= decode.RecordOverWire
 	}
 	return r
+}
+
+// ctxReader reads a stream (standard input, a FIFO) in a goroutine of its
+// own, so that a read waiting for data that may never come gives up as soon
+// as ctx ends (SIGINT, SIGTERM): Read then returns ctx.Err(). The goroutine
+// reads into a buffer of its own, never into the caller's, and is left
+// blocked in its read when abandoned (the process is about to end; close
+// stops it otherwise).
+type ctxReader struct {
+	ctx     context.Context
+	r       io.Reader
+	started bool
+	res     chan ctxRead
+	next    chan struct{} // the buffer is free: read again
+	done    chan struct{}
+	left    []byte // of the last read, not yet returned
+	err     error  // of the last read, returned once left is empty
+	closed  bool
+}
+
+type ctxRead struct {
+	b   []byte
+	err error
+}
+
+// ctxReadSize is the goroutine's buffer: a pipe holds 64 KiB.
+const ctxReadSize = 64 << 10
+
+func newCtxReader(ctx context.Context, r io.Reader) *ctxReader {
+	return &ctxReader{ctx: ctx, r: r, res: make(chan ctxRead), next: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if len(c.left) == 0 && c.err == nil {
+		if err := c.ctx.Err(); err != nil {
+			return 0, err
+		}
+		if !c.started {
+			c.started = true
+			go c.loop()
+		} else {
+			c.next <- struct{}{}
+		}
+		select {
+		case got := <-c.res:
+			c.left, c.err = got.b, got.err
+		case <-c.ctx.Done():
+			c.err = c.ctx.Err()
+			return 0, c.err
+		}
+	}
+	n := copy(p, c.left)
+	c.left = c.left[n:]
+	if len(c.left) > 0 || n > 0 && c.err == nil {
+		return n, nil
+	}
+	return n, c.err
+}
+
+func (c *ctxReader) loop() {
+	buf := make([]byte, ctxReadSize)
+	for {
+		n, err := c.r.Read(buf)
+		if n < 0 || n > len(buf) {
+			n, err = 0, errors.New("invalid count from the input's reader")
+		}
+		select {
+		case c.res <- ctxRead{buf[:n], err}:
+		case <-c.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+		select {
+		case <-c.next:
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// close stops the goroutine once its current read returns.
+func (c *ctxReader) close() {
+	if !c.closed {
+		c.closed = true
+		close(c.done)
+	}
 }

@@ -39,8 +39,9 @@ type prefetcher struct {
 
 // startPrefetch starts reading src in chunks of first octets, doubling
 // while chunks come back full, up to max: a small input costs little memory,
-// a large one is read in large chunks.
-func startPrefetch(src io.Reader, first, max int) *prefetcher {
+// a large one is read in large chunks. With stream, a chunk is what one
+// read returns (a pipe's data so far), never waiting for more.
+func startPrefetch(src io.Reader, first, max int, stream bool) *prefetcher {
 	p := &prefetcher{full: make(chan chunk, prefetchDepth),
 		free: make(chan []byte, prefetchDepth), stop: make(chan struct{}), done: make(chan struct{})}
 	size := first
@@ -60,7 +61,13 @@ func startPrefetch(src io.Reader, first, max int) *prefetcher {
 			if len(b) != head+size {
 				b = make([]byte, head+size)
 			}
-			n, err := readHead(src, b[head:])
+			var n int
+			var err error
+			if stream {
+				n, err = readSome(src, b[head:])
+			} else {
+				n, err = readHead(src, b[head:])
+			}
 			if n == size && size < max {
 				size *= 2
 			}

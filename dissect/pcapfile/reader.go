@@ -76,6 +76,12 @@ type Options struct {
 	// stops the goroutine.
 	Readahead bool
 
+	// Stream says the source is a pipe, a FIFO or a terminal, where data
+	// may stop for a while: the read-ahead then hands on what each read
+	// returns at once instead of waiting for a full chunk, so that every
+	// frame can be dissected as soon as it arrives.
+	Stream bool
+
 	bufSize int // initial buffer size; 0 means defaultBufSize (tests only)
 }
 
@@ -205,7 +211,7 @@ func (r *Reader) startReadahead(opts Options) {
 	if r.rerr != nil {
 		return
 	}
-	r.pf = startPrefetch(r.src, first, most)
+	r.pf = startPrefetch(r.src, first, most, opts.Stream)
 }
 
 // readHead reads up to len(b) octets from src, stopping at the first error
@@ -228,6 +234,23 @@ func readHead(src io.Reader, b []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// readSome reads at least one octet (or an error) from src into b, with
+// one read unless reads return nothing.
+func readSome(src io.Reader, b []byte) (int, error) {
+	for stalls := 0; ; {
+		m, err := src.Read(b)
+		if m < 0 || m > len(b) {
+			return 0, errBadCount
+		}
+		if m > 0 || err != nil {
+			return m, err
+		}
+		if stalls++; stalls >= maxStalls {
+			return 0, io.ErrNoProgress
+		}
+	}
 }
 
 // hasPrefix reports whether b starts with the given octets, or is a
