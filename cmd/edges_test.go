@@ -200,3 +200,55 @@ func TestRoCEPortsOnce(t *testing.T) {
 		t.Errorf("--roce-port: %v, %v", got, err)
 	}
 }
+
+// TestTimestampOutOfRange: a pcapng timestamp beyond the year 9999 is a
+// timestamp-out-of-range warning on its frame's message and on the run; the
+// frame has no time (null in JSON, not a wrapped value) and the input's
+// first and last times are over the other frames.
+func TestTimestampOutOfRange(t *testing.T) {
+	ng, err := os.ReadFile("../pcaps/rocev2-ipv6.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sample's interface counts nanoseconds (if_tsresol 9), which
+	// cannot go past 2554. A second interface (an IDB of 20 octets after the
+	// first, at 96) counts microseconds, the default; the second EPB (at
+	// 472, as in TestNoTimestamp, now 492) moves to it with the largest
+	// timestamp: 2^64-1 microseconds, in the year 586524.
+	const idbEnd, at = 96, 472 + 20
+	le := binary.LittleEndian
+	idb := le.AppendUint32(nil, 1)
+	idb = le.AppendUint32(idb, 20)
+	idb = le.AppendUint16(idb, 1) // Ethernet
+	idb = le.AppendUint16(idb, 0)
+	idb = le.AppendUint32(idb, 0) // no snap length
+	idb = le.AppendUint32(idb, 20)
+	file := append(append(append([]byte(nil), ng[:idbEnd]...), idb...), ng[idbEnd:]...)
+	le.PutUint32(file[at+8:], 1)
+	le.PutUint32(file[at+12:], 0xffffffff)
+	le.PutUint32(file[at+16:], 0xffffffff)
+	path := filepath.Join(t.TempDir(), "far.pcapng")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, nil, nil, false, "dissect", "-T", "json", path)
+	var rep, sum string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(l, `"frame":2,`) && strings.Contains(l, `"record":"message"`):
+			rep = l
+		case strings.Contains(l, `"record":"summary"`):
+			sum = l
+		}
+	}
+	if code != 0 || !strings.Contains(rep, `"frame":2,"time":null,`) ||
+		!strings.Contains(rep, `{"code":"timestamp-out-of-range","severity":"warning"`) ||
+		!strings.Contains(sum, `"first":"2026-01-01T00:00:00.000000000Z","last":"2026-01-01T00:00:00.002000000Z"`) ||
+		!strings.Contains(sum, "1 capture record has a timestamp outside the years 1970 to 9999 (first at frame 2)") {
+		t.Errorf("json: exit %d (%s)\nframe 2: %s\nsummary: %s", code, errOut, rep, sum)
+	}
+	code, out, _ = run(t, nil, nil, false, "dissect", "--color", "never", "--fail-on", "warning", path)
+	if code != 1 || !strings.Contains(out, "\n    2          -  rocev2 REP ") || !strings.Contains(out, "timestamp-out-of-range") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+}

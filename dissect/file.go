@@ -98,6 +98,9 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	f := &s.f
 	f.Data, f.WireLen, f.Time, f.LinkType, f.Index = pf.Data, pf.WireLen, pf.Time, pf.LinkType, pf.Index
 	f.Record, f.SnapLen = recordIssue(pf.Issue), int(pf.SnapLen)
+	if pf.TimeOutOfRange {
+		f.Record |= decode.RecordTimeOutOfRange
+	}
 	return f, nil
 }
 

@@ -95,6 +95,7 @@ type Decoder struct {
 	cur        current
 	odd        [2]counted // by bit of frameInfo.odd
 	records    counted    // frames whose record lengths disagree with the file
+	badTimes   counted    // frames whose timestamps are out of range
 }
 
 // New makes a decoder for the input named file; emit receives each message

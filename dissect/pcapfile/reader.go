@@ -52,6 +52,11 @@ type Frame struct {
 	// 0 when none is given.
 	Issue   LengthIssue
 	SnapLen uint32
+	// TimeOutOfRange says the record's timestamp (pcapng: with the
+	// interface's if_tsresol and if_tsoffset) is outside the years 1970 to
+	// 9999, which no capture was made in: Time is then zero, as for a
+	// record without a timestamp, rather than a wrapped value.
+	TimeOutOfRange bool
 }
 
 // LengthIssue flags a record whose captured length disagrees with the file.
