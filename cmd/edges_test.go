@@ -252,3 +252,42 @@ func TestTimestampOutOfRange(t *testing.T) {
 		t.Errorf("text: exit %d\n%s", code, out)
 	}
 }
+
+// TestControlCharactersInNames: a file name with a newline and escape
+// sequences is written escaped in an error (which stays one line), in the
+// text output and in the Markdown report: no control character of it
+// reaches the terminal.
+func TestControlCharactersInNames(t *testing.T) {
+	sample, err := os.ReadFile(nfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	hostile := filepath.Join(dir, "two\nlines \x1b[2J\x1b]0;title\x07\u009b31m.pcap")
+	if err := os.WriteFile(hostile, sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	damaged := filepath.Join(dir, "bad\n\x1b[31mred.pcap")
+	if err := os.WriteFile(damaged, []byte("not a capture file at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07\u009b") }
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"text", []string{"dissect", "--color", "never", hostile, damaged}},
+		{"quiet", []string{"dissect", "-q", "--color", "never", hostile, damaged}},
+		{"markdown", []string{"dissect", "-T", "markdown", hostile, damaged}},
+		{"basename", []string{"dissect", "--basename", "--color", "never", hostile, damaged}},
+	} {
+		code, out, errOut := run(t, nil, nil, false, tc.args...)
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, `bad\n\x1b[31mred.pcap: `) || raw(errOut) {
+			t.Errorf("%s: exit %d, error %q", tc.name, code, errOut)
+		}
+		if raw(out) || !strings.Contains(out, `two\nlines \x1b[2J\x1b]0;title\x07\u009b31m.pcap`) {
+			t.Errorf("%s: output %q", tc.name, out)
+		}
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // Main runs the program with the process's arguments and streams and
@@ -42,7 +44,9 @@ func Run(args []string, s *IOStreams) int {
 func printError(s *IOStreams, err error) {
 	for _, line := range strings.Split(err.Error(), "\n") {
 		if line != "" {
-			fmt.Fprintf(s.ErrOut, "rdmacm-pd: %s\n", line)
+			// Nothing in an error (a name from an input) reaches the
+			// terminal as a control character.
+			fmt.Fprintf(s.ErrOut, "rdmacm-pd: %s\n", record.EscapeControl(line))
 		}
 	}
 }

@@ -126,6 +126,8 @@ func baseNames(text string, files []string) string {
 	for _, f := range files {
 		if b := baseName(f); b != f {
 			text = strings.ReplaceAll(text, f, b)
+			// Errors name inputs escaped (dissect.InputError).
+			text = strings.ReplaceAll(text, record.EscapeControl(f), record.EscapeControl(b))
 		}
 	}
 	return text
@@ -182,6 +184,10 @@ func commandLine(args []string, paths []string) string {
 				r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 		}) < 0 {
 			b.WriteString(a)
+		} else if e := record.EscapeControl(a); e != a {
+			// Control characters: bash's $'...', so that the line stays
+			// one line and nothing in it acts on a terminal.
+			b.WriteString("$'" + record.EscapeControl(strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(a)) + "'")
 		} else {
 			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
 		}

@@ -22,7 +22,7 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
-	name := e.Name
+	name := record.EscapeControl(e.Name) // one line, and nothing for the terminal to act on
 	if name == "-" {
 		name = "standard input"
 	}

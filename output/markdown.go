@@ -124,7 +124,7 @@ func (m *markdownRenderer) detail(msg *record.Message) (detail, error) {
 	}
 	label := fmt.Sprintf("frame %d", msg.Frame)
 	if m.opts.MultiFile {
-		label = strings.NewReplacer("\n", " ", "\r", " ").Replace(msg.File) + " " + label
+		label = record.EscapeControl(msg.File) + " " + label
 	}
 	if msg.Conn != 0 {
 		label += fmt.Sprintf(" (connection %d)", msg.Conn)
@@ -221,7 +221,8 @@ func mdTable(w io.Writer, head []string, align string, rows [][]string) {
 // cell makes text safe inside a table cell: no pipes, no line breaks, no
 // HTML, no code spans.
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
+	s = record.EscapeControl(s) // also newlines: a cell is one line
+
 	return strings.NewReplacer("|", `\|`, "`", "\\`").Replace(htmlEscape(s))
 }
 
@@ -230,7 +231,7 @@ func code(s string) string {
 	if s == "-" {
 		return s
 	}
-	s = strings.NewReplacer("`", "'", "|", `\|`, "\n", " ", "\r", " ").Replace(s)
+	s = strings.NewReplacer("`", "'", "|", `\|`).Replace(record.EscapeControl(s))
 	return "`" + s + "`"
 }
 
