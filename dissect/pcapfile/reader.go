@@ -117,6 +117,7 @@ type Reader struct {
 
 	pf      *prefetcher // read-ahead, when on
 	pfOwned bool        // buf is a chunk buffer of pf
+	gather  []byte      // read-ahead: where the last record longer than a chunk's headroom was gathered
 
 	// pcapng state.
 	ifaces  []iface // interfaces of the current section
@@ -317,7 +318,7 @@ func (r *Reader) Close() error {
 		r.compDone = nil
 	}
 	r.err = errClosed
-	r.buf, r.r, r.w = nil, 0, 0
+	r.buf, r.r, r.w, r.gather = nil, 0, 0, nil
 	c := r.closer
 	r.closer = nil
 	if c != nil {
