@@ -137,3 +137,19 @@ func TestStreamAsItArrives(t *testing.T) {
 		})
 	}
 }
+
+// TestStdinRegularFile: standard input redirected from a regular file is
+// read as a file is (not as a stream), to its end.
+func TestStdinRegularFile(t *testing.T) {
+	f, err := os.Open("../pcaps/rocev2-nfs.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(rdmacmBinary(t), "dissect", "-q", "--color", "never", "-")
+	cmd.Stdin = f
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "3 frames, 3 messages, 1 connection (1 established)") {
+		t.Errorf("%v\n%s", err, out)
+	}
+}

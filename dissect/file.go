@@ -117,7 +117,9 @@ func (s *fileSource) open(ctx context.Context) error {
 	}
 	s.src, s.hashed, s.closeSrc = src, hashed, closeSrc
 	s.in.Size = size
-	s.stream = size < 0
+	// Standard input redirected from a regular file never waits for data:
+	// it is read in large chunks, as a file is.
+	s.stream = size < 0 && !(s.in.Name == "-" && regularFile(s.stdin))
 	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Stream: s.stream})
 	if err != nil {
 		return err
@@ -164,12 +166,17 @@ func (s *fileSource) Close() error {
 func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (src io.Reader, size int64, hashed func() string, closeSrc func(), err error) {
 	none := func() string { return "" }
 	if name == "-" {
-		in := newCtxReader(ctx, stdin)
+		var in io.Reader = stdin
+		done := func() {}
+		if !regularFile(stdin) {
+			cr := newCtxReader(ctx, stdin)
+			in, done = cr, cr.close
+		}
 		if !hash {
-			return &countingReader{r: in}, -1, none, in.close, nil
+			return &countingReader{r: in}, -1, none, done, nil
 		}
 		h := sha256.New()
-		return &countingReader{r: io.TeeReader(in, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, in.close, nil
+		return &countingReader{r: io.TeeReader(in, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, done, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -356,4 +363,15 @@ func (c *ctxReader) close() {
 		c.closed = true
 		close(c.done)
 	}
+}
+
+// regularFile reports whether r is an open regular file (standard input
+// redirected from one), which never waits for data.
+func regularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
