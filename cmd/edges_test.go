@@ -291,3 +291,28 @@ func TestControlCharactersInNames(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorLines: each failed input is one line of the error, whatever its
+// name holds; a name given for --write with a newline stays on one line
+// too.
+func TestErrorLines(t *testing.T) {
+	dir := t.TempDir()
+	var bad []string
+	for _, name := range []string{"one\n.pcap", "two\r\n\x1b[K.pcap"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("no capture here"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, p)
+	}
+	code, _, errOut := run(t, nil, nil, false, append([]string{"dissect", "--basename"}, bad...)...)
+	want := "rdmacm-pd: one\\n.pcap: offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 6e 6f 20 63\n" +
+		"rdmacm-pd: two\\r\\n\\x1b[K.pcap: offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 6e 6f 20 63\n"
+	if code != 2 || errOut != want {
+		t.Errorf("exit %d, errors %q, want %q", code, errOut, want)
+	}
+	code, _, errOut = run(t, nil, nil, false, "dissect", "-w", filepath.Join(dir, "no\nsuch", "x.pcapng"), nfs)
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `no\nsuch`) {
+		t.Errorf("--write: exit %d, error %q", code, errOut)
+	}
+}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,19 @@ func baseNames(text string, files []string) string {
 		}
 	}
 	return text
+}
+
+// renameError is err with the inputs named by their base names, each of
+// the errors it joins apart (one per failed input).
+func renameError(err error, files []string) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, renameError(e, files))
+		}
+		return errors.Join(errs...)
+	}
+	return errors.New(baseNames(err.Error(), files))
 }
 
 // renamer names the inputs of the records by their base names (--basename),
