@@ -153,3 +153,33 @@ func TestStdinRegularFile(t *testing.T) {
 		t.Errorf("%v\n%s", err, out)
 	}
 }
+
+// TestSignalWhileFIFOHasNoWriter: opening a FIFO waits for its writer;
+// SIGTERM ends that wait too, with exit 0.
+func TestSignalWhileFIFOHasNoWriter(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "nobody.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	cmd := exec.Command(rdmacmBinary(t), "dissect", "--color", "never", fifo)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let it reach the open
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := cmd.ProcessState.ExitCode(); err != nil || code != 0 {
+			t.Errorf("exit %d (%v), want 0", code, err)
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		// Let the blocked open return, so that the process can end.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Error("SIGTERM did not end a run waiting for a FIFO's writer")
+	}
+}

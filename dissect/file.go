@@ -69,8 +69,8 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 		}
 		s.opened = true
 		if err := s.open(ctx); err != nil {
-			if ctx.Err() != nil && s.stream {
-				return nil, ctx.Err() // interrupted while waiting for the file header
+			if ctx.Err() != nil && (s.stream || errors.Is(err, ctx.Err())) {
+				return nil, ctx.Err() // interrupted while waiting for a writer, or for the file header
 			}
 			return nil, s.fail(err)
 		}
@@ -178,7 +178,7 @@ func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (sr
 		h := sha256.New()
 		return &countingReader{r: io.TeeReader(in, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, done, nil
 	}
-	f, err := os.Open(name)
+	f, err := openFile(ctx, name)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -374,4 +374,33 @@ func regularFile(r io.Reader) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode().IsRegular()
+}
+
+// openFile opens a file for reading. Opening a FIFO waits for its writer:
+// that wait gives up when ctx ends (SIGINT, SIGTERM), and a FIFO opened
+// after all is closed again.
+func openFile(ctx context.Context, name string) (*os.File, error) {
+	if st, err := os.Stat(name); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+		return os.Open(name)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(name)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
