@@ -336,7 +336,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	}
 	if runErr != nil {
 		if opts.Basename {
-			runErr = errors.New(baseNames(runErr.Error(), opts.Files))
+			runErr = renameError(runErr, opts.Files)
 		}
 		return failure(runErr)
 	}

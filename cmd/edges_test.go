@@ -200,3 +200,119 @@ func TestRoCEPortsOnce(t *testing.T) {
 		t.Errorf("--roce-port: %v, %v", got, err)
 	}
 }
+
+// TestTimestampOutOfRange: a pcapng timestamp beyond the year 9999 is a
+// timestamp-out-of-range warning on its frame's message and on the run; the
+// frame has no time (null in JSON, not a wrapped value) and the input's
+// first and last times are over the other frames.
+func TestTimestampOutOfRange(t *testing.T) {
+	ng, err := os.ReadFile("../pcaps/rocev2-ipv6.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sample's interface counts nanoseconds (if_tsresol 9), which
+	// cannot go past 2554. A second interface (an IDB of 20 octets after the
+	// first, at 96) counts microseconds, the default; the second EPB (at
+	// 472, as in TestNoTimestamp, now 492) moves to it with the largest
+	// timestamp: 2^64-1 microseconds, in the year 586524.
+	const idbEnd, at = 96, 472 + 20
+	le := binary.LittleEndian
+	idb := le.AppendUint32(nil, 1)
+	idb = le.AppendUint32(idb, 20)
+	idb = le.AppendUint16(idb, 1) // Ethernet
+	idb = le.AppendUint16(idb, 0)
+	idb = le.AppendUint32(idb, 0) // no snap length
+	idb = le.AppendUint32(idb, 20)
+	file := append(append(append([]byte(nil), ng[:idbEnd]...), idb...), ng[idbEnd:]...)
+	le.PutUint32(file[at+8:], 1)
+	le.PutUint32(file[at+12:], 0xffffffff)
+	le.PutUint32(file[at+16:], 0xffffffff)
+	path := filepath.Join(t.TempDir(), "far.pcapng")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, nil, nil, false, "dissect", "-T", "json", path)
+	var rep, sum string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(l, `"frame":2,`) && strings.Contains(l, `"record":"message"`):
+			rep = l
+		case strings.Contains(l, `"record":"summary"`):
+			sum = l
+		}
+	}
+	if code != 0 || !strings.Contains(rep, `"frame":2,"time":null,`) ||
+		!strings.Contains(rep, `{"code":"timestamp-out-of-range","severity":"warning"`) ||
+		!strings.Contains(sum, `"first":"2026-01-01T00:00:00.000000000Z","last":"2026-01-01T00:00:00.002000000Z"`) ||
+		!strings.Contains(sum, "1 capture record has a timestamp outside the years 1970 to 9999 (first at frame 2)") {
+		t.Errorf("json: exit %d (%s)\nframe 2: %s\nsummary: %s", code, errOut, rep, sum)
+	}
+	code, out, _ = run(t, nil, nil, false, "dissect", "--color", "never", "--fail-on", "warning", path)
+	if code != 1 || !strings.Contains(out, "\n    2          -  rocev2 REP ") || !strings.Contains(out, "timestamp-out-of-range") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+}
+
+// TestControlCharactersInNames: a file name with a newline and escape
+// sequences is written escaped in an error (which stays one line), in the
+// text output and in the Markdown report: no control character of it
+// reaches the terminal.
+func TestControlCharactersInNames(t *testing.T) {
+	sample, err := os.ReadFile(nfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	hostile := filepath.Join(dir, "two\nlines \x1b[2J\x1b]0;title\x07\u009b31m.pcap")
+	if err := os.WriteFile(hostile, sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	damaged := filepath.Join(dir, "bad\n\x1b[31mred.pcap")
+	if err := os.WriteFile(damaged, []byte("not a capture file at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07\u009b") }
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"text", []string{"dissect", "--color", "never", hostile, damaged}},
+		{"quiet", []string{"dissect", "-q", "--color", "never", hostile, damaged}},
+		{"markdown", []string{"dissect", "-T", "markdown", hostile, damaged}},
+		{"basename", []string{"dissect", "--basename", "--color", "never", hostile, damaged}},
+	} {
+		code, out, errOut := run(t, nil, nil, false, tc.args...)
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, `bad\n\x1b[31mred.pcap: `) || raw(errOut) {
+			t.Errorf("%s: exit %d, error %q", tc.name, code, errOut)
+		}
+		if raw(out) || !strings.Contains(out, `two\nlines \x1b[2J\x1b]0;title\x07\u009b31m.pcap`) {
+			t.Errorf("%s: output %q", tc.name, out)
+		}
+	}
+}
+
+// TestErrorLines: each failed input is one line of the error, whatever its
+// name holds; a name given for --write with a newline stays on one line
+// too.
+func TestErrorLines(t *testing.T) {
+	dir := t.TempDir()
+	var bad []string
+	for _, name := range []string{"one\n.pcap", "two\r\n\x1b[K.pcap"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("no capture here"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, p)
+	}
+	code, _, errOut := run(t, nil, nil, false, append([]string{"dissect", "--basename"}, bad...)...)
+	want := "rdmacm-pd: one\\n.pcap: offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 6e 6f 20 63\n" +
+		"rdmacm-pd: two\\r\\n\\x1b[K.pcap: offset 0: not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with 6e 6f 20 63\n"
+	if code != 2 || errOut != want {
+		t.Errorf("exit %d, errors %q, want %q", code, errOut, want)
+	}
+	code, _, errOut = run(t, nil, nil, false, "dissect", "-w", filepath.Join(dir, "no\nsuch", "x.pcapng"), nfs)
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `no\nsuch`) {
+		t.Errorf("--write: exit %d, error %q", code, errOut)
+	}
+}

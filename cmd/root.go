@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // Main runs the program with the process's arguments and streams and
@@ -38,13 +40,35 @@ func Run(args []string, s *IOStreams) int {
 	return exitCode(err)
 }
 
-// printError writes each line of an error as "rdmacm-pd: ...".
+// printError writes an error as "rdmacm-pd: ..." lines: one for each of
+// the errors it joins (one per failed input), each kept to one line.
 func printError(s *IOStreams, err error) {
-	for _, line := range strings.Split(err.Error(), "\n") {
+	for _, line := range errorLines(err) {
 		if line != "" {
-			fmt.Fprintf(s.ErrOut, "rdmacm-pd: %s\n", line)
+			// Nothing in an error (a name from an input, or from the
+			// command line) breaks the line or reaches the terminal as a
+			// control character.
+			fmt.Fprintf(s.ErrOut, "rdmacm-pd: %s\n", record.EscapeControl(line))
 		}
 	}
+}
+
+// errorLines are the messages of the errors err joins (errors.Join), or
+// its own.
+func errorLines(err error) []string {
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		var out []string
+		for _, x := range e.Unwrap() {
+			out = append(out, errorLines(x)...)
+		}
+		return out
+	case *exitError:
+		if e.err != nil {
+			return errorLines(e.err)
+		}
+	}
+	return []string{err.Error()}
 }
 
 const rootLong = `rdmacm-pd finds every RDMA connection message (InfiniBand CM over RoCEv2,

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -126,9 +127,24 @@ func baseNames(text string, files []string) string {
 	for _, f := range files {
 		if b := baseName(f); b != f {
 			text = strings.ReplaceAll(text, f, b)
+			// Errors name inputs escaped (dissect.InputError).
+			text = strings.ReplaceAll(text, record.EscapeControl(f), record.EscapeControl(b))
 		}
 	}
 	return text
+}
+
+// renameError is err with the inputs named by their base names, each of
+// the errors it joins apart (one per failed input).
+func renameError(err error, files []string) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, renameError(e, files))
+		}
+		return errors.Join(errs...)
+	}
+	return errors.New(baseNames(err.Error(), files))
 }
 
 // renamer names the inputs of the records by their base names (--basename),
@@ -190,6 +206,10 @@ func commandLine(args []string, paths []string) string {
 				r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 		}) < 0 {
 			b.WriteString(a)
+		} else if e := record.EscapeControl(a); e != a {
+			// Control characters: bash's $'...', so that the line stays
+			// one line and nothing in it acts on a terminal.
+			b.WriteString("$'" + record.EscapeControl(strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(a)) + "'")
 		} else {
 			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
 		}

@@ -3,6 +3,7 @@ package dissect_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -298,22 +299,83 @@ func TestTrackerLimitsInSummary(t *testing.T) {
 		{Transport: craft.RoCEv2, Index: 2, Start: base.Add(2 * time.Second), Initiator: p(4096), Responder: p(4096)},
 		{Transport: craft.RoCEv2, Index: 0, Attempt: 1, Start: base.Add(3 * time.Second), Initiator: p(8192), Responder: p(8192)},
 	}
-	c := runScenario(t, dissect.Config{MaxConnections: 2}, scenario{ib: xs}.write(t))
-	// Four attempts against a limit of two, offline: the first two are
-	// handed on early; index 0's history was forgotten when 2 was recorded,
-	// and 1's when 0 reconnected.
+	for i := 5; i < 8; i++ { // three REQs that stay unanswered (their REP and RTU dropped below)
+		xs = append(xs, craft.Exchange{Transport: craft.RoCEv2, Index: i, Start: base.Add(time.Duration(i) * time.Second)})
+	}
+	drop := map[int]bool{13: true, 14: true, 16: true, 17: true, 19: true, 20: true}
+	c := runScenario(t, dissect.Config{MaxConnections: 2}, scenario{ib: xs, drop: drop}.write(t))
+	// Seven attempts against a limit of two, offline. The four complete
+	// ones are finished and cost nothing; the third unanswered REQ gives up
+	// the first. Index 0's history was forgotten when 2 was recorded, so its
+	// reconnection was not compared; 1's was forgotten when 0 reconnected,
+	// which loses nothing, since 1 never reconnects.
 	limited := 0
 	for _, x := range c.conns {
 		if finding.Has(x.Findings, finding.StateLimitReached) {
 			limited++
+			if x.Initiator != "192.0.2.11" {
+				t.Errorf("%s limited", x.Initiator)
+			}
 		}
 	}
-	if len(c.conns) != 4 || limited != 2 || c.sum.StateDrops != 2+2 {
+	if len(c.conns) != 7 || limited != 1 || c.sum.StateDrops != 1+1 {
 		t.Errorf("%d connections, %d limited, %d drops", len(c.conns), limited, c.sum.StateDrops)
 	}
 	if len(c.sum.Notes) != 1 || c.sum.Notes[0].Code != finding.StateLimitReached ||
-		!strings.Contains(c.sum.Notes[0].Message, "what 2 established connections negotiated was forgotten") ||
+		!strings.HasPrefix(c.sum.Notes[0].Message, "1 reconnection could not be compared") ||
 		c.sum.Findings[finding.StateLimitReached] != limited+1 {
 		t.Errorf("notes %v, findings %v", c.sum.Notes, c.sum.Findings)
 	}
+}
+
+// TestSequentialConnectionsPastLimit: 70000 connections one after another,
+// each from its own host, never two open at once, past the default
+// --max-connections (65536): nothing is given up, so no state-limit-reached
+// and no state drop; every connection is established and reported once.
+func TestSequentialConnectionsPastLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("70000 connections")
+	}
+	const n = 70000
+	var frames []craft.Frame
+	var x craft.Exchange
+	for i := range n {
+		a, b := craft.Endpoints(0, false)
+		a.IP = netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		x = craft.Exchange{Transport: craft.RoCEv2, Index: i % 50000, Start: craft.DefaultStart.Add(time.Duration(i) * 10 * time.Millisecond),
+			Initiator2: &a, Responder2: &b, Initiator: craft.Peer{SendSize: 4096, ReceiveSize: 4096}}
+		fs, err := x.Frames()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fs...)
+	}
+	name := filepath.Join(t.TempDir(), "sequential.pcap")
+	if err := craft.WriteFile(name, frames); err != nil {
+		t.Fatal(err)
+	}
+	var sink countSink
+	sum, err := dissect.Run(context.Background(), []string{name}, nil, dissect.Config{}, &sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sink.conns != n || sink.limited != 0 || sum.Connections[record.Established] != n || sum.StateDrops != 0 ||
+		sum.Findings[finding.StateLimitReached] != 0 || len(sum.Notes) != 0 {
+		t.Errorf("%d connections (%d established), %d with state-limit-reached, %d state drops, notes %v",
+			sink.conns, sum.Connections[record.Established], sink.limited, sum.StateDrops, sum.Notes)
+	}
+}
+
+// countSink counts connections, and those with state-limit-reached.
+type countSink struct {
+	dissect.NopSink
+	conns, limited int
+}
+
+func (c *countSink) Connection(x *record.Connection) error {
+	c.conns++
+	if finding.Has(x.Findings, finding.StateLimitReached) {
+		c.limited++
+	}
+	return nil
 }

@@ -22,7 +22,7 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
-	name := e.Name
+	name := record.EscapeControl(e.Name) // one line, and nothing for the terminal to act on
 	if name == "-" {
 		name = "standard input"
 	}
@@ -51,6 +51,7 @@ type fileSource struct {
 	f      Frame // the last one
 
 	src      io.Reader
+	stream   bool          // a pipe, FIFO or terminal: read as data arrives, and given up when ctx ends
 	hashed   func() string // waits for the SHA-256
 	closeSrc func()
 	rd       *pcapfile.Reader
@@ -70,6 +71,9 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 		}
 		s.opened = true
 		if err := s.open(ctx); err != nil {
+			if ctx.Err() != nil && (s.stream || errors.Is(err, ctx.Err())) {
+				return nil, ctx.Err() // interrupted while waiting for a writer, or for the file header
+			}
 			return nil, s.fail(err)
 		}
 	}
@@ -80,6 +84,9 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	if err != nil {
 		if err == io.EOF {
 			return nil, io.EOF
+		}
+		if ctx.Err() != nil && s.stream {
+			return nil, ctx.Err() // interrupted while the stream was idle: not damage
 		}
 		return nil, s.fail(err)
 	}
@@ -93,6 +100,9 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	f := &s.f
 	f.Data, f.WireLen, f.Time, f.LinkType, f.Index = pf.Data, pf.WireLen, pf.Time, pf.LinkType, pf.Index
 	f.Record, f.SnapLen = recordIssue(pf.Issue), int(pf.SnapLen)
+	if pf.TimeOutOfRange {
+		f.Record |= decode.RecordTimeOutOfRange
+	}
 	return f, nil
 }
 
@@ -109,7 +119,10 @@ func (s *fileSource) open(ctx context.Context) error {
 	}
 	s.src, s.hashed, s.closeSrc = src, hashed, closeSrc
 	s.in.Size = size
-	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Map: true})
+	// Standard input redirected from a regular file never waits for data:
+	// it is read in large chunks, as a file is.
+	s.stream = size < 0 && !(s.in.Name == "-" && regularFile(s.stdin))
+	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Map: true, Stream: s.stream})
 	if err != nil {
 		return err
 	}
@@ -162,13 +175,19 @@ func (s *fileSource) Close() error {
 func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (src io.Reader, size int64, hashed func() string, closeSrc func(), err error) {
 	none := func() string { return "" }
 	if name == "-" {
+		var in io.Reader = stdin
+		done := func() {}
+		if !regularFile(stdin) {
+			cr := newCtxReader(ctx, stdin)
+			in, done = cr, cr.close
+		}
 		if !hash {
-			return &countingReader{r: stdin}, -1, none, func() {}, nil
+			return &countingReader{r: in}, -1, none, done, nil
 		}
 		h := sha256.New()
-		return &countingReader{r: io.TeeReader(stdin, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, func() {}, nil
+		return &countingReader{r: io.TeeReader(in, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, done, nil
 	}
-	f, err := os.Open(name)
+	f, err := openFile(ctx, name)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -187,12 +206,16 @@ func openInput(ctx context.Context, name string, stdin io.Reader, hash bool) (sr
 	}
 	size = st.Size()
 	if !st.Mode().IsRegular() {
+		in := newCtxReader(ctx, f)
+		done := func() {
+			in.close()
+			f.Close()
+		}
 		if !hash {
-			return &countingReader{r: f}, -1, none, func() { f.Close() }, nil
+			return &countingReader{r: in}, -1, none, done, nil
 		}
 		h := sha256.New()
-		return &countingReader{r: io.TeeReader(f, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) },
-			func() { f.Close() }, nil
+		return &countingReader{r: io.TeeReader(in, h)}, -1, func() string { return hex.EncodeToString(h.Sum(nil)) }, done, nil
 	}
 	if !hash {
 		return f, size, none, func() { f.Close() }, nil
@@ -261,4 +284,132 @@ func recordIssue(i pcapfile.LengthIssue) uint8 {
 		r |= decode.RecordOverWire
 	}
 	return r
+}
+
+// ctxReader reads a stream (standard input, a FIFO) in a goroutine of its
+// own, so that a read waiting for data that may never come gives up as soon
+// as ctx ends (SIGINT, SIGTERM): Read then returns ctx.Err(). The goroutine
+// reads into a buffer of its own, never into the caller's, and is left
+// blocked in its read when abandoned (the process is about to end; close
+// stops it otherwise).
+type ctxReader struct {
+	ctx     context.Context
+	r       io.Reader
+	started bool
+	res     chan ctxRead
+	next    chan struct{} // the buffer is free: read again
+	done    chan struct{}
+	left    []byte // of the last read, not yet returned
+	err     error  // of the last read, returned once left is empty
+	closed  bool
+}
+
+type ctxRead struct {
+	b   []byte
+	err error
+}
+
+// ctxReadSize is the goroutine's buffer: a pipe holds 64 KiB.
+const ctxReadSize = 64 << 10
+
+func newCtxReader(ctx context.Context, r io.Reader) *ctxReader {
+	return &ctxReader{ctx: ctx, r: r, res: make(chan ctxRead), next: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if len(c.left) == 0 && c.err == nil {
+		if err := c.ctx.Err(); err != nil {
+			return 0, err
+		}
+		if !c.started {
+			c.started = true
+			go c.loop()
+		} else {
+			c.next <- struct{}{}
+		}
+		select {
+		case got := <-c.res:
+			c.left, c.err = got.b, got.err
+		case <-c.ctx.Done():
+			c.err = c.ctx.Err()
+			return 0, c.err
+		}
+	}
+	n := copy(p, c.left)
+	c.left = c.left[n:]
+	if len(c.left) > 0 || n > 0 && c.err == nil {
+		return n, nil
+	}
+	return n, c.err
+}
+
+func (c *ctxReader) loop() {
+	buf := make([]byte, ctxReadSize)
+	for {
+		n, err := c.r.Read(buf)
+		if n < 0 || n > len(buf) {
+			n, err = 0, errors.New("invalid count from the input's reader")
+		}
+		select {
+		case c.res <- ctxRead{buf[:n], err}:
+		case <-c.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+		select {
+		case <-c.next:
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// close stops the goroutine once its current read returns.
+func (c *ctxReader) close() {
+	if !c.closed {
+		c.closed = true
+		close(c.done)
+	}
+}
+
+// regularFile reports whether r is an open regular file (standard input
+// redirected from one), which never waits for data.
+func regularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
+}
+
+// openFile opens a file for reading. Opening a FIFO waits for its writer:
+// that wait gives up when ctx ends (SIGINT, SIGTERM), and a FIFO opened
+// after all is closed again.
+func openFile(ctx context.Context, name string) (*os.File, error) {
+	if st, err := os.Stat(name); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+		return os.Open(name)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(name)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }

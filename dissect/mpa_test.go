@@ -10,6 +10,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
@@ -303,7 +304,7 @@ func TestMPA(t *testing.T) {
 			contains: "the capture ends after 548 of the MPA frame's 1032 octets"},
 		{name: "no handshake, two keyless segments longer than a frame", segs: []seg{{fromA: true, off: 1000, payload: make([]byte, 600)},
 			{fromA: true, off: 1600, payload: make([]byte, 600)}, {fromA: true, payload: reqLong[:1000]}},
-			want: nil},
+			dropped: 1, silent: 1, want: nil},
 		// Giving up early segments at a limit is counted, never silent.
 		{name: "no handshake, early octets over the per-stream limit", segs: reverse(splitAt(req1, 5, 10)),
 			lim: decode.TCPLimits{StreamBytes: 20}, dropped: 1, silent: 1, want: nil},
@@ -505,5 +506,23 @@ func TestMPA(t *testing.T) {
 				tc.check(t, ms)
 			}
 		})
+	}
+}
+
+// TestEarlyWindowDropReported: an MPA Request whose later segments came
+// first, spanning more than an MPA frame can (532 octets), is not shown
+// (the early window decided the direction), but never silently: it is
+// counted as a state drop, and a state-limit-reached note names the first
+// frame. Its retransmission counts no second time.
+func TestEarlyWindowDropReported(t *testing.T) {
+	req := mpaBytes(craft.MPA{Request: true, Rev: 1, Data: rpc(1, 1, 3, 3)})
+	segs := []seg{{fromA: true, off: 100, payload: make([]byte, 300)}, {fromA: true, off: 400, payload: make([]byte, 300)},
+		{fromA: true, payload: append(req, make([]byte, 100-len(req))...)}, {fromA: true, payload: append(req, make([]byte, 100-len(req))...)}}
+	ms, d := decodeTCP(t, decode.TCPLimits{}, tcpFrames(t, false, segs), nil)
+	notes := d.Notes()
+	if len(ms) != 0 || d.Dropped() != 1 || d.SilentDrops() != 1 || len(notes) != 1 || notes[0].Code != finding.StateLimitReached ||
+		!strings.Contains(notes[0].Message, "test: 1 TCP direction began with an MPA key only after more than 532 octets") ||
+		!strings.Contains(notes[0].Message, "(first at frame 3)") {
+		t.Errorf("%d messages, dropped %d (%d silently), notes %v", len(ms), d.Dropped(), d.SilentDrops(), notes)
 	}
 }

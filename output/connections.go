@@ -137,7 +137,7 @@ func (r *textRenderer) table() {
 	for ri, row := range rows {
 		if ri > 0 && r.opts.MultiFile && files[ri-1] != lastFile {
 			lastFile = files[ri-1]
-			fmt.Fprintf(w, "  %s\n", p.bold.Sprintf("== %s", lastFile))
+			fmt.Fprintf(w, "  %s\n", p.bold.Sprintf("== %s", record.EscapeControl(lastFile)))
 		}
 		writeRow(w, row, width, numeric, func(col int, cell string) string {
 			switch {

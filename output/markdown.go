@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -14,8 +15,9 @@ import (
 
 // MaxMarkdownDetails bounds the messages whose full details a Markdown
 // report keeps (and the rows of its findings and connection tables):
-// memory stays bounded, and the budget cuts further. The JSON output has
-// everything.
+// memory stays bounded, and the budget cuts further; the details kept are
+// also bounded by their size (no more once they exceed the budget). The
+// JSON output has everything.
 const MaxMarkdownDetails = 1000
 
 // DefaultBudget is the size a Markdown report stays within by default, in
@@ -56,6 +58,12 @@ type markdownRenderer struct {
 	rpcs     int                     // the data path's rpc records, detailed among the messages
 	nFind    int                     // findings in all, listed or not
 	worst    map[int]finding.Finding // by connection number: the worst finding of its messages
+
+	// detailChars is the size of the details kept, in characters. Past
+	// the budget no more are kept: the report shows a prefix of them, so
+	// none after could be shown. overBudget counts those left so.
+	detailChars int
+	overBudget  int
 }
 
 // detail is one message's collapsible block.
@@ -101,6 +109,13 @@ func (m *markdownRenderer) Message(msg *record.Message) error {
 		m.chosen++
 	}
 	keepFew := m.opts.Details == DetailsFindings && m.chosen == 0 && len(m.few) < firstFew
+	if want && len(m.details) < MaxMarkdownDetails && m.budget() >= 0 && m.detailChars > m.budget() {
+		// The details kept already fill the budget: this one could never
+		// be shown. Memory and time stay bounded by the budget, whatever
+		// the size of each message's private data.
+		m.overBudget++
+		return nil
+	}
 	if !(want && len(m.details) < MaxMarkdownDetails) && !keepFew {
 		return nil
 	}
@@ -110,6 +125,7 @@ func (m *markdownRenderer) Message(msg *record.Message) error {
 	}
 	if want {
 		m.details = append(m.details, d)
+		m.detailChars += utf8.RuneCountInString(d.block)
 	} else {
 		m.few = append(m.few, d)
 	}
@@ -125,7 +141,7 @@ func (m *markdownRenderer) detail(msg *record.Message) (detail, error) {
 	}
 	label := fmt.Sprintf("frame %d", msg.Frame)
 	if m.opts.MultiFile {
-		label = strings.NewReplacer("\n", " ", "\r", " ").Replace(msg.File) + " " + label
+		label = record.EscapeControl(msg.File) + " " + label
 	}
 	if msg.Conn != 0 {
 		label += fmt.Sprintf(" (connection %d)", msg.Conn)
@@ -194,6 +210,14 @@ func (m *markdownRenderer) Summary(s *record.Summary) error {
 
 func (m *markdownRenderer) Close() error { return m.w.Flush() }
 
+// budget is the report's size limit in characters; negative: none.
+func (m *markdownRenderer) budget() int {
+	if m.opts.Budget == 0 {
+		return DefaultBudget
+	}
+	return m.opts.Budget
+}
+
 // codeFence returns a fence longer than any run of backticks in s, so that
 // a file name with backticks cannot end the block early.
 func codeFence(s string) string {
@@ -219,11 +243,20 @@ func mdTable(w io.Writer, head []string, align string, rows [][]string) {
 	fmt.Fprintln(w)
 }
 
+// The replacers are made once: making one costs more than most of the
+// cells it is used on, and the report makes thousands of cells, again at
+// each step of fitting it to its budget.
+var (
+	cellReplacer = strings.NewReplacer("|", `\|`, "`", "\\`")
+	codeReplacer = strings.NewReplacer("`", "'", "|", `\|`)
+	htmlReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+)
+
 // cell makes text safe inside a table cell: no pipes, no line breaks, no
 // HTML, no code spans.
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.NewReplacer("|", `\|`, "`", "\\`").Replace(htmlEscape(s))
+	s = record.EscapeControl(s) // also newlines: a cell is one line
+	return cellReplacer.Replace(htmlEscape(s))
 }
 
 // code shows s as inline code, safe inside a table cell.
@@ -231,13 +264,10 @@ func code(s string) string {
 	if s == "-" {
 		return s
 	}
-	s = strings.NewReplacer("`", "'", "|", `\|`, "\n", " ", "\r", " ").Replace(s)
-	return "`" + s + "`"
+	return "`" + codeReplacer.Replace(record.EscapeControl(s)) + "`"
 }
 
-func htmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+func htmlEscape(s string) string { return htmlReplacer.Replace(s) }
 
 func orDash(s string) string {
 	if s == "" {

@@ -118,8 +118,8 @@ func (m *markdownRenderer) layout(s *record.Summary, l limits, cut bool) string 
 // leftOut says what the limits left out of the report.
 func (m *markdownRenderer) leftOut(s *record.Summary, l limits) string {
 	var parts []string
-	if n := len(m.details) - l.details; n > 0 {
-		parts = append(parts, fmt.Sprintf("the details of %d of %s left out", n, count(len(m.details), "message")))
+	if n := len(m.details) - l.details + m.overBudget; n > 0 {
+		parts = append(parts, fmt.Sprintf("the details of %d of %s left out", n, count(len(m.details)+m.overBudget, "message")))
 	}
 	if n := len(m.findings) - l.findings; n > 0 {
 		parts = append(parts, fmt.Sprintf("%s of the findings table", count(n, "row")))
@@ -412,7 +412,7 @@ func (m *markdownRenderer) messageDetails(w *strings.Builder, l limits) {
 		return
 	}
 	fmt.Fprintf(w, "Details of %d of %s: %s", shown, count(total, "message"), which)
-	if shown < len(m.details) {
+	if shown < len(m.details)+m.overBudget {
 		fmt.Fprintf(w, ", cut to fit the budget")
 	}
 	more := ""

@@ -38,7 +38,7 @@ func (r *textRenderer) Message(m *record.Message) error {
 	w, p := r.w, r.p
 	if m.File != r.lastFile {
 		if r.opts.MultiFile {
-			fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", m.File))
+			fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", record.EscapeControl(m.File)))
 		}
 		r.clock.prev = time.Time{} // deltas start again with each input
 	}
@@ -129,7 +129,7 @@ func (r *textRenderer) finding(f finding.Finding, start int) string {
 	sev := fmt.Sprintf("%-7s", f.Severity)
 	hang := start + len(sev) + 1
 	return r.severity(f.Severity) + " " + wrapSpans(r.width, hang, hang,
-		span{text: f.Code.String() + ":", style: r.p.bold}, plain(f.Message), span{text: "[" + f.Reference + "]", style: r.p.dim, keep: true})
+		span{text: f.Code.String() + ":", style: r.p.bold}, plain(record.EscapeControl(f.Message)), span{text: "[" + f.Reference + "]", style: r.p.dim, keep: true})
 }
 
 func (r *textRenderer) severity(s finding.Severity) string {

@@ -15,7 +15,9 @@
 package conn
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,10 +33,16 @@ type attempt struct {
 	record.Connection
 	seq     int // order of the request
 	reqID   uint32
-	closed  bool          // a DREQ or DREP was seen
-	emitted bool          // (three fields in one word: 65536 attempts are held)
-	tid     uint64        // the REQ's Transaction ID
-	st      *attemptState // shared with the history of the service
+	closed  bool // a DREQ or DREP was seen
+	emitted bool
+	// finished: nothing can change the attempt any more (an RTU or an
+	// accepting MPA Reply, a rejection, a disconnection). Offline it waits
+	// in Tracker.finished for its turn, and no longer counts against the
+	// limit. (The three flags share a word with reqID: 65536 attempts are
+	// held.)
+	finished bool
+	tid      uint64        // the REQ's Transaction ID
+	st       *attemptState // shared with the history of the service
 
 	// negotiation holds the findings on what an accepting reply agreed;
 	// they join Findings when the attempt is handed on, unless the reply
@@ -112,24 +120,44 @@ type histEntry struct {
 	seq int
 }
 
+type histHash struct {
+	h   uint64
+	seq int
+}
+
 // Tracker pairs messages into connection attempts. In live mode it hands
 // each attempt on as soon as its state is known; otherwise all come out at
 // the end of their input, in the order of their requests.
 type Tracker struct {
-	live    bool
-	max     int // attempts held at once
-	seq     int
-	open    []*attempt // not yet handed on, in request order (live: handed-on ones until compacted)
-	held    int        // attempts in open not yet handed on
-	done    []*attempt // live: handed on, still recognised (CM retries, REJ of a REP)
-	byReq   map[reqKey]*attempt
-	byTCP   map[tcpConnKey]*attempt
-	orphans map[orphanKey]*record.Message // replies seen before their request
-	oOrder  []orphanKey                   // orphans, oldest first
-	history map[serviceKey]*negotiated
-	hOrder  []histEntry // history in the order it was recorded
-	dropped int
-	forgot  int // history entries evicted at the limit
+	live bool
+	max  int // attempts held at once
+	seq  int
+	open []*attempt // not yet handed on, in request order (live: handed-on ones until compacted)
+	held int        // attempts in open not yet handed on
+	// finished are the attempts of open that are finished but not yet
+	// handed on (offline), in the order they finished. They are handed on
+	// early, in request order and without a finding, when the limit needs
+	// their room.
+	finished []*attempt
+	done     []*attempt // live: handed on, still recognised (CM retries, REJ of a REP)
+	byReq    map[reqKey]*attempt
+	byTCP    map[tcpConnKey]*attempt
+	orphans  map[orphanKey]*record.Message // replies seen before their request
+	oOrder   []orphanKey                   // orphans, oldest first
+	history  map[serviceKey]*negotiated
+	hOrder   []histEntry // history in the order it was recorded
+	dropped  int
+	// forgotten are the services whose history was evicted at the limit
+	// (by a hash of their key, with when), so that a reconnection to one
+	// counts as a comparison lost; fOrder is their order, oldest first.
+	forgotten map[uint64]int
+	fOrder    []histHash
+	// recall holds the services that fell out of forgotten, as a Bloom
+	// filter (made when first needed): a reconnection to one still counts
+	// as lost, except that a false positive may count one too many.
+	recall  []uint64
+	seed    maphash.Seed
+	forgot  int // reconnections not compared
 	numbers int // attempts opened in the run (Connection.Number)
 
 	handover Handover // the data path, told of connections established and ended
@@ -156,7 +184,7 @@ func NewTracker(live bool, max int) *Tracker {
 	if max <= 0 {
 		max = DefaultMaxConnections
 	}
-	t := &Tracker{live: live, max: max}
+	t := &Tracker{live: live, max: max, seed: maphash.MakeSeed()}
 	t.reset()
 	return t
 }
@@ -168,6 +196,9 @@ func (t *Tracker) reset() {
 	t.oOrder = nil
 	t.history = map[serviceKey]*negotiated{}
 	t.hOrder = nil
+	t.forgotten = map[uint64]int{}
+	t.fOrder = nil
+	t.recall = nil
 	t.done = nil
 }
 
@@ -178,9 +209,10 @@ func (t *Tracker) NextInput() { t.reset() }
 // Dropped counts attempts handed on early because of the tracking limit.
 func (t *Tracker) Dropped() int { return t.dropped }
 
-// Forgotten counts established connections whose negotiated properties
-// were forgotten at the tracking limit, so that a later reconnection could
-// not be compared with them.
+// Forgotten counts what forgetting at the tracking limit lost: the
+// reconnections that could not be compared with their service's previous
+// connection because what it negotiated had been forgotten. Forgetting a
+// service that never reconnects loses nothing and is not counted.
 func (t *Tracker) Forgotten() int { return t.forgot }
 
 // Notes are the tracker's findings about the run as a whole: what the
@@ -189,8 +221,12 @@ func (t *Tracker) Notes() []finding.Finding {
 	if t.forgot == 0 {
 		return nil
 	}
+	what := fmt.Sprintf("%d reconnections", t.forgot)
+	if t.forgot == 1 {
+		what = "1 reconnection"
+	}
 	return []finding.Finding{finding.New(finding.StateLimitReached,
-		"what %d established connections negotiated was forgotten at the --max-connections limit: a reconnection after them was not compared (properties-changed-on-reconnect)", t.forgot)}
+		"%s could not be compared with the service's previous connection (properties-changed-on-reconnect): what it negotiated was forgotten at the --max-connections limit", what)}
 }
 
 // Message takes the next message and returns the attempts it makes ready
@@ -309,7 +345,10 @@ func (t *Tracker) cm(m *record.Message) []*attempt {
 			if m.Kind == record.KindDREP && c.State == record.Established {
 				t.ended(c) // the disconnection is complete: a DREQ's sender may still see frames flushed
 			}
-			c.closed = true
+			if !c.closed {
+				c.closed = true // disconnected: nothing changes it any more
+				return t.emit(c)
+			}
 		}
 	}
 	// MRA, LAP, APR, SIDR: nothing in them changes what was negotiated.
@@ -418,8 +457,10 @@ func hostOf(s string) string {
 	return s
 }
 
-// add queues a new attempt; beyond the limit it hands on the oldest one
-// still held, as far as it is known.
+// add queues a new attempt. Beyond the limit it first hands on the
+// finished attempts (offline), which loses nothing; only when more than the
+// limit are unfinished does it hand on the oldest one still held, as far as
+// it is known, with a state-limit-reached finding.
 func (t *Tracker) add(c *attempt) []*attempt {
 	t.seq++
 	c.seq = t.seq
@@ -428,21 +469,38 @@ func (t *Tracker) add(c *attempt) []*attempt {
 	if t.held <= t.max {
 		return nil
 	}
+	ready := t.handOnFinished()
+	if t.held <= t.max {
+		return ready
+	}
 	t.dropEmitted()
 	old := t.open[0]
 	t.open = t.open[1:]
 	t.held--
 	t.dropped++
 	t.unindex(old)
-	if old.st.final {
-		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
-			"more than %d connection attempts were held at once: this one is reported early, out of request order, and later messages (CM retries) can no longer join it", t.max))
-	} else {
-		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
-			"more than %d connection attempts were held at once: this one is reported before its end, as far as it is known", t.max))
-	}
+	old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
+		"more than %d unfinished connection attempts were held at once: this one is reported before its end, as far as it is known", t.max))
 	old.emitted = true
-	return []*attempt{old}
+	return append(ready, old)
+}
+
+// handOnFinished hands on the finished attempts not yet handed on, in
+// request order. They stay recognised for a while, as a live tracker's do.
+func (t *Tracker) handOnFinished() []*attempt {
+	if len(t.finished) == 0 {
+		return nil
+	}
+	q := t.finished
+	t.finished = nil
+	sort.Slice(q, func(i, j int) bool { return q[i].seq < q[j].seq })
+	out := make([]*attempt, 0, len(q))
+	for _, c := range q {
+		if !c.emitted {
+			out = append(out, t.handOn(c))
+		}
+	}
+	return out
 }
 
 // unindex stops later messages from finding c (a newer attempt may already
@@ -510,13 +568,24 @@ func (t *Tracker) rejected(c *attempt, why finding.Finding) []*attempt {
 	return t.emit(c)
 }
 
-// emit hands c on in live mode. A live tracker still recognises it for a
-// while, so that its RTU, a CM retry or a late REJ does not open a new
-// attempt.
+// emit marks c finished, and hands it on in live mode; offline it waits
+// for the end of the input in request order, unless the limit needs its
+// room first (add).
 func (t *Tracker) emit(c *attempt) []*attempt {
-	if !t.live || c.emitted {
+	if c.emitted || c.finished {
 		return nil
 	}
+	c.finished = true
+	if !t.live {
+		t.finished = append(t.finished, c)
+		return nil
+	}
+	return []*attempt{t.handOn(c)}
+}
+
+// handOn hands c on. The tracker still recognises it for a while, so that
+// its RTU, a CM retry or a late REJ does not open a new attempt.
+func (t *Tracker) handOn(c *attempt) *attempt {
 	c.emitted = true
 	t.held--
 	t.dropEmitted()
@@ -525,7 +594,7 @@ func (t *Tracker) emit(c *attempt) []*attempt {
 		t.unindex(t.done[0])
 		t.done = t.done[1:]
 	}
-	return []*attempt{c}
+	return c
 }
 
 // dropEmitted removes handed-on attempts from the front of the queue, and
@@ -553,12 +622,23 @@ func (t *Tracker) dropEmitted() {
 func (t *Tracker) remember(c *attempt) {
 	k := c.serviceKey()
 	prev := t.history[k]
+	if prev == nil {
+		h := t.hash(k)
+		if t.forgotten[h] != 0 {
+			// A reconnection to a service whose history was forgotten: it
+			// was not compared.
+			delete(t.forgotten, h)
+			t.forgot++
+		} else if t.recalled(h) {
+			t.forgot++
+		}
+	}
 	for prev == nil && len(t.history) >= t.max && len(t.hOrder) > 0 {
 		old := t.hOrder[0]
 		t.hOrder = t.hOrder[1:]
 		if cur := t.history[old.k]; cur != nil && cur.seq == old.seq {
 			delete(t.history, old.k)
-			t.forgot++
+			t.forget(old.k)
 		}
 	}
 	t.seq++
@@ -584,6 +664,86 @@ func (t *Tracker) remember(c *attempt) {
 		}
 		t.hOrder = kept
 	}
+}
+
+// forget notes that the history of service k was evicted, so that a
+// reconnection to it counts as a lost comparison. At most max services are
+// noted exactly; the oldest beyond that go to the Bloom filter.
+func (t *Tracker) forget(k serviceKey) {
+	t.seq++
+	h := t.hash(k)
+	t.forgotten[h] = t.seq
+	t.fOrder = append(t.fOrder, histHash{h, t.seq})
+	for len(t.forgotten) > t.max && len(t.fOrder) > 0 {
+		old := t.fOrder[0]
+		t.fOrder = t.fOrder[1:]
+		if t.forgotten[old.h] == old.seq {
+			delete(t.forgotten, old.h)
+			t.remember1(old.h)
+		}
+	}
+	if len(t.fOrder) > 2*len(t.forgotten)+64 {
+		kept := t.fOrder[:0]
+		for _, f := range t.fOrder {
+			if t.forgotten[f.h] == f.seq {
+				kept = append(kept, f)
+			}
+		}
+		t.fOrder = kept
+	}
+}
+
+// recallBits is the size of the Bloom filter of forgotten services: 1 MiB,
+// about 2 % false positives with a million services in it, far fewer below.
+const recallBits = 1 << 23
+
+// recallProbes are the filter's bit positions for h (double hashing).
+func recallProbes(h uint64) [4]uint64 {
+	h2 := (h*0x9e3779b97f4a7c15)>>29 | 1
+	var p [4]uint64
+	for i := range p {
+		p[i] = (h + uint64(i)*h2) % recallBits
+	}
+	return p
+}
+
+// remember1 puts h into the Bloom filter.
+func (t *Tracker) remember1(h uint64) {
+	if t.recall == nil {
+		t.recall = make([]uint64, recallBits/64)
+	}
+	for _, b := range recallProbes(h) {
+		t.recall[b/64] |= 1 << (b % 64)
+	}
+}
+
+// recalled reports whether h may be in the Bloom filter.
+func (t *Tracker) recalled(h uint64) bool {
+	if t.recall == nil {
+		return false
+	}
+	for _, b := range recallProbes(h) {
+		if t.recall[b/64]&(1<<(b%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hash is a 64-bit digest of a service key: the forgotten services are kept
+// as these, 8 octets each, rather than as their addresses.
+func (t *Tracker) hash(k serviceKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	h.WriteString(k.ini)
+	h.WriteByte(0)
+	h.WriteString(k.res)
+	h.WriteByte(0)
+	h.WriteString(string(k.transport))
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], k.svc)
+	h.Write(b[:])
+	return h.Sum64()
 }
 
 // previous is the latest earlier connection to the service of c that was
@@ -679,7 +839,7 @@ func (t *Tracker) finish(cut string) []*record.Connection {
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].seq < out[j].seq })
-	t.open, t.held = nil, 0
+	t.open, t.held, t.finished = nil, 0, nil
 	return records(out)
 }
 

@@ -284,7 +284,7 @@ func TestConnectionLimit(t *testing.T) {
 			t.Errorf("connection %d: frame %d, %v", i, x.RequestFrame, codes(x.Findings))
 		}
 	}
-	if !strings.Contains(conns[0].Findings[0].Message, "more than 2 connection attempts") {
+	if !strings.Contains(conns[0].Findings[0].Message, "more than 2 unfinished connection attempts") {
 		t.Errorf("%v", conns[0].Findings)
 	}
 }
@@ -323,12 +323,110 @@ func TestHistoryLimit(t *testing.T) {
 		}
 	}
 	// Index 0 was forgotten when 2 was recorded; when 0 reconnected, 1 was
-	// forgotten to make room.
+	// forgotten to make room. Only 0's reconnection lost its comparison: 1
+	// never reconnected.
 	if !reflect.DeepEqual(changed, []int{13}) {
 		t.Errorf("properties-changed-on-reconnect at %v, want [13]", changed)
 	}
 	if notes := tr.Notes(); len(notes) != 1 || notes[0].Code != finding.StateLimitReached ||
-		!strings.Contains(notes[0].Message, "what 2 established connections negotiated was forgotten") {
-		t.Errorf("notes %v", notes)
+		!strings.HasPrefix(notes[0].Message, "1 reconnection could not be compared") || tr.Forgotten() != 1 {
+		t.Errorf("notes %v, forgotten %d", notes, tr.Forgotten())
+	}
+}
+
+// TestFinishedCostNothing: finished attempts (established with an RTU,
+// rejected, disconnected) do not count against the limit: however many
+// come one after another, none is flagged, none is counted as given up, and
+// all come out once, in request order. Only unfinished attempts beyond the
+// limit are.
+func TestFinishedCostNothing(t *testing.T) {
+	rejected := func(i int) []cm {
+		id := 0x0c000001 + uint32(i)
+		return []cm{{Kind: record.KindREQ, Index: i, Local: id, TID: uint64(id)},
+			{Kind: record.KindREJ, Index: i, FromResponder: true, Local: id + 1<<20, Remote: id, TID: uint64(id), Reason: 28}}
+	}
+	disconnected := func(i int) []cm { // a REP, no RTU, then DREQ and DREP
+		id := 0x0d000001 + uint32(i)
+		return []cm{{Kind: record.KindREQ, Index: i, Local: id, TID: uint64(id)},
+			{Kind: record.KindREP, Index: i, FromResponder: true, Local: id + 1<<20, Remote: id, TID: uint64(id)},
+			{Kind: record.KindDREQ, Index: i, Local: id, Remote: id + 1<<20, TID: uint64(id) + 1},
+			{Kind: record.KindDREP, Index: i, FromResponder: true, Local: id + 1<<20, Remote: id, TID: uint64(id) + 1}}
+	}
+	unanswered := func(i int) []cm {
+		return []cm{{Kind: record.KindREQ, Index: i, Local: 0x0e000001 + uint32(i), TID: uint64(i)}}
+	}
+	const limit, n = 10, 500
+	for _, tc := range []struct {
+		name    string
+		unit    func(int) []cm
+		pending int // unanswered REQs at the start, within the limit
+		limited int // state-limit-reached findings expected
+	}{
+		{"established", func(i int) []cm { return exchange(i, 0, 4096) }, 0, 0},
+		{"established behind unanswered", func(i int) []cm { return exchange(i, 0, 4096) }, limit - 1, 0},
+		{"rejected", rejected, 0, 0},
+		{"disconnected", disconnected, limit - 1, 0},
+		{"unanswered", unanswered, 0, n - limit},
+	} {
+		for _, live := range []bool{false, true} {
+			var msgs []cm
+			for i := range tc.pending {
+				msgs = append(msgs, unanswered(n+i)...)
+			}
+			for i := range n {
+				msgs = append(msgs, tc.unit(i)...)
+			}
+			tr := NewTracker(live, limit)
+			conns := feed(tr, msgs...)
+			limited, seen := 0, map[int]bool{}
+			for _, x := range conns {
+				if seen[x.RequestFrame] {
+					t.Errorf("%s live=%v: frame %d handed on twice", tc.name, live, x.RequestFrame)
+				}
+				seen[x.RequestFrame] = true
+				if finding.Has(x.Findings, finding.StateLimitReached) {
+					limited++
+				}
+			}
+			if len(conns) != n+tc.pending || limited != tc.limited || tr.Dropped() != tc.limited ||
+				tr.Forgotten() != 0 || len(tr.Notes()) != 0 {
+				t.Errorf("%s live=%v: %d connections, %d limited, %d dropped, %d forgotten, notes %v",
+					tc.name, live, len(conns), limited, tr.Dropped(), tr.Forgotten(), tr.Notes())
+			}
+			if !live && tc.pending == 0 {
+				for i := 1; i < len(conns); i++ {
+					if conns[i].RequestFrame <= conns[i-1].RequestFrame {
+						t.Errorf("%s: frame %d after frame %d", tc.name, conns[i].RequestFrame, conns[i-1].RequestFrame)
+						break
+					}
+				}
+			}
+			if len(tr.open) > 2*limit+64+1 || len(tr.finished) > limit+1 {
+				t.Errorf("%s live=%v: open %d, finished %d", tc.name, live, len(tr.open), len(tr.finished))
+			}
+		}
+	}
+}
+
+// TestForgottenOnlyWhenLost: a service whose history was forgotten counts
+// as a loss only when it reconnects, also once it fell out of the exact set
+// of forgotten services (into the Bloom filter).
+func TestForgottenOnlyWhenLost(t *testing.T) {
+	var msgs []cm
+	for i := range 6 { // services 0 to 5; 0 to 3 are forgotten, 0 and 1 beyond the exact set
+		msgs = append(msgs, exchange(i, 0, 4096)...)
+	}
+	tr := NewTracker(false, 2)
+	feed(tr, msgs...)
+	if tr.Forgotten() != 0 || len(tr.Notes()) != 0 {
+		t.Errorf("after 6 services: %d forgotten, notes %v", tr.Forgotten(), tr.Notes())
+	}
+	// 0 (in the filter) and 3 (in the exact set) reconnect, 1 and 2 do not.
+	msgs = append(msgs, exchange(0, 1, 4096)...)
+	msgs = append(msgs, exchange(3, 1, 4096)...)
+	tr = NewTracker(false, 2)
+	feed(tr, msgs...)
+	if tr.Forgotten() != 2 || len(tr.Notes()) != 1 || !strings.HasPrefix(tr.Notes()[0].Message, "2 reconnections could not") {
+		t.Errorf("two lost comparisons: %d forgotten, notes %v", tr.Forgotten(), tr.Notes())
 	}
 }

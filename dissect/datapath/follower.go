@@ -281,7 +281,7 @@ func (fl *Follower) Ended(c *record.Connection) {
 
 // retireConn gives up the connection the eviction hand finds first that
 // was not active since it last passed, at frame (the setup that needs its
-// place).
+// place). One that showed no frame at all is forgotten without a finding.
 func (fl *Follower) retireConn(frame int) {
 	for {
 		f := fl.conns[fl.chand]
@@ -289,6 +289,12 @@ func (fl *Follower) retireConn(frame int) {
 		if f.used {
 			f.used = false
 			continue
+		}
+		if f.chk == nil {
+			// No frame of it was seen: nothing is lost by forgetting it
+			// (a later frame counts as of no connection), so no finding.
+			fl.release(f, nil)
+			return
 		}
 		fl.ConnectionsRetired++
 		why := finding.New(finding.StateLimitReached,

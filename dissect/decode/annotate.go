@@ -68,6 +68,10 @@ func (d *Decoder) annotate(m *record.Message, f *Frame, fi *frameInfo) {
 	if p := recordProblem(f); p != "" {
 		m.Findings = append(m.Findings, finding.New(finding.RecordLengthInconsistent, "%s", p))
 	}
+	if f.Record&RecordTimeOutOfRange != 0 {
+		m.Findings = append(m.Findings, finding.New(finding.TimestampOutOfRange,
+			"the capture record's timestamp is outside the years 1970 to 9999 (with the interface's if_tsresol and if_tsoffset): the frame is shown without a time"))
+	}
 }
 
 // tunnelRecord describes the encapsulations of the frame b, outermost

@@ -99,6 +99,7 @@ type Decoder struct {
 	cur        current
 	odd        [2]counted // by bit of frameInfo.odd
 	records    counted    // frames whose record lengths disagree with the file
+	badTimes   counted    // frames whose timestamps are out of range
 }
 
 // New makes a decoder for the input named file; emit receives each message
@@ -204,10 +205,16 @@ func (d *Decoder) Notes() []finding.Finding {
 			"%s: the FPDUs of %d TCP directions after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already",
 			name, n, mpa.MaxFollowed))
 	}
-	if n := d.SilentDrops(); n > 0 {
+	if n := d.mpa.Silent(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
 			"%s: %d TCP directions were given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) with too little of an MPA key to show",
 			name, n))
+	}
+	if st := d.asm.Stats(); st.EarlyMissed > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%s: %d %s began with an MPA key only after more than %d octets that come after it in the stream had arrived (reordering), which decided %s not MPA (first at frame %d): %s not shown",
+			name, st.EarlyMissed, plural(st.EarlyMissed, "TCP direction", "TCP directions"), mpa.MaxFrame,
+			plural(st.EarlyMissed, "it was", "they were"), st.EarlyMissedFrame, plural(st.EarlyMissed, "its MPA frame is", "their MPA frames are")))
 	}
 	return out
 }
@@ -254,13 +261,20 @@ func (d *Decoder) undecodableReason() string {
 	return "nothing decodes after " + last
 }
 
-// Dropped counts TCP directions given up because of a state limit.
-func (d *Decoder) Dropped() int { return d.mpa.Dropped() + d.odd[0].n + d.mpa.NotFollowed() }
+// Dropped counts TCP directions given up because of a state limit, the
+// MPA frames lost to the early window (SilentDrops), and the directions
+// whose FPDUs were not followed at mpa.MaxFollowed.
+func (d *Decoder) Dropped() int {
+	return d.mpa.Dropped() + d.odd[0].n + d.asm.Stats().EarlyMissed + d.mpa.NotFollowed()
+}
 
 // SilentDrops counts the TCP directions given up at a state limit when they
-// had shown too little of an MPA key for a message: no message carries a
-// finding for them.
-func (d *Decoder) SilentDrops() int { return d.mpa.Silent() }
+// had shown too little of an MPA key for a message, and those whose MPA
+// frame began only after more octets of the direction than an MPA frame
+// spans had arrived before it (reordering: the early window had decided the
+// direction was not MPA). No message carries a finding for them; the notes
+// say so.
+func (d *Decoder) SilentDrops() int { return d.mpa.Silent() + d.asm.Stats().EarlyMissed }
 
 // KeylessEvictions counts the TCP directions given up at a state limit
 // before they showed any octet of an MPA key.

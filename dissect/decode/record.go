@@ -12,9 +12,13 @@ import (
 // length says and goes on with the next one; the decoder reports it, on
 // the message the frame carries and, for every such frame, on the run.
 const (
-	RecordOverSnap uint8 = 1 << iota // captured length above the snap length
-	RecordOverWire                   // captured length above the original length
+	RecordOverSnap       uint8 = 1 << iota // captured length above the snap length
+	RecordOverWire                         // captured length above the original length
+	RecordTimeOutOfRange                   // timestamp outside the years 1970 to 9999: Frame.Time is zero
 )
+
+// recordLengths are the bits of Frame.Record about lengths.
+const recordLengths = RecordOverSnap | RecordOverWire
 
 // counted is a count of frames and the first one's number.
 type counted struct{ n, first int }
@@ -56,6 +60,11 @@ func (d *Decoder) oddNotes() []finding.Finding {
 			"%s: %d IPv6 %s more than %d extension headers (first at frame %d): what %s was not looked at",
 			d.file, c.n, plural(c.n, "packet has", "packets have"), MaxIPv6ExtHeaders, c.first, plural(c.n, "it carries", "they carry")))
 	}
+	if c := d.badTimes; c.n > 0 {
+		out = append(out, finding.New(finding.TimestampOutOfRange,
+			"%s: %d capture %s a timestamp outside the years 1970 to 9999 (first at frame %d); %s shown without a time and left out of the first and last times",
+			d.file, c.n, plural(c.n, "record has", "records have"), c.first, plural(c.n, "it is", "they are")))
+	}
 	if c := d.records; c.n > 0 {
 		out = append(out, finding.New(finding.RecordLengthInconsistent,
 			"%s: %d capture %s a captured length above the snap length or the original length (first at frame %d); each was read as captured",
@@ -67,8 +76,11 @@ func (d *Decoder) oddNotes() []finding.Finding {
 // countOdd counts what the classifier gave up on in a frame, and a frame
 // whose record disagrees with the file.
 func (d *Decoder) countOdd(f *Frame, fi *frameInfo) {
-	if f.Record != 0 {
+	if f.Record&recordLengths != 0 {
 		d.records.add(f.Index)
+	}
+	if f.Record&RecordTimeOutOfRange != 0 {
+		d.badTimes.add(f.Index)
 	}
 	if fi.odd&oddTooDeep != 0 {
 		d.odd[0].add(f.Index)

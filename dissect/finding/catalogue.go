@@ -56,6 +56,7 @@ const (
 	RecordLengthInconsistent
 	IPLengthZero
 	IPv6ChainTooLong
+	TimestampOutOfRange
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -164,6 +165,8 @@ var catalogue = [...]Check{
 		"The IPv4 Total Length (or IPv6 Payload Length) is 0, as segmentation offload (TSO, LRO, GRO) leaves it in captures: the packet's length is taken from the frame (or the UDP Length)."},
 	{IPv6ChainTooLong, "ipv6-chain-too-long", Warning, "RFC 8200, section 4.1; RFC 7112",
 		"IPv6 packets whose extension header chain is longer than the dissector follows (16 headers): what they carry was not looked at."},
+	{TimestampOutOfRange, "timestamp-out-of-range", Warning, "draft-ietf-opsawg-pcapng, sections 4.2 (if_tsresol, if_tsoffset) and 4.3 (Timestamp)",
+		"A capture record's timestamp, counted in the interface's if_tsresol units since 1970-01-01 00:00:00 UTC and moved by its if_tsoffset, falls outside the years 1970 to 9999: the frame is shown without a time (null in JSON) and left out of the input's first and last times."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

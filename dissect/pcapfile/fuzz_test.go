@@ -83,9 +83,14 @@ func fuzzRead(t *testing.T, src io.Reader, opts Options) fuzzResult {
 	for len(res.frames) < fuzzMaxFrames && r.offset() < fuzzMaxOctets {
 		fr, err := r.Next()
 		// Memory: the buffer grows only while full of data, at most doubling.
-		// (Read-ahead reads chunks before they are needed.)
-		if read := r.base + int64(r.w); !opts.Readahead && len(r.buf) > max(initial, int(2*read)) {
+		// (Read-ahead reads chunks before they are needed, and gathers a
+		// record longer than a chunk's headroom in a buffer made once for
+		// it: never beyond the checked record limit and a chunk.)
+		if read := r.base + int64(r.w); !opts.Readahead && !testReadahead.on && len(r.buf) > max(initial, int(2*read)) {
 			t.Fatalf("buffer of %d octets after reading %d", len(r.buf), read)
+		}
+		if r.pf != nil && cap(r.gather) > maxBlock+r.pf.most {
+			t.Fatalf("gathering buffer of %d octets", cap(r.gather))
 		}
 		if err != nil {
 			if err != io.EOF {

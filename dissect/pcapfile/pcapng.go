@@ -180,7 +180,7 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	f := &r.frame
 	f.Data = b[epbDataOff:end:end]
 	f.WireLen = int(wirelen)
-	f.Time = ifc.time(ts)
+	f.Time, f.TimeOutOfRange = ifc.time(ts)
 	f.LinkType = ifc.link
 	f.Interface = r.secBase + int(id)
 	f.Index = r.n
@@ -232,7 +232,7 @@ func (r *Reader) simplePacketBlock(off int64) error {
 	f := &r.frame
 	f.Data = b[spbDataOff:end:end]
 	f.WireLen = int(wirelen)
-	f.Time = time.Time{}
+	f.Time, f.TimeOutOfRange = time.Time{}, false
 	f.LinkType = r.ifaces[0].link
 	f.Interface = r.secBase
 	f.Index = r.n
@@ -343,8 +343,14 @@ func (f *iface) options(b []byte, be bool) {
 	}
 }
 
-// time converts a timestamp in the interface's units to UTC time.
-func (f *iface) time(ts uint64) time.Time {
+// maxUnixTime is the last second of the year 9999 (UTC), the last that
+// RFC 3339 can write.
+const maxUnixTime = 253402300799
+
+// time converts a timestamp in the interface's units to UTC time; out is
+// true, and the time zero, when with the interface's offset it falls
+// outside the years 1970 to 9999 (the draft counts time since 1970).
+func (f *iface) time(ts uint64) (t time.Time, out bool) {
 	var sec, ns uint64
 	switch f.res {
 	case 6: // the default: microseconds
@@ -354,7 +360,20 @@ func (f *iface) time(ts uint64) time.Time {
 	default:
 		sec, ns = scaleTime(ts, f.res)
 	}
-	return time.Unix(int64(sec)+f.offset, int64(ns)).UTC()
+	// sec + offset, without overflow, within [0, maxUnixTime].
+	if f.offset >= 0 {
+		if sec > maxUnixTime || uint64(f.offset) > maxUnixTime-sec {
+			return time.Time{}, true
+		}
+		sec += uint64(f.offset)
+	} else {
+		back := uint64(-(f.offset + 1)) + 1 // |offset|, also for the smallest int64
+		if sec < back || sec-back > maxUnixTime {
+			return time.Time{}, true
+		}
+		sec -= back
+	}
+	return time.Unix(int64(sec), int64(ns)).UTC(), false
 }
 
 var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,

@@ -183,8 +183,13 @@ func TestScaleTime(t *testing.T) {
 			// The fast paths agree with the general one.
 			if res == 6 || res == 9 {
 				f := iface{res: uint8(res)}
-				if want := time.Unix(int64(gs), int64(gns)); !f.time(ts).Equal(want) {
-					t.Fatalf("res %d ts %d: fast path %v, want %v", res, ts, f.time(ts), want)
+				got, out := f.time(ts)
+				want := time.Unix(int64(gs), int64(gns))
+				if gs > maxUnixTime {
+					want = time.Time{} // after the year 9999
+				}
+				if !got.Equal(want) || out != (gs > maxUnixTime) {
+					t.Fatalf("res %d ts %d: fast path %v (out of range %v), want %v", res, ts, got, out, want)
 				}
 			}
 		}
@@ -269,6 +274,57 @@ func TestPcapngAgainstPcapgo(t *testing.T) {
 		}
 		if _, _, err := nr.ReadPacketData(); err != io.EOF {
 			t.Fatalf("pcapgo has more frames: %v", err)
+		}
+	}
+}
+
+// TestTimeOutOfRange: a timestamp that, with the interface's if_tsresol and
+// if_tsoffset, falls outside the years 1970 to 9999 is flagged and read as
+// no time, never wrapped; the bounds themselves are in range.
+func TestTimeOutOfRange(t *testing.T) {
+	const last = 253402300799 // 9999-12-31T23:59:59Z
+	for _, tc := range []struct {
+		name   string
+		res    byte // if_tsresol (0: absent, microseconds)
+		offset int64
+		ts     uint64
+		want   time.Time // zero: out of range
+	}{
+		{"epoch", 0, 0, 0, time.Unix(0, 0)},
+		{"2026 in microseconds", 0, 0, 1767225600e6, time.Unix(1767225600, 0)},
+		{"largest microseconds", 0, 0, ^uint64(0), time.Time{}},
+		{"largest nanoseconds (2554)", 9, 0, ^uint64(0), time.Unix(int64(^uint64(0)/1e9), int64(^uint64(0)%1e9))},
+		{"last second of 9999", 0x80, 0, last, time.Unix(last, 0)},
+		{"first second of 10000", 0x80, 0, last + 1, time.Time{}},
+		{"largest seconds", 0x80, 0, ^uint64(0), time.Time{}},
+		{"offset back before 1970", 0, -1, 0, time.Time{}},
+		{"offset back to 1970", 9, -10, 10e9, time.Unix(0, 0)},
+		{"smallest offset", 0x80, -1 << 63, 1 << 63, time.Unix(0, 0)},
+		{"offset past 9999", 0, last, 1e6, time.Time{}},
+		{"largest offset", 0, 1<<63 - 1, 0, time.Time{}},
+	} {
+		w := newNg(false).shb(1, 0)
+		var opts [][]byte
+		if tc.res != 0 {
+			opts = append(opts, w.tsresol(tc.res))
+		}
+		if tc.offset != 0 {
+			opts = append(opts, w.tsoffset(tc.offset))
+		}
+		w.idb(1, 0, opts...).epb(0, tc.ts, payload(60, 1), 0)
+		rd, err := NewReader(bytes.NewReader(w.b), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := rd.Next()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !f.Time.Equal(tc.want) || f.TimeOutOfRange != tc.want.IsZero() {
+			t.Errorf("%s: time %v, out of range %v; want %v", tc.name, f.Time, f.TimeOutOfRange, tc.want)
+		}
+		if y := f.Time.Year(); !f.Time.IsZero() && (y < 1970 || y > 9999) {
+			t.Errorf("%s: year %d", tc.name, y)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 // buffer has headroom in front, into which the few unread octets of the
 // previous chunk (a record cut by the chunk boundary) are copied, and the
 // parser then goes on in the new buffer. A record longer than the headroom
-// falls back to joining buffers.
+// is gathered in a buffer of its own, grown geometrically.
 
 const (
 	prefetchDepth = 3       // chunk buffers in flight
@@ -35,14 +35,16 @@ type prefetcher struct {
 	stop chan struct{}
 	done chan struct{}
 	err  error // the source's error, once a chunk carried it
+	most int   // the largest chunk
 }
 
 // startPrefetch starts reading src in chunks of first octets, doubling
 // while chunks come back full, up to max: a small input costs little memory,
-// a large one is read in large chunks.
-func startPrefetch(src io.Reader, first, max int) *prefetcher {
+// a large one is read in large chunks. With stream, a chunk is what one
+// read returns (a pipe's data so far), never waiting for more.
+func startPrefetch(src io.Reader, first, max int, stream bool) *prefetcher {
 	p := &prefetcher{full: make(chan chunk, prefetchDepth),
-		free: make(chan []byte, prefetchDepth), stop: make(chan struct{}), done: make(chan struct{})}
+		free: make(chan []byte, prefetchDepth), stop: make(chan struct{}), done: make(chan struct{}), most: max}
 	size := first
 	for range prefetchDepth {
 		p.free <- nil // allocated on first use, at the size of the time
@@ -60,7 +62,13 @@ func startPrefetch(src io.Reader, first, max int) *prefetcher {
 			if len(b) != head+size {
 				b = make([]byte, head+size)
 			}
-			n, err := readHead(src, b[head:])
+			var n int
+			var err error
+			if stream {
+				n, err = readSome(src, b[head:])
+			} else {
+				n, err = readHead(src, b[head:])
+			}
 			if n == size && size < max {
 				size *= 2
 			}
@@ -103,13 +111,30 @@ func (r *Reader) fillPrefetch(n int) error {
 			r.buf, r.r, r.w = c.buf, at, c.head+c.n
 			p.recycle(old, r.pfOwned)
 			r.pfOwned = true
+		} else if !r.pfOwned && r.r == 0 && len(r.buf)-r.w >= c.n {
+			// Gathering a long record: the chunk fits in the gathering
+			// buffer after what it holds.
+			r.w += copy(r.buf[r.w:], c.buf[c.head:c.head+c.n])
+			p.recycle(c.buf, true)
 		} else {
-			// A record longer than the headroom: join the buffers.
-			nb := make([]byte, len(left)+c.n)
-			copy(nb, left)
+			// A record longer than the headroom: gather it in a buffer of
+			// its own, made once for the n octets wanted and the chunk
+			// that completes them (the caller checked n against the record
+			// limit, 16 MiB at most), so that a 16 MiB record read in small
+			// chunks (a pipe's) is copied once, not once per chunk. The
+			// buffer is kept for the next long record: a file of 16 MiB
+			// records makes one. (Growing it by doubling instead would
+			// leave twice as much garbage behind for the first record.)
+			data := len(left) + c.n
+			nb := r.gather[:cap(r.gather)]
+			if size := max(data, n+p.most); len(nb) < size {
+				nb = make([]byte, size)
+			}
+			r.gather = nb
+			copy(nb, left) // left may be in nb already: copy moves it
 			copy(nb[len(left):], c.buf[c.head:c.head+c.n])
 			r.base += int64(r.r)
-			r.buf, r.r, r.w = nb, 0, len(nb)
+			r.buf, r.r, r.w = nb, 0, data
 			p.recycle(c.buf, true)
 			p.recycle(old, r.pfOwned)
 			r.pfOwned = false

@@ -52,6 +52,11 @@ type Frame struct {
 	// 0 when none is given.
 	Issue   LengthIssue
 	SnapLen uint32
+	// TimeOutOfRange says the record's timestamp (pcapng: with the
+	// interface's if_tsresol and if_tsoffset) is outside the years 1970 to
+	// 9999, which no capture was made in: Time is then zero, as for a
+	// record without a timestamp, rather than a wrapped value.
+	TimeOutOfRange bool
 }
 
 // LengthIssue flags a record whose captured length disagrees with the file.
@@ -84,6 +89,11 @@ type Options struct {
 	// it is read, which the caller turns into an error
 	// (debug.SetPanicOnFault); Mapped says whether the mapping is in use.
 	Map bool
+	// Stream says the source is a pipe, a FIFO or a terminal, where data
+	// may stop for a while: the read-ahead then hands on what each read
+	// returns at once instead of waiting for a full chunk, so that every
+	// frame can be dissected as soon as it arrives.
+	Stream bool
 
 	bufSize int // initial buffer size; 0 means defaultBufSize (tests only)
 }
@@ -116,6 +126,7 @@ type Reader struct {
 	mp      *mapping    // the mapped file (Options.Map), or nil
 	pf      *prefetcher // read-ahead, when on
 	pfOwned bool        // buf is a chunk buffer of pf
+	gather  []byte      // read-ahead: where the last record longer than a chunk's headroom was gathered
 
 	// pcapng state.
 	ifaces  []iface // interfaces of the current section
@@ -233,7 +244,7 @@ func (r *Reader) startReadahead(opts Options) {
 	if r.rerr != nil || r.mp != nil {
 		return
 	}
-	r.pf = startPrefetch(r.src, first, most)
+	r.pf = startPrefetch(r.src, first, most, opts.Stream)
 }
 
 // readHead reads up to len(b) octets from src, stopping at the first error
@@ -256,6 +267,23 @@ func readHead(src io.Reader, b []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// readSome reads at least one octet (or an error) from src into b, with
+// one read unless reads return nothing.
+func readSome(src io.Reader, b []byte) (int, error) {
+	for stalls := 0; ; {
+		m, err := src.Read(b)
+		if m < 0 || m > len(b) {
+			return 0, errBadCount
+		}
+		if m > 0 || err != nil {
+			return m, err
+		}
+		if stalls++; stalls >= maxStalls {
+			return 0, io.ErrNoProgress
+		}
+	}
 }
 
 // hasPrefix reports whether b starts with the given octets, or is a
@@ -317,7 +345,7 @@ func (r *Reader) Close() error {
 		r.compDone = nil
 	}
 	r.err = errClosed
-	r.buf, r.r, r.w = nil, 0, 0
+	r.buf, r.r, r.w, r.gather = nil, 0, 0, nil
 	if r.mp != nil {
 		r.mp.close()
 		r.mp = nil

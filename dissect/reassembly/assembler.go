@@ -227,6 +227,12 @@ type Stats struct {
 	Forgotten  int // decided directions forgotten at the Remembered limit
 	Sweeps     int // age sweeps run
 	Reused     int // decided directions started afresh by a segment that Starts, without a SYN
+	// EarlyMissed counts the directions decided by the early window (more
+	// octets before any start than the Protocol's EarlyWindow) whose start
+	// then came, below those octets: a first message lost to reordering.
+	// EarlyMissedFrame is the frame of the first such start.
+	EarlyMissed      int
+	EarlyMissedFrame int
 }
 
 // Assembler follows the TCP directions of one input. It is not safe for
@@ -523,6 +529,16 @@ func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
 		ok, _ := a.p.Starts(s.Payload)
 		take = s.SYN || ok
 	}
+	if !take && d.kind == kindDecided && d.flags&flagEarly != 0 {
+		if ok, _ := a.p.Starts(s.Payload); ok && len(s.Payload) > 0 {
+			// The start came after all, once the early window had decided
+			// the direction: its first message is not shown. Counted once.
+			d.flags &^= flagEarly
+			if a.st.EarlyMissed++; a.st.EarlyMissed == 1 {
+				a.st.EarlyMissedFrame = s.Frame
+			}
+		}
+	}
 	if !take {
 		if n := len(s.Payload); n > 0 {
 			if e := s.Seq + uint32(n); int32(e-d.end) > 0 {
@@ -613,7 +629,10 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 // finish ends a direction that ended (FIN, RST, a new SYN, the end of the
 // input, age): octets held before the SYN that nothing replaced are
 // delivered first, then the reader gets End.
-func (a *Assembler) finish(str *stream, e End) {
+func (a *Assembler) finish(str *stream, e End) { a.finishFlags(str, e, 0) }
+
+// finishFlags is finish, recording flags with the decided direction.
+func (a *Assembler) finishFlags(str *stream, e End, flags uint8) {
 	if str.r != nil {
 		if a.deliverSoft(str) == Done {
 			return // closed: the reader has seen all it wanted
@@ -625,7 +644,7 @@ func (a *Assembler) finish(str *stream, e End) {
 	if str.anchored {
 		kind = kindStart
 	}
-	a.close(str, kind, 0)
+	a.close(str, kind, flags)
 }
 
 // giveUp stops following a direction at a limit or by age (e.Kind EndLimit

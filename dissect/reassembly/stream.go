@@ -507,8 +507,9 @@ func (a *Assembler) keepEarly(s *stream, seg *Segment, seq uint32, cut bool) boo
 	switch span := hi - lo; {
 	case s.anyData && span > a.p.EarlyWindow():
 		// More octets than a first message spans, and still no start: not
-		// this protocol, or not its first octets.
-		a.finish(s, End{Kind: EndIdle})
+		// this protocol, or not its first octets. A start that comes after
+		// all the same is counted (Stats.EarlyMissed).
+		a.finishFlags(s, End{Kind: EndIdle}, flagEarly)
 		return false
 	case span > a.opt.StreamBytes:
 		s.capped = fmt.Sprintf("%d octets arrived before the start of the stream, more than the per-stream limit of %d", span, a.opt.StreamBytes)

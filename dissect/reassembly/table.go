@@ -32,7 +32,7 @@ type entry[K comparable] struct {
 // decided (32 octets with an IPv4 key).
 type dirState struct {
 	kind  uint8  // kindFollowed, kindDecided, kindStart, kindLost
-	flags uint8  // flagAged, flagEnded
+	flags uint8  // flagAged, flagEnded, flagEarly
 	lo    uint32 // the start, or the lowest sequence number seen when the start is not known
 	end   uint32 // sequence number after the highest octet seen
 	seen  uint32 // the assembler's segment count when this direction last had a segment
@@ -55,6 +55,10 @@ const (
 	flagAged = 1 << iota
 	// flagEnded: a FIN or an RST ended the direction's connection.
 	flagEnded
+	// flagEarly: a kindDecided whose octets before any start spanned more
+	// than the early window. A start arriving later (below them: the
+	// segments were reordered) is not taken up, and is counted as missed.
+	flagEarly
 )
 
 const (

@@ -1,0 +1,185 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pcapRecords splits a little-endian pcap file into its file header and
+// its records.
+func pcapRecords(t *testing.T, name string) (header []byte, records [][]byte) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, b = b[:24], b[24:]
+	for len(b) >= 16 {
+		n := 16 + int(binary.LittleEndian.Uint32(b[8:]))
+		records, b = append(records, b[:n]), b[n:]
+	}
+	return header, records
+}
+
+// TestStreamAsItArrives: frames written to standard input or to a FIFO
+// are printed as they arrive, each within a second, while the writer keeps
+// the input open; SIGTERM while the input is idle ends the run at once,
+// after the totals of what was decoded, with exit 0 (as for live capture).
+func TestStreamAsItArrives(t *testing.T) {
+	header, records := pcapRecords(t, "../pcaps/rocev2-nfs.pcap") // REQ, REP, RTU
+	bin := rdmacmBinary(t)
+	for _, input := range []string{"stdin", "fifo"} {
+		t.Run(input, func(t *testing.T) {
+			var cmd *exec.Cmd
+			var w io.WriteCloser
+			var opened chan io.WriteCloser
+			if input == "stdin" {
+				cmd = exec.Command(bin, "dissect", "--color", "never", "-")
+				var err error
+				if w, err = cmd.StdinPipe(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				fifo := filepath.Join(t.TempDir(), "capture.fifo")
+				if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+					t.Skipf("mkfifo: %v", err)
+				}
+				cmd = exec.Command(bin, "dissect", "--color", "never", fifo)
+				opened = make(chan io.WriteCloser, 1)
+				go func() { // opening blocks until the reader opens it too
+					f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+					if err != nil {
+						t.Error(err)
+						close(opened)
+						return
+					}
+					opened <- f
+				}()
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			if opened != nil {
+				if w = <-opened; w == nil {
+					t.Fatal("the FIFO was not opened")
+				}
+			}
+			defer w.Close()
+			lines := make(chan string, 100)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+				close(lines)
+			}()
+			// waitFor reads lines until one contains want, for at most d.
+			waitFor := func(want string, d time.Duration) bool {
+				deadline := time.After(d)
+				for {
+					select {
+					case l, ok := <-lines:
+						if !ok {
+							return false
+						}
+						if strings.Contains(l, want) {
+							return true
+						}
+					case <-deadline:
+						return false
+					}
+				}
+			}
+			if _, err := w.Write(header); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []string{"rocev2 REQ", "rocev2 REP", "rocev2 RTU"} {
+				if i > 0 {
+					time.Sleep(50 * time.Millisecond) // the input stays open, idle
+				}
+				if _, err := w.Write(records[i]); err != nil {
+					t.Fatal(err)
+				}
+				if !waitFor(want, time.Second) {
+					t.Fatalf("frame %d (%s) not printed within a second of being written", i+1, want)
+				}
+			}
+			// The input is idle and open: SIGTERM ends the run.
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if !waitFor("3 frames, 3 messages, 1 connection", 5*time.Second) {
+				t.Error("no totals after SIGTERM")
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if code := cmd.ProcessState.ExitCode(); err != nil || code != 0 {
+					t.Errorf("after SIGTERM: exit %d (%v), want 0", code, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("SIGTERM did not end a run reading an idle input")
+			}
+		})
+	}
+}
+
+// TestStdinRegularFile: standard input redirected from a regular file is
+// read as a file is (not as a stream), to its end.
+func TestStdinRegularFile(t *testing.T) {
+	f, err := os.Open("../pcaps/rocev2-nfs.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(rdmacmBinary(t), "dissect", "-q", "--color", "never", "-")
+	cmd.Stdin = f
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "3 frames, 3 messages, 1 connection (1 established)") {
+		t.Errorf("%v\n%s", err, out)
+	}
+}
+
+// TestSignalWhileFIFOHasNoWriter: opening a FIFO waits for its writer;
+// SIGTERM ends that wait too, with exit 0.
+func TestSignalWhileFIFOHasNoWriter(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "nobody.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	cmd := exec.Command(rdmacmBinary(t), "dissect", "--color", "never", fifo)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let it reach the open
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := cmd.ProcessState.ExitCode(); err != nil || code != 0 {
+			t.Errorf("exit %d (%v), want 0", code, err)
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		// Let the blocked open return, so that the process can end.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Error("SIGTERM did not end a run waiting for a FIFO's writer")
+	}
+}
