@@ -17,7 +17,8 @@ import (
 // capture file. No panic, no hang, and a summary at the end.
 func FuzzDissectFile(f *testing.F) {
 	for _, name := range []string{"../pcaps/rocev2-nfs.pcap", "../pcaps/rocev2-ipv6.pcapng", "../pcaps/iwarp-split-ipv6.pcapng",
-		"../pcaps/infiniband.pcap", "../pcaps/rocev2-nvme-reject.pcap", "../pcaps/iwarp-iser.pcap"} {
+		"../pcaps/infiniband.pcap", "../pcaps/rocev2-nvme-reject.pcap", "../pcaps/iwarp-iser.pcap",
+		"../pcaps/rocev2-nfs-traffic.pcap", "../pcaps/iwarp-nfs-traffic.pcap"} { // the last two: the data path
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
 		}
