@@ -97,6 +97,15 @@ func TestAdversarialMemory(t *testing.T) {
 				t.Errorf("connections %v, rpc_messages %v, drops %v, warnings %v", c, sum["rpc_messages"], sum["state_limit_drops"], w)
 			}
 		}},
+		{"orphan-replies", 1100, func(t *testing.T, sum map[string]any) {
+			// Each Reply, with 65000 octets of private data, waits for a
+			// Request that never comes (the latest 1024 of them): what is
+			// kept of each is small.
+			c := sum["connections"].(map[string]any)
+			if sum["messages"].(float64) != 1100 || c["established"].(float64) != 0 || sum["state_limit_drops"].(float64) != 0 {
+				t.Errorf("messages %v, connections %v, drops %v", sum["messages"], c, sum["state_limit_drops"])
+			}
+		}},
 		{"retries", 300000, func(t *testing.T, sum map[string]any) {
 			c := sum["connections"].(map[string]any)
 			if c["no-reply"].(float64) != 1 || sum["state_limit_drops"].(float64) != 0 {

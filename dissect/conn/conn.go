@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -365,12 +366,30 @@ type orphanKey struct {
 // orphan keeps a reply whose request was not seen (yet), the oldest
 // forgotten first.
 func (t *Tracker) orphan(k orphanKey, m *record.Message) {
-	t.orphans[k] = m
+	t.orphans[k] = slimOrphan(m)
 	t.oOrder = append(t.oOrder, k)
 	for len(t.oOrder) > maxOrphans {
 		delete(t.orphans, t.oOrder[0])
 		t.oOrder = t.oOrder[1:]
 	}
+}
+
+// orphanPD is how much of an orphan reply's private data is kept: enough
+// for every upper layer's layout that readAs may read it as (the largest,
+// SRP's login response, is 52 octets after an IP CM header).
+const orphanPD = 256
+
+// slimOrphan is what an orphan reply keeps until its request comes: the
+// message was handed on already, and 1024 of them with 64 KiB of MPA
+// private data and their field lists would hold 70 MB. Its layers' field
+// lists go, and its private data is cut to orphanPD octets (copied, so the
+// rest can be freed).
+func slimOrphan(m *record.Message) *record.Message {
+	s := *m
+	s.Frames, s.Tunnel, s.IB, s.MAD, s.CM, s.IPCM, s.MPA = nil, nil, nil, nil, nil, nil, nil
+	s.PrivateData = slices.Clone(m.PrivateData[:min(len(m.PrivateData), orphanPD)])
+	s.Findings = slices.Clone(m.Findings)
+	return &s
 }
 
 // takeOrphan returns and forgets the reply kept for k, or nil.

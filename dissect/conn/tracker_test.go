@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // The tests drive the tracker with the messages the decoder hands it,
@@ -428,5 +429,22 @@ func TestForgottenOnlyWhenLost(t *testing.T) {
 	feed(tr, msgs...)
 	if tr.Forgotten() != 2 || len(tr.Notes()) != 1 || !strings.HasPrefix(tr.Notes()[0].Message, "2 reconnections could not") {
 		t.Errorf("two lost comparisons: %d forgotten, notes %v", tr.Forgotten(), tr.Notes())
+	}
+}
+
+// An orphan reply keeps little: no field lists, its private data cut to
+// orphanPD octets in a buffer of its own; what pairing reads stays.
+func TestSlimOrphan(t *testing.T) {
+	pd := make([]byte, 65000)
+	m := &record.Message{Frame: 7, Src: "a", Dst: "b", Kind: record.KindMPAReply, PrivateData: pd, PrivateDataSize: len(pd),
+		MPA: make([]layers.Field, 12), MPAInfo: &record.MPAHeader{Rev: 1}, Findings: []finding.Finding{{Code: finding.MPAPDTooLong}}}
+	s := slimOrphan(m)
+	if len(s.PrivateData) != orphanPD || cap(s.PrivateData) != orphanPD || s.PrivateDataSize != 65000 || s.MPA != nil ||
+		s.MPAInfo != m.MPAInfo || s.Frame != 7 || s.Src != "a" || s.Kind != record.KindMPAReply || len(s.Findings) != 1 {
+		t.Errorf("%+v", s)
+	}
+	s.Findings = append(s.Findings[:0], finding.Finding{Code: finding.ReplyMissing})
+	if m.Findings[0].Code != finding.MPAPDTooLong {
+		t.Error("the handed-on message's findings changed")
 	}
 }

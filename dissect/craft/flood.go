@@ -28,7 +28,7 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -130,6 +130,10 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 		}
 	case FloodIWARPConns:
 		if err := floodIWARP(n, emit); err != nil {
+			return frames, err
+		}
+	case FloodOrphanReplies:
+		if err := floodOrphanReplies(n, emit); err != nil {
 			return frames, err
 		}
 	case FloodRCConns, FloodRCDirections:

@@ -21,7 +21,35 @@ const (
 	// Call in a Send over two DDP segments of which only the first is
 	// sent, none ever closed: every connection's traffic stays followed.
 	FloodIWARPConns = "iwarp-conns"
+	// FloodOrphanReplies is N iWARP connections whose MPA Request is not in
+	// the capture: the handshake, then an MPA Reply with 65000 octets of
+	// private data. Each Reply waits for its Request, which never comes.
+	FloodOrphanReplies = "orphan-replies"
 )
+
+// floodOrphanReplies writes n connections of FloodOrphanReplies.
+func floodOrphanReplies(n int, emit func([]byte) error) error {
+	pd := make([]byte, 65000)
+	for i := range pd {
+		pd[i] = byte(i)
+	}
+	for i := 0; i < n; i++ {
+		x := IWARPExchange{Rev: 1, Index: i & 0xffff, Attempt: i >> 16, Responder: Peer{Data: pd}}
+		frames, err := x.Frames()
+		if err != nil {
+			return err
+		}
+		for j, f := range frames {
+			if j == 3 {
+				continue // the MPA Request
+			}
+			if err := emit(f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // floodIWARP writes n connections of FloodIWARPConns through emit.
 func floodIWARP(n int, emit func([]byte) error) error {

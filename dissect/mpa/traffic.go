@@ -282,7 +282,7 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	r.fol.init(r, heads{f: f, d: r.d, held: &r.fol.heldHead}, pos, c.markersFor(side), c.crcFor(side))
 	// The frame's octets are no longer needed.
 	r.d.Charge(-len(r.buf))
-	r.buf = r.buf[:0]
+	r.buf = nil // a followed direction may last the input: not its frame's 64 KiB
 	r.pruneCarried(pos)
 	return true
 }
