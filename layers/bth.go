@@ -141,7 +141,7 @@ func (b *BTH) SerializeTo(sb gopacket.SerializeBuffer, opts gopacket.SerializeOp
 
 // Fields lists the BTH's fields for display.
 func (b *BTH) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 12)
 	f.hex("OpCode", "opcode", 8, uint64(b.OpCode))
 	f.note(OpCodeName(b.OpCode))
 	f.flag("Solicited Event", "se", b.SE)

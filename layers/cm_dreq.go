@@ -49,7 +49,7 @@ func (m *CMDreq) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serialize
 
 // Fields lists the DREQ's fields for display.
 func (m *CMDreq) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 3)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	f.hex("Remote QPN/EECN", "remote_qpn", 24, uint64(m.RemoteQPNEECN))

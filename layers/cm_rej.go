@@ -70,7 +70,7 @@ func (m *CMRej) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the REJ's fields for display.
 func (m *CMRej) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 8)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	f.dec("Message REJected", "message_rejected", uint64(m.MessageRejected))

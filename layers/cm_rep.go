@@ -84,7 +84,7 @@ func (m *CMRep) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the REP's fields for display.
 func (m *CMRep) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 14)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	f.hex("Local Q_Key", "local_q_key", 32, uint64(m.LocalQKey))

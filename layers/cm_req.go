@@ -127,7 +127,7 @@ func (m *CMReq) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the REQ's fields for display.
 func (m *CMReq) Fields() []Field {
-	f := make(fieldList, 0, 72)
+	f := make(fieldList, 0, 48)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.id64("Service ID", "service_id", m.ServiceID)
 	f.note(ServiceIDNote(m.ServiceID))

@@ -46,7 +46,7 @@ func (m *CMRtu) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 
 // Fields lists the RTU's fields for display.
 func (m *CMRtu) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 2)
 	f.hex("Local Communication ID", "local_comm_id", 32, uint64(m.LocalCommID))
 	f.hex("Remote Communication ID", "remote_comm_id", 32, uint64(m.RemoteCommID))
 	return f

@@ -72,7 +72,7 @@ func (d *DETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOp
 
 // Fields lists the DETH's fields for display.
 func (d *DETH) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 2)
 	f.hex("Queue Key", "q_key", 32, uint64(d.QKey))
 	f.hex("Source QP", "src_qp", 24, uint64(d.SrcQP))
 	return f

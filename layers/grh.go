@@ -102,7 +102,7 @@ func (g *GRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 
 // Fields lists the GRH's fields for display.
 func (g *GRH) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 8)
 	f.dec("IP Version", "ip_ver", uint64(g.IPVer))
 	f.hex("Traffic Class", "tclass", 8, uint64(g.TClass))
 	f.hex("Flow Label", "flow_label", 20, uint64(g.FlowLabel))

@@ -140,7 +140,7 @@ func zero(b []byte) bool {
 
 // Fields lists the header's fields for display.
 func (h *IPCMHeader) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 6)
 	f.hex("Version", "version", 8, uint64(h.Version))
 	f.dec("IP Version", "ip_version", uint64(h.IPVersion))
 	f.dec("Source Port", "src_port", uint64(h.SrcPort))

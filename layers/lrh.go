@@ -125,7 +125,7 @@ func (l *LRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 
 // Fields lists the LRH's fields for display.
 func (l *LRH) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 7)
 	f.dec("Virtual Lane", "vl", uint64(l.VL))
 	f.dec("Link Version", "lver", uint64(l.LVer))
 	f.dec("Service Level", "sl", uint64(l.SL))

@@ -116,7 +116,7 @@ func (m *MAD) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 
 // Fields lists the MAD header's fields for display.
 func (m *MAD) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 9)
 	f.dec("Base Version", "base_version", uint64(m.BaseVersion))
 	f.hex("Management Class", "mgmt_class", 8, uint64(m.MgmtClass))
 	if m.MgmtClass == MgmtClassCM {

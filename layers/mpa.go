@@ -188,7 +188,7 @@ func (m *MPAFrame) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Seriali
 // Fields lists the frame's fields; the keys are those of the JSON "mpa"
 // object.
 func (m *MPAFrame) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 14)
 	f = append(f, Field{Name: "Key", Key: "key", Kind: Text, Bytes: append([]byte(nil), m.Key[:]...)})
 	f.flag("Marker (M)", "marker", m.Marker)
 	f.flag("CRC (C)", "crc", m.CRC)

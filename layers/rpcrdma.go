@@ -111,7 +111,7 @@ func (m *RPCRDMAPrivateData) SerializeTo(b gopacket.SerializeBuffer, opts gopack
 
 // Fields lists the message's fields with the names RFC 8797 gives them.
 func (m *RPCRDMAPrivateData) Fields() []Field {
-	f := make(fieldList, 0, 16)
+	f := make(fieldList, 0, 6)
 	f.hex("Format Identifier", "format_identifier", 32, uint64(m.FormatIdentifier))
 	f.dec("Version", "version", uint64(m.Version))
 	f.hex("Reserved", "reserved", 7, uint64(m.Reserved))
