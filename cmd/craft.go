@@ -71,7 +71,11 @@ With --ulp another upper layer's private data takes the place of the RFC 8797
 messages, and the connection goes to that layer's service (Service ID or TCP
 port): an NVMe-oF, iSER, SRP, RDS, rsockets, Lustre o2iblnd, SDP, IPoIB-CM or
 SMB Direct setup. With --reject the responder rejects it with the layer's
-reject data; iSER over iWARP logs in over TCP (streaming mode) first.`,
+reject data; iSER over iWARP logs in over TCP (streaming mode) first.
+
+With --traffic, an NFS-like exchange follows the setup (RC traffic on the
+InfiniBand family, FPDUs on iWARP), and --finding CODE adds the traffic that
+raises one data-path finding.`,
 		Example: `  rdmacm-pd craft --send-size 4096 --receive-size 4096 --remote-invalidate -w nfs.pcap
   rdmacm-pd craft --transport ib --reject -w rejected.pcapng
   rdmacm-pd craft --transport iwarp --split 7,30 -w split.pcap   # MPA rev 2: a 32-octet Request
@@ -79,7 +83,11 @@ reject data; iSER over iWARP logs in over TCP (streaming mode) first.`,
   rdmacm-pd craft --send-size 8192 --hex
   rdmacm-pd craft --ulp nvme-rdma --reject -w nvme-rejected.pcap
   rdmacm-pd craft --ulp iser --transport iwarp -w iser.pcap
+  rdmacm-pd craft --traffic --remote-invalidate --reply-remote-invalidate -w nfs-traffic.pcap
+  rdmacm-pd craft --finding send-with-invalidate-not-allowed -w linux-swi.pcap
+  rdmacm-pd craft --transport iwarp --finding mpa-crc-mismatch -w bad-crc.pcap
   rdmacm-pd craft --workload 64MiB -w workload.pcap
+  rdmacm-pd craft --workload 64MiB --iwarp-conns 64 --iwarp-crc-every 2 -w iwarp.pcap
   rdmacm-pd craft --flood reqs --count 300 -w reqs.pcap`,
 		Args: noArgs("craft"),
 		RunE: func(c *cobra.Command, args []string) error {

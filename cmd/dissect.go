@@ -101,6 +101,7 @@ carried the messages shown: a small attachment for a bug.`,
   rdmacm-pd dissect -Y 'msg == REJ or severity >= warning' capture.pcap
   rdmacm-pd dissect -T markdown --basename capture.pcap > report.md
   rdmacm-pd dissect -w setup.pcapng capture.pcap    # only the connection setup
+  rdmacm-pd dissect --datapath all capture.pcap     # and every RPC-over-RDMA message after it
   rdmacm-pd dissect -T json capture.pcap | jq -c 'select(.record == "connection") | .inline_threshold'
   tcpdump -r capture.pcap -w - udp port 4791 | rdmacm-pd dissect -
   rdmacm-pd dissect -i lo --duration 1s              # live, for a second
