@@ -266,3 +266,33 @@ func TestDatapathIWARPWithoutSetup(t *testing.T) {
 		t.Errorf("summary: %d orphan frames, %d rpc messages", c.sum.DatapathOrphanFrames, c.sum.RPCMessages)
 	}
 }
+
+// A segment captured ahead of the MPA Reply: the initiator's first Call
+// arrives before the Reply that sets the connection up. The Call is read
+// as traffic of no connection; the rest is the connection's, judged as
+// usual, and the Reply to that first Call raises nothing although its
+// Call was not the connection's.
+func TestDatapathIWARPAheadOfReply(t *testing.T) {
+	frames := iwNFS(t, bothRIWARP(), craft.Traffic{})
+	frames[4], frames[5] = frames[5], frames[4] // the first Call, then the Reply
+	frames[4].Time, frames[5].Time = frames[5].Time, frames[4].Time
+	c := runDatapathFrames(t, datapath.ModeAll, frames)
+	if len(c.conns) != 1 || c.conns[0].State != record.Established || c.conns[0].Datapath == nil {
+		t.Fatalf("connections %+v", c.conns)
+	}
+	var without, with int
+	for _, r := range c.rpcs {
+		if len(r.Findings) > 0 {
+			t.Errorf("frame %d: %v", r.Frame, codes(r.Findings))
+		}
+		if r.Connection == 0 {
+			without++
+		} else {
+			with++
+		}
+	}
+	d := c.conns[0].Datapath
+	if without != 1 || with != 9 || d.RPCMessages != [2]int{4, 5} || d.SendWithInvalidate != 3 || len(c.conns[0].Findings) != 0 {
+		t.Errorf("%d records without the connection, %d with; %+v; findings %v", without, with, d, codes(c.conns[0].Findings))
+	}
+}

@@ -38,6 +38,9 @@ type Setup struct {
 	// (InfiniBand family); nil for iWARP, or when the CM body did not
 	// decode.
 	Request, Reply *record.CMInfo
+	// ReplyMPA is the accepting MPA Reply's header (iWARP): its IRD and
+	// ORD bound the Reads of the data path.
+	ReplyMPA *record.MPAHeader
 	// Frame is the accepting reply's frame.
 	Frame int
 }
@@ -49,7 +52,7 @@ func (t *Tracker) SetHandover(h Handover) { t.handover = h }
 // established hands over an attempt an accepting reply m established.
 func (t *Tracker) established(c *attempt, m *record.Message) {
 	if t.handover != nil {
-		t.handover.Established(&Setup{Conn: &c.Connection, Request: c.reqInfo, Reply: m.CMInfo, Frame: m.Frame})
+		t.handover.Established(&Setup{Conn: &c.Connection, Request: c.reqInfo, Reply: m.CMInfo, ReplyMPA: m.MPAInfo, Frame: m.Frame})
 	}
 }
 

@@ -184,7 +184,7 @@ type Follower struct {
 
 	// iWARP (iwarp.go): connections established, waiting for their
 	// traffic; and those whose traffic is followed.
-	iwSetups map[iwKey]*record.Connection
+	iwSetups map[iwKey]iwSetup
 	iwByConn map[*record.Connection]*iwFlow
 }
 
@@ -220,7 +220,7 @@ func (fl *Follower) SetFile(name string) { fl.out.File = name }
 func (fl *Follower) Established(s *conn.Setup) {
 	c := s.Conn
 	if c.Transport == record.IWARP {
-		fl.establishedIWARP(c)
+		fl.establishedIWARP(c, s.ReplyMPA)
 		return
 	}
 	net, ok := netOf(c.Transport)

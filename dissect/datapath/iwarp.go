@@ -38,6 +38,19 @@ type iwFlow struct {
 	handed int // connection findings already on the handed-on record; -1 before
 	send   Send
 	closed bool
+	// pending: the traffic was linked before its connection was set up
+	// (a segment captured ahead of the MPA Reply); key finds it once it
+	// is, and req is the Request's header.
+	pending bool
+	key     iwKey
+	req     *record.MPAHeader
+	sent    bool // a Send or Read Request was read
+}
+
+// iwSetup is an established iWARP connection waiting for its traffic.
+type iwSetup struct {
+	conn  *record.Connection
+	reply *record.MPAHeader
 }
 
 // maxIWSetups bounds the established iWARP connections waiting for their
@@ -45,10 +58,10 @@ type iwFlow struct {
 const maxIWSetups = 4096
 
 // establishedIWARP keeps an iWARP connection until the framer links its
-// traffic.
-func (fl *Follower) establishedIWARP(c *record.Connection) {
+// traffic (or, linked already, its traffic next shows).
+func (fl *Follower) establishedIWARP(c *record.Connection, reply *record.MPAHeader) {
 	if fl.iwSetups == nil {
-		fl.iwSetups = map[iwKey]*record.Connection{}
+		fl.iwSetups = map[iwKey]iwSetup{}
 	}
 	if len(fl.iwSetups) >= maxIWSetups {
 		for k := range fl.iwSetups { // any: they wait only when no traffic follows
@@ -56,7 +69,7 @@ func (fl *Follower) establishedIWARP(c *record.Connection) {
 			break
 		}
 	}
-	fl.iwSetups[iwKey{c.Initiator, c.Responder, c.RequestFrame}] = c
+	fl.iwSetups[iwKey{c.Initiator, c.Responder, c.RequestFrame}] = iwSetup{c, reply}
 }
 
 // IWARP gives the framer the Traffic of an iWARP connection whose FPDUs
@@ -67,31 +80,55 @@ func (fl *Follower) IWARP(p *mpa.Pair) mpa.Traffic {
 	switch {
 	case p.Request != nil:
 		peers = Peers{p.Request.Src, p.Request.Dst}
-		k := iwKey{p.Request.Src, p.Request.Dst, p.Request.Frame}
-		if c := fl.iwSetups[k]; c != nil {
-			delete(fl.iwSetups, k)
-			t.conn = c
-		}
+		t.key, t.req, t.pending = iwKey{p.Request.Src, p.Request.Dst, p.Request.Frame}, p.Request.MPAInfo, true
 	case p.Reply != nil:
 		peers = Peers{p.Reply.Dst, p.Reply.Src}
 	}
-	n := Negotiated{}
-	if c := t.conn; c != nil {
-		n = Negotiated{Known: true, Connection: c.RequestFrame, RemoteInvalidation: c.RemoteInvalidation, Rule: Classify(c),
-			InitiatorRPCRDMA: c.InitiatorRPCRDMA != nil, ResponderRPCRDMA: c.ResponderRPCRDMA != nil,
-			InitiatorR: c.InitiatorRPCRDMA != nil && c.InitiatorRPCRDMA.RemoteInvalidate,
-			ResponderR: c.ResponderRPCRDMA != nil && c.ResponderRPCRDMA.RemoteInvalidate, Conn: c}
-		if c.Inline != nil {
-			n.Inline = *c.Inline
-		}
-		iwReadLimits(&n, p.Request.MPAInfo, p.Reply.MPAInfo)
-		if fl.iwByConn == nil {
-			fl.iwByConn = map[*record.Connection]*iwFlow{}
-		}
-		fl.iwByConn[c] = t
-	}
-	t.chk = NewChecker(fl.out, n, peers, record.IWARP)
+	t.chk = NewChecker(fl.out, Negotiated{}, peers, record.IWARP)
+	t.resolve()
 	return t
+}
+
+// resolve ties the traffic to its connection once the tracker has set it
+// up. What came before was read as traffic of no connection (its Sends'
+// records name none); the connection's checker then counts it as lost,
+// so that a Reply to a Call it did not see is not judged.
+func (t *iwFlow) resolve() {
+	if !t.pending {
+		return
+	}
+	fl := t.fl
+	s, ok := fl.iwSetups[t.key]
+	if !ok {
+		return
+	}
+	delete(fl.iwSetups, t.key)
+	t.pending = false
+	c := s.conn
+	t.conn = c
+	n := Negotiated{Known: true, Connection: c.RequestFrame, RemoteInvalidation: c.RemoteInvalidation, Rule: Classify(c),
+		InitiatorRPCRDMA: c.InitiatorRPCRDMA != nil, ResponderRPCRDMA: c.ResponderRPCRDMA != nil,
+		InitiatorR: c.InitiatorRPCRDMA != nil && c.InitiatorRPCRDMA.RemoteInvalidate,
+		ResponderR: c.ResponderRPCRDMA != nil && c.ResponderRPCRDMA.RemoteInvalidate, Conn: c}
+	if c.Inline != nil {
+		n.Inline = *c.Inline
+	}
+	iwReadLimits(&n, t.req, s.reply)
+	if fl.iwByConn == nil {
+		fl.iwByConn = map[*record.Connection]*iwFlow{}
+	}
+	fl.iwByConn[c] = t
+	old := t.chk
+	old.Close()
+	t.chk = NewChecker(fl.out, n, old.peers, record.IWARP)
+	if old.touched {
+		t.chk.fig.Frames = old.fig.Frames
+		t.chk.touched = true
+		if t.sent {
+			t.chk.Lost(0)
+			t.chk.Lost(1)
+		}
+	}
 }
 
 // iwReadLimits sets the Read limits of MPA revision 2 (RFC 6581, section
@@ -116,6 +153,7 @@ func iwReadLimits(n *Negotiated, req, rep *record.MPAHeader) {
 
 // Frame counts a TCP frame of the traffic.
 func (t *iwFlow) Frame() {
+	t.resolve()
 	t.chk.Frame()
 	if t.conn == nil {
 		t.fl.OrphanFrames++
@@ -124,6 +162,8 @@ func (t *iwFlow) Frame() {
 
 // Send takes an RDMAP Send.
 func (t *iwFlow) Send(s *mpa.Send) {
+	t.resolve()
+	t.sent = true
 	d := &t.send
 	*d = Send{Side: s.Side, Opcode: s.Opcode, Invalidate: s.Invalidate, InvalidateSTag: s.InvalidateSTag,
 		Length: s.Length, LengthKnown: s.LengthKnown, Complete: s.Complete, Frame: s.Frame, Frames: s.Frames,
@@ -134,6 +174,8 @@ func (t *iwFlow) Send(s *mpa.Send) {
 
 // ReadRequest takes an RDMA Read Request of side.
 func (t *iwFlow) ReadRequest(side, frame int, _ time.Time, _ *layers.RDMAPReadRequest) {
+	t.resolve()
+	t.sent = true
 	t.chk.ReadRequest(side, frame)
 }
 
