@@ -58,12 +58,21 @@ type markdownRenderer struct {
 	rpcs     int                     // the data path's rpc records, detailed among the messages
 	nFind    int                     // findings in all, listed or not
 	worst    map[int]finding.Finding // by connection number: the worst finding of its messages
+	// worstRPC is the worst finding of the rpc records of each connection,
+	// by its input and request frame (what an rpc record names it by).
+	worstRPC map[rpcConn]finding.Finding
 
 	// detailChars is the size of the details kept, in characters. Past
 	// the budget no more are kept: the report shows a prefix of them, so
 	// none after could be shown. overBudget counts those left so.
 	detailChars int
 	overBudget  int
+}
+
+// rpcConn names a connection as its rpc records do.
+type rpcConn struct {
+	file  string
+	frame int
 }
 
 // detail is one message's collapsible block.
@@ -76,7 +85,7 @@ type findingRow struct {
 }
 
 func newMarkdown(w *bufio.Writer, opts Options) *markdownRenderer {
-	m := &markdownRenderer{w: w, opts: opts, worst: map[int]finding.Finding{}}
+	m := &markdownRenderer{w: w, opts: opts, worst: map[int]finding.Finding{}, worstRPC: map[rpcConn]finding.Finding{}}
 	if opts.Details == "" {
 		m.opts.Details = DetailsFindings
 	}

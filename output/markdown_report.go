@@ -237,6 +237,9 @@ func (m *markdownRenderer) worstText(c *record.Connection) string {
 	if f, ok := m.worst[c.Number]; ok {
 		fs = append(slices.Clone(fs), f)
 	}
+	if f, ok := m.worstRPC[rpcConn{c.File, c.RequestFrame}]; ok {
+		fs = append(slices.Clone(fs), f)
+	}
 	if len(fs) == 0 {
 		return "none"
 	}

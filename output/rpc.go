@@ -441,8 +441,12 @@ func (m *markdownRenderer) datapathTable(w *strings.Builder, conns []*record.Con
 func (m *markdownRenderer) RPC(rec *record.RPC) error {
 	m.rpcs++
 	where := m.frame(rec.File, rec.Frame) + " (rpc)"
+	k := rpcConn{rec.File, rec.Connection}
 	for _, f := range rec.Findings {
 		m.finding(f, where)
+		if w, ok := m.worstRPC[k]; rec.Connection != 0 && (!ok || f.Severity > w.Severity) && len(m.worstRPC) < MaxMarkdownDetails {
+			m.worstRPC[k] = f
+		}
 	}
 	want := m.opts.Details == DetailsAll || m.opts.Details == DetailsFindings && len(rec.Findings) > 0
 	if !want {
