@@ -239,3 +239,27 @@ func TestMarkdownWorstOfRPC(t *testing.T) {
 		t.Errorf("verdict:\n%s", verdict)
 	}
 }
+
+// The data-path table says what decided that a connection carries
+// RPC-over-RDMA: here no RFC 8797 data and another port, so its first
+// Sends (the heuristic); in Markdown, a column.
+func TestDatapathRuleShown(t *testing.T) {
+	x := craft.Exchange{Transport: craft.RoCEv2, ServiceID: 0x0000000001060000 | 7471,
+		Initiator: craft.Peer{Absent: true}, Responder: craft.Peer{Absent: true}}
+	frames, err := x.NFSTraffic(craft.Traffic{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "heuristic.pcap")
+	if err := craft.WriteFile(path, frames); err != nil {
+		t.Fatal(err)
+	}
+	text := string(renderDP(t, output.Options{Format: output.Text}, datapath.ModeFindings, path))
+	if !strings.Contains(text, "\n  RPC-over-RDMA by heuristic: first Sends parse as RPC-over-RDMA: 1\n") {
+		t.Errorf("text:\n%s", text)
+	}
+	md := string(renderDP(t, output.Options{Format: output.Markdown, Version: "v", Command: "x"}, datapath.ModeFindings, path))
+	if !strings.Contains(md, "| RPC-over-RDMA by heuristic: first Sends parse as RPC-over-RDMA |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}

@@ -2,6 +2,7 @@ package output
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -369,10 +370,10 @@ func datapathCells(c *record.Connection) []string {
 // datapathHead heads the data-path tables; datapathLegend explains it.
 var datapathHead = []string{"#", "ini→res", "res→ini", "SwI", "credits", "calls", "reads ini", "reads res", "rpc", "frames"}
 
-const datapathLegend = "ini→res and res→ini: the largest RPC-over-RDMA Send each way / its inline threshold;" +
-	" SwI: Sends With Invalidate; credits: the latest grant; calls: the most Calls outstanding;" +
-	" reads: the most RDMA Reads outstanding from that side / its limit (none when the setup sets none);" +
-	" rpc: RPC-over-RDMA messages; frames: the connection's data frames (RC frames; TCP segments for iWARP)."
+const datapathLegend = "ini→res, res→ini: the largest RPC-over-RDMA Send / the inline threshold; SwI: Sends With Invalidate;" +
+	" credits: the latest grant; calls: the most Calls outstanding; reads: the most RDMA Reads outstanding from that side" +
+	" / its limit; rpc: RPC-over-RDMA messages; frames: data frames (TCP segments on iWARP)." +
+	" Only an RPC-over-RDMA connection's Sends are checked."
 
 // withDatapath is the connections that have data-path figures.
 func withDatapath(cs []*record.Connection) []*record.Connection {
@@ -407,7 +408,38 @@ func (r *textRenderer) datapathTable(conns []*record.Connection) {
 			return cell
 		})
 	}
+	fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, phrases(datapathRules(dp), nil)...))
 	fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, span{text: datapathLegend, style: p.dim}))
+}
+
+// ruleOf is what decided whether a connection carries RPC-over-RDMA, as
+// the data-path tables say it.
+func ruleOf(c *record.Connection) string {
+	if c.Datapath.Rule == "" {
+		return "not RPC-over-RDMA"
+	}
+	return "RPC-over-RDMA by " + c.Datapath.Rule
+}
+
+// datapathRules says, for the connections of the data-path table, what
+// decided whether each carries RPC-over-RDMA (and so whether its Sends are
+// checked), grouped: "RPC-over-RDMA by RFC 8797 private data: 1, 3; not
+// RPC-over-RDMA: 2".
+func datapathRules(conns []*record.Connection) string {
+	var order []string
+	by := map[string][]int{}
+	for _, c := range conns {
+		r := ruleOf(c)
+		if _, ok := by[r]; !ok {
+			order = append(order, r)
+		}
+		by[r] = append(by[r], number(c))
+	}
+	var parts []string
+	for _, r := range order {
+		parts = append(parts, fmt.Sprintf("%s: %s", r, ranges(by[r])))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // datapathTotals adds the data path's counts to the line of totals, when
@@ -432,9 +464,9 @@ func (m *markdownRenderer) datapathTable(w *strings.Builder, conns []*record.Con
 	fmt.Fprintf(w, "### Data path\n\n")
 	var rows [][]string
 	for _, c := range dp {
-		rows = append(rows, append([]string{fmt.Sprint(c.Number)}, datapathCells(c)...))
+		rows = append(rows, append(append([]string{fmt.Sprint(c.Number)}, datapathCells(c)...), cell(ruleOf(c))))
 	}
-	mdTable(w, datapathHead, "--:|--:|--:|--:|--:|--:|--:|--:|--:|--:", rows)
+	mdTable(w, append(slices.Clone(datapathHead), "decided"), "--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---", rows)
 	fmt.Fprintf(w, "%s\n\n", cell(datapathLegend))
 }
 
