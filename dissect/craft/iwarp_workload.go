@@ -1,16 +1,13 @@
 package craft
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"time"
 
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -78,23 +75,16 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 		wl.CRCEvery = 1
 	}
 	rng := rand.New(rand.NewPCG(wl.Seed, 0x1a4b))
-	bw := bufio.NewWriterSize(w, 1<<20)
-	pw := pcapgo.NewWriterNanos(bw)
-	if err := pw.WriteFileHeader(Snaplen, golayers.LinkTypeEthernet); err != nil {
+	out, err := newPcapOut(w, rng, 1000, 1000, &c.Frames, &c.Octets)
+	if err != nil {
 		return c, err
 	}
-	t := DefaultStart
-	emit := func(data []byte) error {
-		t = t.Add(time.Duration(1000+rng.IntN(1000)) * time.Nanosecond)
-		c.Frames++
-		c.Octets += int64(len(data)) + 16
-		return pw.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(data), Length: len(data)}, data)
-	}
+	emit := out.emit
 	conns := make([]*iwConnState, wl.Conns)
 	for i := range conns {
 		markers := wl.MarkersEvery > 0 && i%wl.MarkersEvery == wl.MarkersEvery-1
 		crc := wl.CRCEvery > 0 && i%wl.CRCEvery == wl.CRCEvery-1
-		x := IWARPExchange{Rev: 2, Index: i, Start: t, InitiatorMarkers: markers, ResponderMarkers: markers, NoCRC: !crc,
+		x := IWARPExchange{Rev: 2, Index: i, Start: out.t, InitiatorMarkers: markers, ResponderMarkers: markers, NoCRC: !crc,
 			Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
 			Responder: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
 		frames, err := x.Frames()
@@ -157,7 +147,7 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 		c.Replies++
 		c.SendWithInvalidates++
 	}
-	return c, bw.Flush()
+	return c, out.flush()
 }
 
 func (st *iwConnState) next(side int) uint32 {

@@ -1,15 +1,9 @@
 package craft
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"time"
-
-	"github.com/gopacket/gopacket"
-	golayers "github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -82,18 +76,11 @@ func (wl NFSWorkload) Write(w io.Writer) (NFSWorkloadCounts, error) {
 		wl.ReconnectEvery = 2000
 	}
 	rng := rand.New(rand.NewPCG(wl.Seed, 0x4e4653))
-	bw := bufio.NewWriterSize(w, 1<<20)
-	pw := pcapgo.NewWriterNanos(bw)
-	if err := pw.WriteFileHeader(Snaplen, golayers.LinkTypeEthernet); err != nil {
+	out, err := newPcapOut(w, rng, 500, 1000, &cnt.Frames, &cnt.Octets)
+	if err != nil {
 		return cnt, err
 	}
-	t := DefaultStart
-	emit := func(data []byte) error {
-		t = t.Add(time.Duration(500+rng.IntN(1000)) * time.Nanosecond)
-		cnt.Frames++
-		cnt.Octets += int64(len(data)) + 16
-		return pw.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(data), Length: len(data)}, data)
-	}
+	emit := out.emit
 	tpl, err := newTemplates()
 	if err != nil {
 		return cnt, err
@@ -192,5 +179,5 @@ func (wl NFSWorkload) Write(w io.Writer) (NFSWorkloadCounts, error) {
 		}
 	}
 	cnt.Invalidating = cnt.Reads + cnt.Writes
-	return cnt, bw.Flush()
+	return cnt, out.flush()
 }

@@ -1,18 +1,15 @@
 package craft
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -70,18 +67,11 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 		wl.MPAEvery = 5000
 	}
 	rng := rand.New(rand.NewPCG(wl.Seed, 0x5eed))
-	bw := bufio.NewWriterSize(w, 1<<20)
-	pw := pcapgo.NewWriterNanos(bw)
-	if err := pw.WriteFileHeader(Snaplen, golayers.LinkTypeEthernet); err != nil {
+	out, err := newPcapOut(w, rng, 2000, 2000, &c.Frames, &c.Octets)
+	if err != nil {
 		return c, err
 	}
-	t := DefaultStart
-	emit := func(data []byte) error {
-		t = t.Add(time.Duration(2000+rng.IntN(2000)) * time.Nanosecond)
-		c.Frames++
-		c.Octets += int64(len(data)) + 16
-		return pw.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(data), Length: len(data)}, data)
-	}
+	emit := out.emit
 	emitAll := func(frames []Frame, err error) error {
 		for _, f := range frames {
 			if err != nil {
@@ -105,7 +95,7 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 		switch {
 		case c.Frames >= cmNext && wl.TCPFlows == 0: // TCP only: no CM exchange
 			cmNext += wl.CMEvery
-			x := Exchange{Transport: RoCEv2, Index: c.CMExchange % 50, Attempt: c.CMExchange / 50, Start: t,
+			x := Exchange{Transport: RoCEv2, Index: c.CMExchange % 50, Attempt: c.CMExchange / 50, Start: out.t,
 				Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
 				Responder: Peer{SendSize: 8192, ReceiveSize: 8192}}
 			if err := emitAll(x.Frames()); err != nil {
@@ -114,7 +104,7 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 			c.CMExchange++
 		case c.Frames >= mpaNext:
 			mpaNext += wl.MPAEvery
-			x := IWARPExchange{Rev: 2, Index: 60 + c.MPAConns%40, Attempt: c.MPAConns / 40, Start: t,
+			x := IWARPExchange{Rev: 2, Index: 60 + c.MPAConns%40, Attempt: c.MPAConns / 40, Start: out.t,
 				Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
 				Responder: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
 			if err := emitAll(x.Frames()); err != nil {
@@ -144,7 +134,7 @@ func (wl Workload) Write(w io.Writer) (WorkloadCounts, error) {
 			}
 		}
 	}
-	return c, bw.Flush()
+	return c, out.flush()
 }
 
 // templates are pre-built frames that the workload patches (PSN, sequence

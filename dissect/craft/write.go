@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
@@ -96,3 +98,34 @@ func WriteFile(name string, frames []Frame) error {
 	}
 	return nil
 }
+
+// pcapOut writes a workload's frames as pcap, each stamped a random gap
+// (gap to gap+spread nanoseconds) after the one before, counting the
+// frames and the octets written (record headers included).
+type pcapOut struct {
+	bw          *bufio.Writer
+	pw          *pcapgo.Writer
+	rng         *rand.Rand
+	gap, spread int
+	t           time.Time // the time of the last frame written
+	frames      *int
+	octets      *int64
+}
+
+func newPcapOut(w io.Writer, rng *rand.Rand, gap, spread int, frames *int, octets *int64) (*pcapOut, error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	pw := pcapgo.NewWriterNanos(bw)
+	if err := pw.WriteFileHeader(Snaplen, golayers.LinkTypeEthernet); err != nil {
+		return nil, err
+	}
+	return &pcapOut{bw: bw, pw: pw, rng: rng, gap: gap, spread: spread, t: DefaultStart, frames: frames, octets: octets}, nil
+}
+
+func (o *pcapOut) emit(data []byte) error {
+	o.t = o.t.Add(time.Duration(o.gap+o.rng.IntN(o.spread)) * time.Nanosecond)
+	*o.frames++
+	*o.octets += int64(len(data)) + 16
+	return o.pw.WritePacket(gopacket.CaptureInfo{Timestamp: o.t, CaptureLength: len(data), Length: len(data)}, data)
+}
+
+func (o *pcapOut) flush() error { return o.bw.Flush() }
