@@ -94,6 +94,36 @@ func rpcRows(t *testing.T, c *dpCollect, conn int) []rpcRow {
 	return got
 }
 
+// checkNFSExchange checks what the clean NFS-like exchange (craft's
+// NFSTraffic with no finding, both sides R and 4096/4096) gave beyond its
+// rpc rows: the READ Reply's invalidation and write chunk, the long Call's
+// frames, the connection's figures (with its frames data frames) and no
+// finding.
+func checkNFSExchange(t *testing.T, c *dpCollect, longCall []int, frames int) {
+	t.Helper()
+	if r := c.rpcs[3]; !r.Invalidate || r.InvalidateRKey != 0x00010001 || len(r.Header.WriteList) != 1 ||
+		r.Header.WriteList[0][0] != (record.Segment{Handle: 0x00010001, Length: 8192, Offset: 0x00007f0000100000}) {
+		t.Errorf("the READ Reply: %+v %+v", r, r.Header)
+	}
+	if r := c.rpcs[6]; !reflect.DeepEqual(r.Frames, longCall) {
+		t.Errorf("the long Call's frames %v", r.Frames)
+	}
+	if len(c.conns) != 1 {
+		t.Fatalf("%d connections", len(c.conns))
+	}
+	want := &record.Datapath{RPCMessages: [2]int{5, 5}, LargestInline: [2]int{3001, 140}, SendWithInvalidate: 3,
+		MaxOutstandingCalls: 1, CreditsGranted: 32, HasCredits: true, RDMAReadLimit: [2]int{16, 16},
+		HasReadLimit: [2]bool{true, true}, MaxOutstandingRDMAReads: [2]int{0, 1}, Frames: frames,
+		Rule: datapath.RulePrivateData.String()}
+	if got := c.conns[0].Datapath; !reflect.DeepEqual(got, want) {
+		t.Errorf("datapath\n%+v\nwant\n%+v", got, want)
+	}
+	if len(c.conns[0].Findings) != 0 || c.sum.RPCMessages != 10 || c.sum.DatapathOrphanFrames != 0 {
+		t.Errorf("connection findings %v, summary %d rpc messages, %d orphan frames", codes(c.conns[0].Findings),
+			c.sum.RPCMessages, c.sum.DatapathOrphanFrames)
+	}
+}
+
 // rpcRecordCodes are the finding codes of every rpc record, in order.
 func rpcRecordCodes(rs []*record.RPC) []string {
 	var out []string
@@ -125,27 +155,7 @@ func TestDatapathNFSExchange(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("rpc records\n%v\nwant\n%v", got, want)
 			}
-			if r := c.rpcs[3]; !r.Invalidate || r.InvalidateRKey != 0x00010001 || len(r.Header.WriteList) != 1 ||
-				r.Header.WriteList[0][0] != (record.Segment{Handle: 0x00010001, Length: 8192, Offset: 0x00007f0000100000}) {
-				t.Errorf("the READ Reply: %+v %+v", r, r.Header)
-			}
-			if r := c.rpcs[6]; !reflect.DeepEqual(r.Frames, []int{30, 31, 32}) {
-				t.Errorf("the long Call's frames %v", r.Frames)
-			}
-			if len(c.conns) != 1 {
-				t.Fatalf("%d connections", len(c.conns))
-			}
-			want2 := &record.Datapath{RPCMessages: [2]int{5, 5}, LargestInline: [2]int{3001, 140}, SendWithInvalidate: 3,
-				MaxOutstandingCalls: 1, CreditsGranted: 32, HasCredits: true, RDMAReadLimit: [2]int{16, 16},
-				HasReadLimit: [2]bool{true, true}, MaxOutstandingRDMAReads: [2]int{0, 1}, Frames: 43,
-				Rule: datapath.RulePrivateData.String()}
-			if got := c.conns[0].Datapath; !reflect.DeepEqual(got, want2) {
-				t.Errorf("datapath\n%+v\nwant\n%+v", got, want2)
-			}
-			if len(c.conns[0].Findings) != 0 || c.sum.RPCMessages != 10 || c.sum.DatapathOrphanFrames != 0 {
-				t.Errorf("connection findings %v, summary %d rpc messages, %d orphan frames", codes(c.conns[0].Findings),
-					c.sum.RPCMessages, c.sum.DatapathOrphanFrames)
-			}
+			checkNFSExchange(t, c, []int{30, 31, 32}, 43)
 			// The default mode writes no record for messages without a
 			// finding; off follows nothing.
 			if c := runDatapathFrames(t, datapath.ModeFindings, frames); len(c.rpcs) != 0 || c.sum.RPCMessages != 10 || c.conns[0].Datapath == nil {
