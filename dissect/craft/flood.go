@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -28,14 +29,22 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD, FloodCombined}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
+// For FloodCombined, n scales the counts of Combined.
 func Flood(w io.Writer, kind string, n int) (frames int, err error) {
+	if !slices.Contains(FloodKinds, kind) {
+		return 0, fmt.Errorf("craft: unknown flood %q (want one of %v)", kind, FloodKinds)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	pw := pcapgo.NewWriterNanos(bw)
-	if err := pw.WriteFileHeader(Snaplen, golayers.LinkTypeEthernet); err != nil {
+	snaplen := uint32(Snaplen)
+	if kind == FloodBigRecords || kind == FloodCombined {
+		snaplen = BigRecord
+	}
+	if err := pw.WriteFileHeader(snaplen, golayers.LinkTypeEthernet); err != nil {
 		return 0, err
 	}
 	t := DefaultStart
@@ -44,6 +53,19 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 		t = t.Add(time.Microsecond)
 		return pw.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(data), Length: len(data)}, data)
 	}
+	if kind == FloodCombined {
+		err = floodCombined(n, emit)
+	} else {
+		err = floodKind(kind, n, emit)
+	}
+	if err != nil {
+		return frames, err
+	}
+	return frames, bw.Flush()
+}
+
+// floodKind writes n units of one kind (not FloodCombined) through emit.
+func floodKind(kind string, n int, emit func([]byte) error) error {
 	a, b := Endpoints(0, false)
 	b.Port = 20049
 	// setAddr writes the i-th source address and port into a TCP or UDP
@@ -56,49 +78,49 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 	case FloodTCPStreams:
 		syn, err := (&TCP{Src: a, Dst: b, Seq: 100, SYN: true}).Frame()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		data, err := (&TCP{Src: a, Dst: b, Seq: 101, ACK: true, PSH: true, Payload: []byte("GET / HTTP/1.1\r\n\r\n")}).Frame()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for i := 0; i < n; i++ {
 			if i%2 == 0 {
 				setAddr(syn, i)
 				if err := emit(syn); err != nil {
-					return frames, err
+					return err
 				}
 			}
 			setAddr(data, i)
 			if err := emit(data); err != nil {
-				return frames, err
+				return err
 			}
 		}
 	case FloodHalfMPA:
 		req := (&MPA{Request: true, Rev: 1, Data: make([]byte, 100)}).Bytes()
 		syn, err := (&TCP{Src: a, Dst: b, Seq: 100, SYN: true}).Frame()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		part, err := (&TCP{Src: a, Dst: b, Seq: 101, ACK: true, PSH: true, Payload: req[:30]}).Frame()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for i := 0; i < n; i++ {
 			setAddr(syn, i)
 			setAddr(part, i)
 			if err := emit(syn); err != nil {
-				return frames, err
+				return err
 			}
 			if err := emit(part); err != nil {
-				return frames, err
+				return err
 			}
 		}
 	case FloodREQs, FloodRetries:
 		x := Exchange{Transport: RoCEv2, Initiator: Peer{SendSize: 4096, ReceiveSize: 4096}}
 		fs, err := x.Frames()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		req := fs[0].Data
 		const commID = 14 + 20 + 8 + 12 + 8 + 24 // the REQ's Local Communication ID
@@ -111,37 +133,37 @@ func Flood(w io.Writer, kind string, n int) (frames int, err error) {
 				binary.LittleEndian.PutUint32(req[end:], layers.ICRCRoCEv2(req[14:34], req[34:42], req[42:end]))
 			}
 			if err := emit(req); err != nil {
-				return frames, err
+				return err
 			}
 		}
 	case FloodDescending:
 		seg, err := (&TCP{Src: a, Dst: b, Seq: 0, ACK: true, Payload: []byte("abcd")}).Frame()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for i := 0; i < n; i++ {
 			setAddr(seg, i)
 			for k := 63; k >= 0; k-- {
 				binary.BigEndian.PutUint32(seg[14+20+4:], 1_000_000+uint32(8*k))
 				if err := emit(seg); err != nil {
-					return frames, err
+					return err
 				}
 			}
 		}
 	case FloodIWARPConns:
-		if err := floodIWARP(n, emit); err != nil {
-			return frames, err
-		}
+		return floodIWARP(n, emit)
 	case FloodOrphanReplies:
-		if err := floodOrphanReplies(n, emit); err != nil {
-			return frames, err
-		}
+		return floodOrphanReplies(n, emit)
 	case FloodRCConns, FloodRCDirections:
-		if err := floodRC(kind, n, emit); err != nil {
-			return frames, err
-		}
+		return floodRC(kind, n, emit)
+	case FloodREQREPs:
+		return floodREQREPs(n, emit)
+	case FloodBigRecords:
+		return floodBigRecords(n, emit)
+	case FloodLargePD:
+		return floodLargePD(n, emit)
 	default:
-		return 0, fmt.Errorf("craft: unknown flood %q (want one of %v)", kind, FloodKinds)
+		return fmt.Errorf("craft: unknown flood %q (want one of %v)", kind, FloodKinds)
 	}
-	return frames, bw.Flush()
+	return nil
 }
