@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
@@ -250,17 +251,21 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 			return usageError("--display-filter: %v", err)
 		}
 	}
-	width, budget := opts.Width, opts.Budget
+	width, chars := opts.Width, opts.Budget
 	if width == 0 {
 		width = -1 // no wrapping
 	}
-	if budget == 0 {
-		budget = -1 // no limit
+	if chars == 0 {
+		chars = -1 // no limit
 	}
 	var paths []string // shown by their base names
 	if opts.Basename {
 		paths = append(append(paths, opts.Files...), opts.Write)
 	}
+	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, IPFrag: opts.IPFrag, MaxConnections: opts.MaxConnections,
+		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits}
+	// One memory budget for the run, which the report's details charge too.
+	cfg.Budget = budget.New(cfg.MemoryLimit())
 	r, err := output.New(s.Out, output.Options{
 		Format:    opts.Format,
 		Verbose:   opts.Verbose,
@@ -274,8 +279,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		Time:      timeMode(opts),
 		Width:     width,
 		Details:   opts.Details,
-		Budget:    budget,
+		Budget:    chars,
 		Selection: sel,
+		Memory:    cfg.Budget,
 	})
 	if err != nil {
 		return usageError("%v", err)
@@ -293,8 +299,6 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if sel != nil {
 		sink = sel.Filter(sink)
 	}
-	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, IPFrag: opts.IPFrag, MaxConnections: opts.MaxConnections,
-		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits}
 	var excerpt *extract.Writer
 	if opts.Write != "" && !live {
 		var keep func(*record.Message) bool
@@ -312,11 +316,11 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {
-		budget := cfg.MemoryBudget()
+		soft := cfg.Budget.SoftLimit()
 		if excerpt != nil {
-			budget += extract.DefaultWindow
+			soft += extract.DefaultWindow
 		}
-		debug.SetMemoryLimit(budget)
+		debug.SetMemoryLimit(soft)
 	}
 	var runErr error
 	if live {

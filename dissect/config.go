@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
@@ -35,16 +36,23 @@ type Config struct {
 	// Writer, when set, receives every frame read, in the order they are
 	// dissected.
 	Writer FrameWriter
+	// Budget is the run's memory budget, which every holder of state
+	// charges (nil: one of MemoryLimit). Share it with the sink to have
+	// a Markdown report's details charged too.
+	Budget *budget.Budget
 }
 
 func (c Config) decoder() decode.Config {
-	return decode.Config{RoCEPorts: c.RoCEPorts, TCP: c.TCP, IPFrag: c.IPFrag}
+	tcp := c.TCP
+	tcp.Budget = c.Budget
+	return decode.Config{RoCEPorts: c.RoCEPorts, TCP: tcp, IPFrag: c.IPFrag}
 }
 
-// MemoryBudget is the heap the state limits allow, with room for the rest
-// of the program: a soft memory limit for the Go runtime. With the default
-// limits it is under 100 MB.
-func (c Config) MemoryBudget() int64 {
+// MemoryLimit is the size of the memory budget the state limits call
+// for: budget.DefaultLimit with the default limits (every holder charges
+// the one budget, so that they cannot all be full at once), more when a
+// limit is raised beyond its default, by what it then allows.
+func (c Config) MemoryLimit() int64 {
 	total, flows, conns := c.TCP.TotalBytes, c.TCP.Flows, c.MaxConnections
 	if total <= 0 {
 		total = decode.DefaultTCPBuffer
@@ -55,14 +63,24 @@ func (c Config) MemoryBudget() int64 {
 	if conns <= 0 {
 		conns = conn.DefaultMaxConnections
 	}
-	const base, perConn, perFlow = 40 << 20, 400, 400
-	// IP reassembly at its default limits (4 MiB) fits in the base; raised
-	// limits add what they allow.
+	const perConn, perFlow = 1000, 700
+	extra := max(0, int64(total-decode.DefaultTCPBuffer)) + perConn*max(0, int64(conns-conn.DefaultMaxConnections)) +
+		perFlow*max(0, int64(flows-decode.DefaultTCPFlows))
+	// IP reassembly at its default limits (4 MiB) fits in the overhead;
+	// raised limits add what they allow.
 	frag := c.IPFrag.WithDefaults()
-	fragBytes := max(0, 2*int64(frag.Bytes-ipfrag.DefaultBytes)+64*int64(frag.Fragments-ipfrag.DefaultFragments))
-	extra := int64(0)
+	extra += max(0, 2*int64(frag.Bytes-ipfrag.DefaultBytes)+64*int64(frag.Fragments-ipfrag.DefaultFragments))
 	if c.Datapath != datapath.ModeOff {
-		extra = c.DatapathLimits.ExtraMemory()
+		extra += c.DatapathLimits.ExtraMemory()
 	}
-	return base + int64(total) + perConn*int64(conns) + perFlow*int64(flows) + fragBytes + extra
+	return budget.DefaultLimit + extra
+}
+
+// budget returns the run's memory budget: c.Budget, or a new one of
+// MemoryLimit.
+func (c Config) budget() *budget.Budget {
+	if c.Budget != nil {
+		return c.Budget
+	}
+	return budget.New(c.MemoryLimit())
 }

@@ -48,6 +48,7 @@ func (r *run) endDataPath() {
 	r.sum.RPCMessages += r.dpOut.RPCMessages
 	r.sum.DatapathOrphanFrames += r.dp.OrphanFrames
 	r.sum.StateDrops += r.dp.OrphanEvictions + r.dpOut.CallsUntracked + r.dp.HeadsRefused + r.dp.ConnectionsRetired
+	r.dp.Close()
 	for _, n := range r.dp.Notes() {
 		r.sum.Note(n)
 	}

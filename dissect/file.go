@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -42,7 +43,13 @@ func File(name string, stdin io.Reader, hash bool) Source {
 }
 
 // fileSource is the state of File.
+// budgeted is a Source whose reader charges the run's memory budget.
+type budgeted interface{ setBudget(*budget.Budget) }
+
+func (s *fileSource) setBudget(b *budget.Budget) { s.budget = b }
+
 type fileSource struct {
+	budget *budget.Budget
 	in     record.Input
 	stdin  io.Reader
 	hash   bool
@@ -122,7 +129,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	// Standard input redirected from a regular file never waits for data:
 	// it is read in large chunks, as a file is.
 	s.stream = size < 0 && !(s.in.Name == "-" && regularFile(s.stdin))
-	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Map: true, Stream: s.stream})
+	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget})
 	if err != nil {
 		return err
 	}

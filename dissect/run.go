@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
@@ -55,7 +57,10 @@ func Run(ctx context.Context, names []string, stdin io.Reader, cfg Config, sink 
 // failed source (ctx.Err() when ctx ended); the summary is also handed to
 // sink.
 func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*record.Summary, error) {
+	cfg.Budget = cfg.budget()
+	cfg.DatapathLimits.Budget = cfg.Budget
 	r := &run{cfg: cfg, sink: sink, tracker: conn.NewTracker(cfg.Live, cfg.MaxConnections), sum: record.NewSummary()}
+	r.tracker.SetBudget(cfg.Budget)
 	defer func() {
 		for _, src := range sources {
 			src.Close()
@@ -65,6 +70,9 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 	for _, src := range sources {
 		if ctx.Err() != nil || r.halted {
 			break
+		}
+		if b, ok := src.(budgeted); ok {
+			b.setBudget(r.cfg.Budget)
 		}
 		err := r.source(ctx, src)
 		if r.err != nil {
@@ -82,6 +90,29 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 		return r.sum, err
 	}
 	return r.sum, errors.Join(errs...)
+}
+
+// observeEvery is how often, in frames, the budget looks at what the
+// last collection found live (budget.Observe).
+const observeEvery = 2048
+
+// shed corrects the budget by what the collector found live and, when it
+// is over, has its largest holder of state make room: the tracker hands on
+// attempts (finished ones first), TCP reassembly gives directions up.
+func (r *run) shed(p *pass) {
+	b := r.cfg.Budget
+	b.Observe()
+	if !b.Over() {
+		return
+	}
+	switch b.Largest() {
+	case budget.Attempts:
+		for _, c := range r.tracker.Shed() {
+			r.connection(c)
+		}
+	case budget.TCP:
+		p.d.Shed()
+	}
 }
 
 // run is the state of one RunSources.
@@ -188,7 +219,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			}
 			return err
 		}
-		r.frames++
+		if r.frames++; r.frames%observeEvery == 0 {
+			r.shed(p)
+		}
 		if f.Input != at {
 			p.tallies[at], at = cur, f.Input
 			cur = p.tallies[at]
@@ -309,10 +342,31 @@ func (r *run) connections(cut string) {
 }
 
 // finish hands on the summary; it returns the sink's error.
+// budgetNote says, when the memory budget made holders give up state
+// that shows in the output, which and how much (each loss is also
+// reported where it happened), or nil.
+func budgetNote(s budget.Stats) *finding.Finding {
+	ls := s.Losses()
+	if len(ls) == 0 {
+		return nil
+	}
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = fmt.Sprintf("%s %d", l.Holder, l.Count)
+	}
+	f := finding.New(finding.StateLimitReached,
+		"the memory budget of %d MiB for all state held at once was full, and what was given up for it is reported where it was (%s)",
+		s.Limit>>20, strings.Join(parts, ", "))
+	return &f
+}
+
 func (r *run) finish() error {
 	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
 	for _, n := range r.tracker.Notes() {
 		r.sum.Note(n)
+	}
+	if n := budgetNote(r.cfg.Budget.Stats()); n != nil {
+		r.sum.Note(*n)
 	}
 	if r.err == nil {
 		r.err = r.sink.Summary(r.sum)

@@ -2,7 +2,6 @@ package output
 
 import (
 	"bufio"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -73,7 +72,8 @@ func appendMessage(j *jw, m *record.Message) {
 	j.key("private_data")
 	j.obj()
 	j.kint("length", int64(len(m.PrivateData)))
-	j.kstr("hex", hex.EncodeToString(m.PrivateData))
+	j.key("hex")
+	j.hex(m.PrivateData)
 	j.end()
 	j.key("rpcrdma")
 	appendRPCRDMA(j, m.RPCRDMA)

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"encoding/hex"
 	"strconv"
 	"unicode/utf8"
 )
@@ -57,7 +58,14 @@ func (j *jw) end() {
 	}
 }
 
-func (j *jw) str(s string)  { j.elem(); j.b = appendJSONString(j.b, s) }
+func (j *jw) str(s string) { j.elem(); j.b = appendJSONString(j.b, s) }
+
+// hex writes octets as a string of hex digits, without a copy of them as
+// a string first (private data may be 64 KiB).
+func (j *jw) hex(b []byte) {
+	j.elem()
+	j.b = append(hex.AppendEncode(append(j.b, '"'), b), '"')
+}
 func (j *jw) int(n int64)   { j.elem(); j.b = strconv.AppendInt(j.b, n, 10) }
 func (j *jw) uint(n uint64) { j.elem(); j.b = strconv.AppendUint(j.b, n, 10) }
 func (j *jw) null()         { j.elem(); j.b = append(j.b, "null"...) }

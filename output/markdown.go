@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -67,6 +68,10 @@ type markdownRenderer struct {
 	// none after could be shown. overBudget counts those left so.
 	detailChars int
 	overBudget  int
+	// memoryCut: some were left out because the run's memory budget was
+	// full; held is what the details kept charged to it.
+	memoryCut bool
+	held      int
 }
 
 // rpcConn names a connection as its rpc records do.
@@ -133,6 +138,14 @@ func (m *markdownRenderer) Message(msg *record.Message) error {
 		return err
 	}
 	if want {
+		if !m.opts.Memory.Charge(budget.Report, len(d.block)) {
+			// The run's memory budget is full: the details that do not
+			// fit are left out like those over the report's budget.
+			m.overBudget++
+			m.memoryCut = true
+			return nil
+		}
+		m.held += len(d.block)
 		m.details = append(m.details, d)
 		m.detailChars += utf8.RuneCountInString(d.block)
 	} else {
@@ -210,7 +223,14 @@ func (m *markdownRenderer) Summary(s *record.Summary) error {
 	if len(m.details) == 0 && m.chosen == 0 {
 		m.details = m.few // nothing chosen: the first few, as examples
 	}
-	_, err := m.w.WriteString(m.report(s))
+	var err error
+	if m.budget() < 0 {
+		m.layoutTo(m.w, s, m.full(s), false) // no budget: straight to the output
+	} else {
+		_, err = m.w.WriteString(m.report(s))
+	}
+	m.opts.Memory.Release(budget.Report, m.held)
+	m.held = 0
 	if err != nil {
 		return err
 	}

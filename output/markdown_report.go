@@ -2,6 +2,7 @@ package output
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -39,13 +40,11 @@ func (m *markdownRenderer) report(s *record.Summary) string {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	full := limits{details: len(m.details), findings: len(m.findings), conns: len(m.conns), verdicts: maxVerdicts,
-		inputs: len(s.Inputs)}
-	out := m.layout(s, full, false)
-	if budget < 0 || utf8.RuneCountInString(out) <= budget {
+	out := m.layout(s, m.full(s), false)
+	if utf8.RuneCountInString(out) <= budget {
 		return out
 	}
-	l := full
+	l := m.full(s)
 	fits := func() bool { return utf8.RuneCountInString(m.layout(s, l, true)) <= budget }
 	// Lower each part in turn, as little as needed: the largest count of
 	// it that fits, found by bisection (the size grows with the count).
@@ -76,11 +75,30 @@ func (m *markdownRenderer) report(s *record.Summary) string {
 	return out
 }
 
-// layout writes the report with the parts l allows; cut says the budget
+// full are the limits that leave nothing out.
+func (m *markdownRenderer) full(s *record.Summary) limits {
+	return limits{details: len(m.details), findings: len(m.findings), conns: len(m.conns), verdicts: maxVerdicts,
+		inputs: len(s.Inputs)}
+}
+
+// layout is the report with the parts l allows; cut says the budget
 // lowered them.
 func (m *markdownRenderer) layout(s *record.Summary, l limits, cut bool) string {
 	var b strings.Builder
-	w := &b
+	m.layoutTo(&b, s, l, cut)
+	return b.String()
+}
+
+// reportWriter is where a report is laid out: a strings.Builder to
+// measure it, or the output itself when it has no budget (so that the
+// details, as large as the memory budget lets them be, are not copied).
+type reportWriter interface {
+	io.Writer
+	io.StringWriter
+}
+
+// layoutTo writes the report with the parts l allows to w.
+func (m *markdownRenderer) layoutTo(w reportWriter, s *record.Summary, l limits, cut bool) {
 	fmt.Fprintf(w, "# RDMA connection setup report\n\n")
 	m.verdict(w, s, l)
 	if cut {
@@ -112,14 +130,17 @@ func (m *markdownRenderer) layout(s *record.Summary, l limits, cut bool) string 
 	m.findingsTable(w, l)
 	m.capture(w, s, l)
 	m.messageDetails(w, l)
-	return b.String()
 }
 
 // leftOut says what the limits left out of the report.
 func (m *markdownRenderer) leftOut(s *record.Summary, l limits) string {
 	var parts []string
 	if n := len(m.details) - l.details + m.overBudget; n > 0 {
-		parts = append(parts, fmt.Sprintf("the details of %d of %s left out", n, count(len(m.details)+m.overBudget, "message")))
+		why := ""
+		if m.memoryCut {
+			why = " (some for the run's memory budget)"
+		}
+		parts = append(parts, fmt.Sprintf("the details of %d of %s left out%s", n, count(len(m.details)+m.overBudget, "message"), why))
 	}
 	if n := len(m.findings) - l.findings; n > 0 {
 		parts = append(parts, fmt.Sprintf("%s of the findings table", count(n, "row")))
@@ -152,7 +173,7 @@ type verdictKey struct {
 // verdict opens the report: per connection (those alike grouped), its
 // state, the inline threshold each way, remote invalidation and its worst
 // finding; or, without connections, what the capture held instead.
-func (m *markdownRenderer) verdict(w *strings.Builder, s *record.Summary, l limits) {
+func (m *markdownRenderer) verdict(w reportWriter, s *record.Summary, l limits) {
 	if len(m.conns) == 0 {
 		fmt.Fprintf(w, "**Verdict:** no connection attempt was found.")
 		for _, para := range explain(s) {
@@ -225,7 +246,7 @@ func (m *markdownRenderer) verdict(w *strings.Builder, s *record.Summary, l limi
 }
 
 // runVerdict adds the findings about the run itself to the verdict.
-func (m *markdownRenderer) runVerdict(w *strings.Builder, s *record.Summary) {
+func (m *markdownRenderer) runVerdict(w reportWriter, s *record.Summary) {
 	if len(s.Notes) > 0 {
 		fmt.Fprintf(w, "About the run: %s.\n\n", worstCell(s.Notes))
 	}
@@ -283,7 +304,7 @@ func ranges(ns []int) string {
 }
 
 // connectionTable is narrow, its verdict columns first.
-func (m *markdownRenderer) connectionTable(w *strings.Builder, l limits) {
+func (m *markdownRenderer) connectionTable(w reportWriter, l limits) {
 	fmt.Fprintf(w, "## Connections\n\n")
 	if len(m.conns) == 0 {
 		fmt.Fprintf(w, "No connection attempt was found.\n\n")
@@ -317,7 +338,7 @@ func (m *markdownRenderer) connectionTable(w *strings.Builder, l limits) {
 	m.datapathTable(w, conns[:l.conns])
 }
 
-func (m *markdownRenderer) findingsTable(w *strings.Builder, l limits) {
+func (m *markdownRenderer) findingsTable(w reportWriter, l limits) {
 	fmt.Fprintf(w, "## Findings\n\n")
 	if len(m.findings) == 0 {
 		fmt.Fprintf(w, "None.\n\n")
@@ -337,7 +358,7 @@ func (m *markdownRenderer) findingsTable(w *strings.Builder, l limits) {
 
 // capture writes the counts, the findings by code, the inputs and their
 // hashes.
-func (m *markdownRenderer) capture(w *strings.Builder, s *record.Summary, l limits) {
+func (m *markdownRenderer) capture(w reportWriter, s *record.Summary, l limits) {
 	fmt.Fprintf(w, "## Capture\n\n")
 	n := 0
 	for _, v := range s.Findings {
@@ -389,7 +410,7 @@ func (m *markdownRenderer) capture(w *strings.Builder, s *record.Summary, l limi
 	}
 }
 
-func (m *markdownRenderer) messageDetails(w *strings.Builder, l limits) {
+func (m *markdownRenderer) messageDetails(w reportWriter, l limits) {
 	fmt.Fprintf(w, "## Messages\n\n")
 	total := m.messages + m.rpcs // rpc records are detailed as messages
 	if total == 0 {
@@ -415,7 +436,10 @@ func (m *markdownRenderer) messageDetails(w *strings.Builder, l limits) {
 		return
 	}
 	fmt.Fprintf(w, "Details of %d of %s: %s", shown, count(total, "message"), which)
-	if shown < len(m.details)+m.overBudget {
+	switch {
+	case m.memoryCut:
+		fmt.Fprintf(w, ", cut to fit the budget and the run's memory budget")
+	case shown < len(m.details)+m.overBudget:
 		fmt.Fprintf(w, ", cut to fit the budget")
 	}
 	more := ""

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
 
 // Format names an output format.
@@ -65,6 +66,10 @@ type Options struct {
 	// DefaultBudget; negative: no bound).
 	Details Details
 	Budget  int
+	// Memory is the run's memory budget (or nil): the details a Markdown
+	// report keeps are charged to it, and those that do not fit are left
+	// out, as those over Budget are.
+	Memory *budget.Budget
 	// Selection, when set, is the display filter the records passed
 	// through: the renderers say how much it left out.
 	Selection *Selection

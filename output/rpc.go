@@ -456,7 +456,7 @@ func datapathTotals(s *record.Summary) string {
 }
 
 // datapathTable writes the Markdown table of the data path's figures.
-func (m *markdownRenderer) datapathTable(w *strings.Builder, conns []*record.Connection) {
+func (m *markdownRenderer) datapathTable(w reportWriter, conns []*record.Connection) {
 	dp := withDatapath(conns)
 	if len(dp) == 0 {
 		return

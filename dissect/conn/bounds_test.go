@@ -1,8 +1,13 @@
 package conn
 
 import (
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -53,5 +58,140 @@ func TestTrackerBounded(t *testing.T) {
 	off.NextInput()
 	if len(off.byReq) != 0 || len(off.orphans) != 0 || len(off.history) != 0 || len(off.open) != 0 {
 		t.Errorf("after NextInput: byReq %d, orphans %d, history %d, open %d", len(off.byReq), len(off.orphans), len(off.history), len(off.open))
+	}
+}
+
+// budgetReq and budgetRep are a REQ and its REP as the decoder makes them,
+// with addresses of their own (attempt i), the RFC 8797 data and the CM
+// fields the tracker keeps.
+func budgetReq(i int) *record.Message {
+	return &record.Message{Transport: record.RoCEv2, Src: fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff), Dst: "192.0.2.2",
+		Kind: record.KindREQ, AttributeID: layers.AttrREQ, LocalCommID: uint32(i), TransactionID: uint64(i),
+		ServiceID: 0x0000000001064e51, HasServiceID: true, Frame: 2*i + 1,
+		RPCRDMA: &record.RPCRDMA{Version: 1, SendSize: 4096, ReceiveSize: 4096}, CMInfo: &record.CMInfo{}}
+}
+
+func budgetRep(i int) *record.Message {
+	return &record.Message{Transport: record.RoCEv2, Src: "192.0.2.2", Dst: fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff),
+		Kind: record.KindREP, AttributeID: layers.AttrREP, LocalCommID: uint32(i) ^ 0x5a5a5a5a, RemoteCommID: uint32(i),
+		Frame: 2*i + 2, RPCRDMA: &record.RPCRDMA{Version: 1, SendSize: 4096, ReceiveSize: 4096}, CMInfo: &record.CMInfo{}}
+}
+
+// TestAttemptCost: what the budget is charged for the attempts held is
+// close to what they take on the heap: never much less (the budget would
+// not bound memory), nor twice as much (it would give attempts up for no
+// reason). Both for requests alone and for requests with their replies.
+func TestAttemptCost(t *testing.T) {
+	const n = 20000
+	for _, withReply := range []bool{false, true} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b := budget.New(1 << 30)
+		tr := NewTracker(false, 2*n)
+		tr.SetBudget(b)
+		reqs, reps := make([]*record.Message, n), make([]*record.Message, n)
+		for i := range n {
+			reqs[i], reps[i] = budgetReq(i), budgetRep(i)
+		}
+		for i := range n {
+			tr.Message(reqs[i])
+			if withReply {
+				tr.Message(reps[i])
+			}
+		}
+		reqs, reps = nil, nil // what the tracker keeps of them stays reachable through it
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap := float64(after.HeapAlloc-before.HeapAlloc) / n
+		charged := float64(b.Stats().Used) / n
+		t.Logf("reply %v: %.0f octets of heap an attempt, %.0f charged", withReply, heap, charged)
+		if charged < 0.8*heap || charged > 2*heap {
+			t.Errorf("reply %v: %.0f octets charged an attempt for %.0f on the heap", withReply, charged, heap)
+		}
+		if len(tr.Finish()) != n || b.Stats().Used != 0 {
+			t.Errorf("reply %v: %d octets still charged after Finish", withReply, b.Stats().Used)
+		}
+		runtime.KeepAlive(tr)
+	}
+}
+
+// TestTrackerBudget: attempts are charged to the memory budget; when it is
+// full the finished ones are handed on first, without a finding, then the
+// oldest unfinished, each with a state-limit-reached finding naming the
+// budget; Shed does the same between messages; everything is released at
+// the end of the input.
+func TestTrackerBudget(t *testing.T) {
+	rtu := func(i int) *record.Message {
+		return &record.Message{Transport: record.RoCEv2, Src: fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff), Dst: "192.0.2.2",
+			Kind: record.KindRTU, AttributeID: layers.AttrRTU, LocalCommID: uint32(i), RemoteCommID: uint32(i) ^ 0x5a5a5a5a}
+	}
+	findings := func(cs []*record.Connection) (budgeted, other int) {
+		for _, c := range cs {
+			for _, f := range c.Findings {
+				switch {
+				case f.Code == finding.StateLimitReached && strings.Contains(f.Message, "memory budget"):
+					budgeted++
+				default:
+					other++
+				}
+			}
+		}
+		return
+	}
+	cost := attemptCost(&attempt{Connection: record.Connection{Initiator: "10.0.0.100", Responder: "192.0.2.2"}})
+
+	// 50 finished attempts (which cost more: their replies), then 200
+	// requests, in room for 100 requests.
+	b := budget.New(int64(100*cost + cost/2))
+	tr := NewTracker(false, 1000)
+	tr.SetBudget(b)
+	var early []*record.Connection
+	for i := range 50 {
+		for _, m := range []*record.Message{budgetReq(i), budgetRep(i), rtu(i)} {
+			early = append(early, tr.Message(m)...)
+		}
+	}
+	for i := 50; i < 250; i++ {
+		early = append(early, tr.Message(budgetReq(i))...)
+	}
+	budgeted, other := findings(early)
+	if len(early) != 50+100 || budgeted != 100 || other != 0 || tr.Budgeted() != 100 {
+		t.Errorf("%d handed on early (%d for the budget, %d other findings), Budgeted %d", len(early), budgeted, other, tr.Budgeted())
+	}
+	for i, c := range early[:50] {
+		if c.RequestFrame != 2*i+1 || c.State != record.Established || len(c.Findings) != 0 {
+			t.Errorf("early %d: frame %d, %v, %v: the finished should go first, in order, without a finding", i, c.RequestFrame, c.State, c.Findings)
+			break
+		}
+	}
+	if s := b.Stats(); s.Lost[budget.Attempts] != 100 || s.Used > s.Limit {
+		t.Errorf("lost %d, used %d of %d", s.Lost[budget.Attempts], s.Used, s.Limit)
+	}
+	if n := len(tr.Finish()); n != 100 || b.Stats().Used != 0 {
+		t.Errorf("%d at the end, %d octets still charged", n, b.Stats().Used)
+	}
+
+	// Shed, when another holder filled the budget: the finished first,
+	// then an eighth of the unfinished at most.
+	b = budget.New(int64(100 * cost))
+	tr = NewTracker(false, 1000)
+	tr.SetBudget(b)
+	for i := range 10 {
+		for _, m := range []*record.Message{budgetReq(i), budgetRep(i), rtu(i)} {
+			tr.Message(m)
+		}
+	}
+	for i := 10; i < 90; i++ {
+		tr.Message(budgetReq(i))
+	}
+	if cs := tr.Shed(); len(cs) != 0 {
+		t.Errorf("Shed handed on %d with the budget not full", len(cs))
+	}
+	b.Force(budget.TCP, 50*cost)
+	shed := tr.Shed()
+	budgeted, other = findings(shed)
+	if len(shed) != 10+10 || budgeted != 10 || other != 0 || shed[10].RequestFrame != 2*10+1 {
+		t.Errorf("Shed handed on %d (%d for the budget, %d other findings)", len(shed), budgeted, other)
 	}
 }

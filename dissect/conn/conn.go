@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -52,6 +53,7 @@ type attempt struct {
 	negotiation []finding.Finding
 
 	partialReply int // an MPA Reply that ended before its flags
+	cost         int // what it was charged to the budget
 
 	reqInfo *record.CMInfo // the REQ's CM fields, for the hand-over to the data path
 }
@@ -162,6 +164,9 @@ type Tracker struct {
 	numbers int // attempts opened in the run (Connection.Number)
 
 	handover Handover // the data path, told of connections established and ended
+
+	budget   *budget.Budget // the run's memory budget, or nil
+	budgeted int            // attempts handed on early because the budget was full
 }
 
 // DefaultMaxConnections bounds the attempts held at once: about 1 KB
@@ -191,6 +196,9 @@ func NewTracker(live bool, max int) *Tracker {
 }
 
 func (t *Tracker) reset() {
+	for _, o := range t.orphans {
+		t.budget.Release(budget.Orphans, orphanCost(o))
+	}
 	t.byReq = map[reqKey]*attempt{}
 	t.byTCP = map[tcpConnKey]*attempt{}
 	t.orphans = map[orphanKey]*record.Message{}
@@ -202,6 +210,14 @@ func (t *Tracker) reset() {
 	t.recall = nil
 	t.done = nil
 }
+
+// SetBudget makes the tracker charge the attempts and orphan replies it
+// holds to b, the run's memory budget.
+func (t *Tracker) SetBudget(b *budget.Budget) { t.budget = b }
+
+// Budgeted counts attempts handed on early because the memory budget was
+// full (they are also in Dropped).
+func (t *Tracker) Budgeted() int { return t.budgeted }
 
 // NextInput starts a new input: attempts never pair across inputs, so
 // call Finish first to hand on those of the input before.
@@ -364,14 +380,42 @@ type orphanKey struct {
 }
 
 // orphan keeps a reply whose request was not seen (yet), the oldest
-// forgotten first.
+// forgotten first: beyond maxOrphans, or when the budget has no room.
 func (t *Tracker) orphan(k orphanKey, m *record.Message) {
-	t.orphans[k] = slimOrphan(m)
+	o := slimOrphan(m)
+	cost := orphanCost(o)
+	if old, ok := t.orphans[k]; ok {
+		t.budget.Release(budget.Orphans, orphanCost(old))
+	}
+	for !t.budget.Charge(budget.Orphans, cost) {
+		if !t.forgetOrphan() {
+			return // the budget is full of others' state: the reply is not kept
+		}
+	}
+	t.orphans[k] = o
 	t.oOrder = append(t.oOrder, k)
 	for len(t.oOrder) > maxOrphans {
-		delete(t.orphans, t.oOrder[0])
-		t.oOrder = t.oOrder[1:]
+		t.forgetOrphan()
 	}
+}
+
+// forgetOrphan forgets the oldest orphan reply; false when there is none.
+func (t *Tracker) forgetOrphan() bool {
+	for len(t.oOrder) > 0 {
+		k := t.oOrder[0]
+		t.oOrder = t.oOrder[1:]
+		if o, ok := t.orphans[k]; ok {
+			t.budget.Release(budget.Orphans, orphanCost(o))
+			delete(t.orphans, k)
+			return true
+		}
+	}
+	return false
+}
+
+// orphanCost estimates what a slimmed orphan reply holds.
+func orphanCost(m *record.Message) int {
+	return 700 + len(m.PrivateData) + len(m.Src) + len(m.Dst) + 64*len(m.Findings)
 }
 
 // orphanPD is how much of an orphan reply's private data is kept: enough
@@ -394,8 +438,11 @@ func slimOrphan(m *record.Message) *record.Message {
 
 // takeOrphan returns and forgets the reply kept for k, or nil.
 func (t *Tracker) takeOrphan(k orphanKey) *record.Message {
-	m := t.orphans[k]
-	delete(t.orphans, k)
+	m, ok := t.orphans[k]
+	if ok {
+		t.budget.Release(budget.Orphans, orphanCost(m))
+		delete(t.orphans, k)
+	}
 	return m
 }
 
@@ -476,33 +523,103 @@ func hostOf(s string) string {
 	return s
 }
 
-// add queues a new attempt. Beyond the limit it first hands on the
-// finished attempts (offline), which loses nothing; only when more than the
-// limit are unfinished does it hand on the oldest one still held, as far as
-// it is known, with a state-limit-reached finding.
+// add queues a new attempt. Beyond the limit, or when the budget has no
+// room for it, it first hands on the finished attempts (offline), which
+// loses nothing; only when more than the limit are unfinished, or the
+// budget is still full, does it hand on the oldest ones still held, as far
+// as they are known, each with a state-limit-reached finding.
 func (t *Tracker) add(c *attempt) []*attempt {
 	t.seq++
 	c.seq = t.seq
 	t.open = append(t.open, c)
 	t.held++
-	if t.held <= t.max {
+	c.cost = attemptCost(c)
+	fits := t.budget.Charge(budget.Attempts, c.cost)
+	if t.held <= t.max && fits {
 		return nil
 	}
 	ready := t.handOnFinished()
-	if t.held <= t.max {
-		return ready
+	if !fits {
+		fits = t.budget.Charge(budget.Attempts, c.cost)
 	}
-	t.dropEmitted()
+	for t.held > t.max || !fits {
+		t.dropEmitted()
+		if t.open[0] == c {
+			t.budget.Force(budget.Attempts, c.cost) // the newest alone is over the budget: it stays
+			break
+		}
+		ready = append(ready, t.dropOldest(t.held > t.max))
+		if !fits {
+			fits = t.budget.Charge(budget.Attempts, c.cost)
+		}
+	}
+	return ready
+}
+
+// dropOldest hands on the oldest attempt still held, before its end, with
+// a state-limit-reached finding: for the --max-connections limit (count)
+// or for the memory budget.
+func (t *Tracker) dropOldest(count bool) *attempt {
 	old := t.open[0]
+	t.open[0] = nil // the backing array must not keep it alive
 	t.open = t.open[1:]
 	t.held--
 	t.dropped++
 	t.unindex(old)
-	old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
-		"more than %d unfinished connection attempts were held at once: this one is reported before its end, as far as it is known", t.max))
+	t.budget.Release(budget.Attempts, old.cost)
+	if count {
+		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
+			"more than %d unfinished connection attempts were held at once: this one is reported before its end, as far as it is known", t.max))
+	} else {
+		t.budgeted++
+		t.budget.Lost(budget.Attempts)
+		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
+			"%s: this unfinished connection attempt, the oldest held, is reported before its end, as far as it is known", t.budget.Full()))
+	}
 	old.emitted = true
-	return append(ready, old)
+	return old
 }
+
+// Shed makes room in a full budget (budget.Over), between two messages:
+// it hands on the finished attempts, which loses nothing, then the oldest
+// unfinished ones while the budget is still over, an eighth of those held
+// at most.
+func (t *Tracker) Shed() []*record.Connection {
+	if !t.budget.Over() {
+		return nil
+	}
+	ready := t.handOnFinished()
+	for n := t.held / 8; n > 0 && t.budget.Over(); n-- {
+		t.dropEmitted()
+		if len(t.open) == 0 {
+			break
+		}
+		ready = append(ready, t.dropOldest(false))
+	}
+	return records(ready)
+}
+
+// attemptCost estimates what an attempt holds, for the budget: the attempt
+// and its index entries, its addresses, and what its upper layer decoded
+// of the request.
+func attemptCost(c *attempt) int {
+	n := attemptBase + len(c.Initiator) + len(c.Responder)
+	if u := c.InitiatorULP; u != nil {
+		n += 160 + len(u.Name) + len(u.Summary) + len(u.Problem)
+		for _, f := range u.Fields {
+			n += 96 + len(f.Bytes)
+		}
+	}
+	return n
+}
+
+// attemptBase is an attempt's cost without what varies, replyCost what an
+// accepting reply adds (TestAttemptCost holds the estimates to what the
+// heap shows).
+const (
+	attemptBase = 560
+	replyCost   = 300
+)
 
 // handOnFinished hands on the finished attempts not yet handed on, in
 // request order. They stay recognised for a while, as a live tracker's do.
@@ -554,6 +671,12 @@ func reply(c *attempt, m *record.Message, fromResponder bool) {
 // RTU, or a REJ of the REP, settles it for good.
 func (t *Tracker) accept(c *attempt, m *record.Message) []*attempt {
 	reply(c, m, true)
+	if !c.emitted && !c.finished {
+		// What the reply adds (its RFC 8797 message, the service's
+		// history): it cannot be refused, and the next attempt makes room.
+		t.budget.Force(budget.Attempts, replyCost)
+		c.cost += replyCost
+	}
 	c.State = record.Established
 	if c.RPCRDMARulesApply() { // the rules on what was agreed are RPC-over-RDMA's
 		c.negotiation = t.agreement(c)
@@ -607,6 +730,7 @@ func (t *Tracker) emit(c *attempt) []*attempt {
 func (t *Tracker) handOn(c *attempt) *attempt {
 	c.emitted = true
 	t.held--
+	t.budget.Release(budget.Attempts, c.cost)
 	t.dropEmitted()
 	t.done = append(t.done, c)
 	if len(t.done) > maxDone {
@@ -623,6 +747,7 @@ func (t *Tracker) dropEmitted() {
 	for i < len(t.open) && t.open[i].emitted {
 		i++
 	}
+	clear(t.open[:i]) // handed on: the backing array must not keep them alive
 	t.open = t.open[i:]
 	if len(t.open) > 2*t.held+64 {
 		kept := t.open[:0]
@@ -856,6 +981,7 @@ func (t *Tracker) finish(cut string) []*record.Connection {
 				"no reply to the request of frame %d by the end of the capture", c.RequestFrame))
 		}
 		out = append(out, c)
+		t.budget.Release(budget.Attempts, c.cost)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	t.open, t.held, t.finished = nil, 0, nil

@@ -22,6 +22,7 @@ package datapath
 import (
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -215,6 +216,10 @@ type Limits struct {
 	// Connections bounds the connections whose traffic is followed at
 	// once: beyond, the least recently active is given up.
 	Connections int
+	// Budget, when set, is the run's memory budget: what is followed is
+	// charged to it too, and when it is full the data path gives up as at
+	// the limits above.
+	Budget *budget.Budget
 }
 
 // Default limits.
@@ -254,8 +259,8 @@ func (l Limits) withDefaults() Limits {
 func (l Limits) ExtraMemory() int64 {
 	l = l.withDefaults()
 	over := func(v, def, each int) int64 { return int64(max(0, v-def)) * int64(each) }
-	return over(l.Connections, DefaultConnections, 1600) + over(l.Directions, DefaultDirections, 1300) +
-		over(l.CallBudget, DefaultCallBudget, 100) + over(l.HeadBuffers, DefaultHeadBuffers, HeadLen+8*maxFrames+64)
+	return over(l.Connections, DefaultConnections, connCost) + over(l.Directions, DefaultDirections, dirCost) +
+		over(l.CallBudget, DefaultCallBudget, 100) + over(l.HeadBuffers, DefaultHeadBuffers, headCost)
 }
 
 // Output is what the Checkers of one input share: the mode, the limits,

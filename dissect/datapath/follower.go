@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -143,6 +144,7 @@ type flow struct {
 // Follower follows the RC traffic of one input.
 type Follower struct {
 	out     *Output
+	charged int // octets charged to the budget (Limits.Budget)
 	index   map[flowKey]flowRef
 	byConn  map[*record.Connection]*flow // the connections followed
 	conns   []*flow                      // the same, for the eviction hand
@@ -264,7 +266,14 @@ func (fl *Follower) Established(s *conn.Setup) {
 	f.indexed = true
 	fl.byConn[c] = f
 	if len(fl.conns) >= fl.out.Limits.Connections {
-		fl.retireConn(s.Frame)
+		fl.retireConn(s.Frame, false)
+	}
+	for !fl.take(connCost) {
+		if len(fl.conns) == 0 {
+			fl.force(connCost)
+			break
+		}
+		fl.retireConn(s.Frame, true)
 	}
 	f.slot = len(fl.conns)
 	fl.conns = append(fl.conns, f)
@@ -281,8 +290,9 @@ func (fl *Follower) Ended(c *record.Connection) {
 
 // retireConn gives up the connection the eviction hand finds first that
 // was not active since it last passed, at frame (the setup that needs its
-// place). One that showed no frame at all is forgotten without a finding.
-func (fl *Follower) retireConn(frame int) {
+// place, at the limit or, with full, because the budget is full). One that
+// showed no frame at all is forgotten without a finding.
+func (fl *Follower) retireConn(frame int, full bool) {
 	for {
 		f := fl.conns[fl.chand]
 		fl.chand = (fl.chand + 1) % len(fl.conns)
@@ -300,6 +310,12 @@ func (fl *Follower) retireConn(frame int) {
 		why := finding.New(finding.StateLimitReached,
 			"more than %d connections' traffic was followed at once: this one's, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
 			fl.out.Limits.Connections, frame)
+		if full {
+			fl.out.Limits.Budget.Lost(budget.Datapath)
+			why = finding.New(finding.StateLimitReached,
+				"%s: this connection's traffic, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
+				fl.out.Limits.Budget.Full(), frame)
+		}
 		fl.release(f, &why)
 		return
 	}
@@ -312,11 +328,12 @@ func (fl *Follower) retireConn(frame int) {
 func (fl *Follower) release(f *flow, why *finding.Finding) {
 	fl.unindex(f)
 	delete(fl.byConn, f.conn)
+	fl.give(connCost)
 	last := len(fl.conns) - 1
 	fl.conns[f.slot] = fl.conns[last]
 	fl.conns[f.slot].slot = f.slot
 	fl.conns = fl.conns[:last]
-	if fl.chand > last {
+	if fl.chand >= last {
 		fl.chand = 0
 	}
 	var fs []finding.Finding
@@ -444,10 +461,13 @@ func (fl *Follower) orphanSend(k flowKey, p *Packet) {
 		f = &flow{net: p.Net, handed: -1, peers: Peers{p.Src.name(p.Net), p.Dst.name(p.Net)}, key: k}
 		f.chk = NewChecker(fl.out, Negotiated{}, f.peers, p.Net.transport())
 		f.sides = &[2]sideState{}
-		if len(fl.slots) < fl.out.Limits.Directions {
+		if len(fl.slots) < fl.out.Limits.Directions && (fl.take(dirCost) || len(fl.slots) == 0 && fl.force(dirCost)) {
 			f.slot = len(fl.slots)
 			fl.slots = append(fl.slots, f)
 		} else {
+			if len(fl.slots) < fl.out.Limits.Directions {
+				fl.out.Limits.Budget.Lost(budget.Datapath) // evicted for the budget
+			}
 			f.slot = fl.evictOrphan()
 			fl.slots[f.slot] = f
 		}
@@ -477,6 +497,42 @@ func (fl *Follower) evictOrphan() int {
 		return slot
 	}
 }
+
+// Budget costs: what following a connection, a direction without its
+// setup, and a Send's first octets hold (the estimates Limits.ExtraMemory
+// also uses).
+const (
+	connCost = 1600
+	dirCost  = 1300
+	headCost = HeadLen + 8*maxFrames + 64
+)
+
+// take charges n octets to the budget, reporting whether they fit.
+func (fl *Follower) take(n int) bool {
+	if !fl.out.Limits.Budget.Charge(budget.Datapath, n) {
+		return false
+	}
+	fl.charged += n
+	return true
+}
+
+// force charges n octets to the budget even beyond its limit; it reports
+// true.
+func (fl *Follower) force(n int) bool {
+	fl.out.Limits.Budget.Force(budget.Datapath, n)
+	fl.charged += n
+	return true
+}
+
+// give releases n octets charged.
+func (fl *Follower) give(n int) {
+	fl.out.Limits.Budget.Release(budget.Datapath, n)
+	fl.charged -= n
+}
+
+// Close releases what the follower charged to the budget, at the end of
+// its input.
+func (fl *Follower) Close() { fl.give(fl.charged) }
 
 // Annotate adds to a connection record, as it is handed on, what the data
 // path saw of its traffic so far: its figures and its connection findings.

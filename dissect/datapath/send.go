@@ -3,6 +3,7 @@ package datapath
 import (
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -289,9 +290,12 @@ func (fl *Follower) getBuf(a *sendAsm) {
 	case n > 0:
 		b = fl.bufs[n-1]
 		fl.bufs = fl.bufs[:n-1]
-	case fl.bufsOut < fl.out.Limits.HeadBuffers:
+	case fl.bufsOut < fl.out.Limits.HeadBuffers && fl.take(headCost):
 		b = sendBuf{make([]byte, 0, HeadLen), make([]int, 0, maxFrames)}
 	default:
+		if fl.bufsOut < fl.out.Limits.HeadBuffers {
+			fl.out.Limits.Budget.Lost(budget.Datapath)
+		}
 		fl.HeadsRefused++
 		a.head, a.frames, a.pooled = nil, a.few[:0], false
 		return

@@ -107,6 +107,7 @@ type Decoder struct {
 func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
 	d := &Decoder{file: file, emit: emit, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}}
 	d.mpa = mpa.New(file, d.emitMPA)
+	d.mpa.SetBudget(cfg.TCP.Budget)
 	d.asm = reassembly.New(cfg.TCP, d.mpa)
 	d.fragOpts = cfg.IPFrag.WithDefaults()
 	d.frag = ipfrag.New(d.fragOpts)
@@ -120,6 +121,10 @@ func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
 	d.decoded = make([]gopacket.LayerType, 0, 16)
 	return d
 }
+
+// Shed makes room in a full memory budget: the TCP directions followed
+// give up an eighth of what they hold.
+func (d *Decoder) Shed() { d.asm.Shed() }
 
 // FollowIWARP makes the decoder follow the FPDUs of the iWARP connections
 // it sees set up, handing each connection's traffic to the Traffic link
@@ -202,7 +207,7 @@ func (d *Decoder) Notes() []finding.Finding {
 	out = append(out, d.oddNotes()...)
 	if n := d.mpa.NotFollowed(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
-			"%s: the FPDUs of %d TCP directions after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already",
+			"%s: the FPDUs of %d TCP directions after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already, or the memory budget was full",
 			name, n, mpa.MaxFollowed))
 	}
 	if n := d.mpa.Silent(); n > 0 {

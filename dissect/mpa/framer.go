@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -66,13 +67,18 @@ type Framer struct {
 	heldHeads    int      // head buffers lent
 	followers    []*followed
 	headsRefused int // times one could not be had
-	notFollowed  int // directions not followed at MaxFollowed
+	notFollowed  int // directions not followed at MaxFollowed, or for the budget
+	budget       *budget.Budget
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }
 
 // New returns a framer.
 func New(file string, emit func(*record.Message)) *Framer { return &Framer{file: file, emit: emit} }
+
+// SetBudget makes the framer charge the connections whose traffic it
+// follows to b, the run's memory budget.
+func (f *Framer) SetBudget(b *budget.Budget) { f.budget = b }
 
 // SetFile names the input of the messages that follow.
 func (f *Framer) SetFile(name string) { f.file = name }
@@ -111,12 +117,17 @@ func (f *Framer) Open(d *reassembly.Dir) reassembly.Reader {
 	return r
 }
 
+// maxPooledReaders bounds the readers kept for reuse: enough for the
+// directions that open and close all the time, without holding megabytes
+// once a flood of them is over.
+const maxPooledReaders = 1024
+
 func (f *Framer) recycle(r *reader) {
 	if cap(r.buf) > 4096 {
 		r.buf = nil
 	}
 	r.d = nil
-	if len(f.pool) < 8192 {
+	if len(f.pool) < maxPooledReaders {
 		f.pool = append(f.pool, r)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -82,6 +83,9 @@ func (f *Framer) Follow(link func(p *Pair) Traffic) { f.link = link }
 // once (with one direction's MPA frame in); the directions of more are
 // not followed, counted in NotFollowed.
 const MaxFollowed = 4096
+
+// connCost is what a connection followed costs, charged to the budget.
+const connCost = 4608
 
 // NotFollowed counts the directions whose FPDUs were not followed because
 // MaxFollowed connections were.
@@ -230,9 +234,13 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	}
 	k := keyOf(r.d.Flow)
 	c := f.conns[k]
-	if c == nil && len(f.conns) >= MaxFollowed {
+	if c == nil && (len(f.conns) >= MaxFollowed || !f.budget.Charge(budget.TCP, connCost)) {
 		// Each connection followed costs about 4.5 KB (its two directions'
-		// followers, its checker): past the limit, its FPDUs are not read.
+		// followers, its checker): past the limit, or when the run's
+		// memory budget is full, its FPDUs are not read.
+		if len(f.conns) < MaxFollowed {
+			f.budget.Lost(budget.TCP)
+		}
 		f.notFollowed++
 		return false
 	}
@@ -266,6 +274,7 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	if c.rejected {
 		if c.attached == 0 {
 			delete(f.conns, k)
+			f.budget.Release(budget.TCP, connCost)
 		}
 		return false
 	}
@@ -378,6 +387,7 @@ func (r *reader) detach() {
 			c.traffic.Close()
 		}
 		delete(r.f.conns, c.key)
+		r.f.budget.Release(budget.TCP, connCost)
 	}
 	r.pruneCarried(int(^uint(0) >> 1))
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
 
 // Limits. See the package documentation.
@@ -94,12 +96,22 @@ type Options struct {
 	// returns at once instead of waiting for a full chunk, so that every
 	// frame can be dissected as soon as it arrives.
 	Stream bool
+	// Budget, when set, is the run's memory budget: the buffers of large
+	// records are charged to it (they cannot be refused: a record must be
+	// read to be skipped), so that the rest of the run holds less while
+	// they are there. The read-ahead's chunks (at most prefetchDepth of
+	// 1.25 MiB) are part of the budget's fixed allowance.
+	Budget *budget.Budget
 
 	bufSize int // initial buffer size; 0 means defaultBufSize (tests only)
 }
 
 // Reader reads the packet records of a capture file.
 type Reader struct {
+	// budget is the run's memory budget, charged for the buffers of large
+	// records (held octets, until Close).
+	budget *budget.Budget
+	held   int
 	// Input. Unread octets are buf[r:w]; buf[0] is at offset base of the
 	// (decompressed) stream.
 	src      io.Reader
@@ -151,7 +163,7 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 }
 
 func newReader(src io.Reader, opts Options) (*Reader, error) {
-	r := &Reader{limit: defaultMaxRecord}
+	r := &Reader{limit: defaultMaxRecord, budget: opts.Budget}
 	if opts.MaxRecord > 0 {
 		r.limit = min(opts.MaxRecord, hardMaxRecord)
 		r.fixedLimit = true
@@ -345,6 +357,8 @@ func (r *Reader) Close() error {
 		r.compDone = nil
 	}
 	r.err = errClosed
+	r.budget.Release(budget.Records, r.held)
+	r.held = 0
 	r.buf, r.r, r.w, r.gather = nil, 0, 0, nil
 	if r.mp != nil {
 		r.mp.close()
@@ -356,6 +370,19 @@ func (r *Reader) Close() error {
 		return c.Close()
 	}
 	return nil
+}
+
+// charge moves the budget's charge for a buffer replaced: old octets given
+// back, size taken (forced: the record must be read to go on).
+func (r *Reader) charge(old, size int) {
+	if old = min(old, r.held); old > defaultBufSize {
+		r.budget.Release(budget.Records, old)
+		r.held -= old
+	}
+	if size > defaultBufSize {
+		r.budget.Force(budget.Records, size)
+		r.held += size
+	}
 }
 
 // Mapped reports whether the file is read through a memory mapping.
@@ -491,6 +518,7 @@ func (r *Reader) fillSlow(n int) error {
 			// larger than the buffer): grow, at most doubling, so that a
 			// false length in a short input costs little memory.
 			nb := make([]byte, min(2*len(r.buf), n))
+			r.charge(len(r.buf), len(nb))
 			copy(nb, r.buf[:r.w])
 			r.buf = nb
 		}

@@ -3,6 +3,8 @@ package reassembly
 import (
 	"fmt"
 	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
 
 // Flow names one direction of a TCP connection. IPv4 addresses sit in the
@@ -57,6 +59,10 @@ type Options struct {
 	QuietUnknown time.Duration // an unanchored direction quiet this long is given up
 	QuietNoData  time.Duration // an anchored one of no interest yet
 	QuietBegun   time.Duration // one whose reader is in the middle of something
+	// Budget, when set, is the run's memory budget: the octets held (and
+	// what readers charge) are charged to it too, and when it is full
+	// directions are given up as when TotalBytes is.
+	Budget *budget.Budget
 }
 
 // WithDefaults fills the zero fields.
@@ -206,9 +212,9 @@ func (d *Dir) Limit(detail string) {
 	}
 }
 
-// Fits reports whether n more octets fit in the total without giving
-// anything up.
-func (d *Dir) Fits(n int) bool { return d.a.held+n <= d.a.opt.TotalBytes }
+// Fits reports whether n more octets fit in the total (and the budget)
+// without giving anything up.
+func (d *Dir) Fits(n int) bool { return d.a.held+n <= d.a.opt.TotalBytes && d.a.opt.Budget.Fits(n) }
 
 // Last is the frame and capture time of the direction's latest segment:
 // the one being taken, during a delivery.
@@ -259,9 +265,10 @@ type Assembler struct {
 	unanchored int
 	// why says which limit gave a direction up (made once: the steady state
 	// allocates nothing).
-	why struct{ flows, early, room, full string }
+	why struct{ flows, early, room, full, budgetRoom, budgetFull, budgetFlow string }
 
-	opens int
+	opens  int
+	tables int // the flow tables' octets charged to the budget
 	// The ageing clock, the latest capture time seen and the clock at the
 	// last sweep, in nanoseconds (see tick).
 	started    bool
@@ -283,6 +290,11 @@ func New(opt Options, p Protocol) *Assembler {
 		o.EarlyFlows)
 	a.why.room = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets); this one was given up for a newer one", o.TotalBytes)
 	a.why.full = fmt.Sprintf("the reassembly buffers of all streams are full (%d octets)", o.TotalBytes)
+	if o.Budget != nil {
+		a.why.budgetRoom = o.Budget.Full() + "; this TCP direction was given up to make room"
+		a.why.budgetFull = o.Budget.Full()
+		a.why.budgetFlow = o.Budget.Full() + "; this TCP direction, the least recently active, was given up for a newer one"
+	}
 	return a
 }
 
@@ -360,13 +372,27 @@ func (a *Assembler) insert(f *Flow) *dirState {
 	}
 	if f.V6 {
 		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
-		return a.t6.insert(&k, hash6(&k))
+		st := a.t6.insert(&k, hash6(&k))
+		a.chargeTables()
+		return st
 	}
 	var k key4
 	copy(k[0:4], f.Src[12:16])
 	copy(k[4:8], f.Dst[12:16])
 	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
-	return a.t4.insert(&k, hash4(&k))
+	st := a.t4.insert(&k, hash4(&k))
+	a.chargeTables()
+	return st
+}
+
+// chargeTables charges what the flow tables grew by to the budget: they
+// are bounded by Remembered, not refused, and released with the
+// assembler (Flush).
+func (a *Assembler) chargeTables() {
+	if n := a.t4.bytes + a.t6.bytes; n != a.tables {
+		a.opt.Budget.Force(budget.TCP, n-a.tables)
+		a.tables = n
+	}
 }
 
 // Segment takes one TCP segment.
@@ -566,7 +592,11 @@ func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost boo
 		a.sweep()
 	}
 	if len(a.all) >= a.opt.Flows {
-		a.evict()
+		a.evict(a.why.flows)
+	}
+	if !a.opt.Budget.Charge(budget.TCP, streamCost) {
+		a.evict(a.why.budgetFlow)
+		a.opt.Budget.Force(budget.TCP, streamCost)
 	}
 	var str *stream
 	if n := len(a.pool); n > 0 {
@@ -611,6 +641,7 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 		flags |= flagEnded
 	}
 	a.charge(str, -str.charged)
+	a.opt.Budget.Release(budget.TCP, streamCost)
 	a.unlink(str)
 	last := a.all[len(a.all)-1]
 	a.all[str.slot] = last
@@ -673,6 +704,11 @@ func (a *Assembler) idle(str *stream) {
 	}
 }
 
+// Shed makes room in a full budget, between two segments: it gives up
+// the least recently progressed directions until an eighth of the octets
+// held is free, those of no interest first.
+func (a *Assembler) Shed() { a.makeRoom(nil, a.held-a.held/8, a.why.budgetRoom) }
+
 // Flush ends every direction still followed, at the end of the input, in
 // the order they were last seen.
 func (a *Assembler) Flush() {
@@ -681,4 +717,6 @@ func (a *Assembler) Flush() {
 	for _, str := range open {
 		a.finish(str, End{Kind: EndInput, FINMissing: str.fin})
 	}
+	a.opt.Budget.Release(budget.TCP, a.tables)
+	a.tables = 0
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 )
 
@@ -275,5 +276,41 @@ func TestEarlyWindowMissed(t *testing.T) {
 		if s := a.Stats(); s.EarlyMissed != tc.missed || s.EarlyMissedFrame != tc.frame {
 			t.Errorf("%s: missed %d (frame %d), want %d (frame %d); log %q", tc.name, s.EarlyMissed, s.EarlyMissedFrame, tc.missed, tc.frame, p.log)
 		}
+	}
+}
+
+// TestAssemblerBudget: the octets held and the directions followed are
+// charged to the run's budget too. When another holder has filled it, the
+// direction least recently progressed is given up for the newer one,
+// saying so, and counted as lost (it had shown something); everything is
+// released at the end.
+func TestAssemblerBudget(t *testing.T) {
+	b := budget.New(1 << 20)
+	b.Force(budget.Attempts, 1<<20-256<<10) // another holder's: 256 KiB are left
+	chunk := strings.Repeat("x", 1000)
+	var segs []seg
+	segs = append(segs, seg{port: 1, syn: true}, seg{port: 1, data: "START"})
+	for i := range 100 {
+		segs = append(segs, seg{port: 1, off: 5 + 1000*i, data: chunk})
+	}
+	segs = append(segs, seg{port: 2, syn: true}, seg{port: 2, data: "START"})
+	for i := range 100 {
+		segs = append(segs, seg{port: 2, off: 5 + 1000*i, data: chunk})
+	}
+	p, _ := run(t, reassembly.Options{Budget: b}, 1<<20, segs)
+	var ends []string
+	for _, l := range p.log {
+		if strings.HasPrefix(l, "end ") {
+			ends = append(ends, l)
+		}
+	}
+	if len(ends) != 2 || !strings.Contains(ends[0], "the memory budget of 1 MiB for all state is full; this TCP direction was given up to make room") {
+		t.Errorf("ends %q", ends)
+	}
+	if s := b.Stats(); s.Lost[budget.TCP] != 1 || s.Held[budget.TCP] != 0 || s.Refused[budget.TCP] == 0 {
+		t.Errorf("lost %d, held %d, refused %d", s.Lost[budget.TCP], s.Held[budget.TCP], s.Refused[budget.TCP])
+	}
+	if len(p.readers) != 2 || len(p.readers[1].got) != 5+100000 {
+		t.Errorf("%d readers; the newer direction got %d octets", len(p.readers), len(p.readers[1].got))
 	}
 }

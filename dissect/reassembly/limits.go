@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
 
 // Sweeps run after sweepEvery new directions (or as many as are followed)
@@ -102,30 +104,37 @@ func (a *Assembler) ageOut(s *stream) {
 }
 
 // evict gives up the least recently progressed eighth of the directions
-// followed, from the front of the list: O(1) per direction.
-func (a *Assembler) evict() {
-	why := a.why.flows
+// followed (at least one), each with why: at the flow limit, or when the
+// budget has no room for another direction.
+func (a *Assembler) evict(why string) {
 	for n := max(1, len(a.all)/8); n > 0; n-- {
 		s := a.oldest()
 		if s == nil {
 			break
 		}
+		a.lostFor(s, why)
 		a.giveUp(s, EndLimit, why)
 	}
 }
 
+// lostFor counts on the budget a direction given up for it (why is one of
+// the budget's reasons) that showed something of interest.
+func (a *Assembler) lostFor(s *stream, why string) {
+	if (why == a.why.budgetRoom || why == a.why.budgetFlow || why == a.why.budgetFull) && s.r != nil && s.r.Interest() != Nothing {
+		a.opt.Budget.Lost(budget.TCP)
+	}
+}
+
 // makeRoom gives up other directions, least recently progressed first,
-// until n octets and an eighth of the total are free: first those whose
-// reader saw nothing of interest, then, if that was not enough, the others.
-// Freeing an eighth at a time, a flood pays O(1) per direction.
-func (a *Assembler) makeRoom(keep *stream, n int) {
+// until the octets held are down to goal, each with why: first those whose
+// reader saw nothing of interest, then, if that was not enough, the others. Freeing an eighth at a time, a
+// flood pays O(1) per direction.
+func (a *Assembler) makeRoom(keep *stream, goal int, why string) {
 	if a.making {
 		return // a reader charged while a direction was being given up
 	}
 	a.making = true
 	defer func() { a.making = false }()
-	goal := max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n)
-	why := a.why.room
 	for _, l := range [...]struct {
 		list  *stream
 		shown bool
@@ -133,6 +142,7 @@ func (a *Assembler) makeRoom(keep *stream, n int) {
 		for s := l.list.lnext; s != l.list && a.held > goal; {
 			next := s.lnext
 			if s != keep && s.charged > 0 && (s.r != nil && s.r.Interest() != Nothing) == l.shown {
+				a.lostFor(s, why)
 				a.giveUp(s, EndLimit, why)
 			}
 			s = next

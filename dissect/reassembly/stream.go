@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
 
 // stream is a direction being followed. Held octets sit in buf at their
@@ -83,6 +85,9 @@ type origin struct {
 const (
 	earlyCost  = 16 // an early segment that added octets
 	originCost = 48 // an entry of early
+	// streamCost is what following a direction costs besides the octets
+	// it holds (its stream, its flow table entry), charged to the budget.
+	streamCost = 640
 	// maxHoles bounds the holes between held ranges of one direction:
 	// beyond it the direction is given up, so that storing a segment costs
 	// O(maxHoles) at most.
@@ -276,7 +281,7 @@ func (a *Assembler) room(s *stream, lo, hi int) {
 }
 
 // maxPooled bounds the streams kept for reuse.
-const maxPooled = 8192
+const maxPooled = 1024
 
 // ringPool keeps ring buffers for reuse, by power-of-two capacity, up to
 // ringPoolBytes in all: directions that open and close all the time (mid-
@@ -697,18 +702,43 @@ func (a *Assembler) deliverSoft(s *stream) Status {
 	return a.drain(s, true)
 }
 
-// charge accounts n octets held by s (negative to release). Over the total
-// limit it first gives up other directions (makeRoom); when that is not
-// enough it marks s given up and reports false.
+// charge accounts n octets held by s (negative to release), to the total
+// and to the run's budget. Over the total limit, or when the budget is
+// full, it first gives up other directions (makeRoom); when that is not
+// enough it marks s given up and reports false. The octets are accounted
+// all the same (forced on the budget), and released when s lets go.
 func (a *Assembler) charge(s *stream, n int) bool {
-	if n > 0 && a.held+n > a.opt.TotalBytes {
-		a.makeRoom(s, n)
+	b := a.opt.Budget
+	if n <= 0 {
+		a.held += n
+		s.charged += n
+		b.Release(budget.TCP, -n)
+		return true
+	}
+	if a.held+n > a.opt.TotalBytes {
+		a.makeRoom(s, max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n), a.why.room)
+	}
+	fits := b.Charge(budget.TCP, n)
+	if !fits {
+		// Others hold the budget too: give up an eighth of what this
+		// holder has, least recently progressed first, and try again.
+		a.makeRoom(s, max(0, a.held-a.held/8-n), a.why.budgetRoom)
+		if fits = b.Charge(budget.TCP, n); !fits {
+			b.Force(budget.TCP, n)
+		}
 	}
 	a.held += n
 	s.charged += n
-	if n > 0 && a.held > a.opt.TotalBytes {
+	switch {
+	case a.held > a.opt.TotalBytes:
 		if s.capped == "" {
 			s.capped = a.why.full
+		}
+		return false
+	case !fits:
+		if s.capped == "" {
+			s.capped = a.why.budgetFull
+			a.lostFor(s, s.capped)
 		}
 		return false
 	}

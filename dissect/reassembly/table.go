@@ -3,6 +3,7 @@ package reassembly
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // The flow table remembers every direction exactly: a 4-tuple is found by
@@ -81,6 +82,7 @@ type table[K comparable] struct {
 	free   []uint32 // entry indexes to reuse
 	used   int      // entries in use
 	filled int      // slots not empty (in use or deleted)
+	bytes  int      // the capacity of slots and chunks, in octets
 }
 
 func newTable[K comparable](hash func(*K) uint64) *table[K] { return &table[K]{hash: hash} }
@@ -123,6 +125,7 @@ func (t *table[K]) insert(k *K, h uint64) *dirState {
 	} else {
 		if len(t.chunks) == 0 || len(t.chunks[len(t.chunks)-1]) == chunkSize {
 			t.chunks = append(t.chunks, make([]entry[K], 0, chunkSize))
+			t.bytes += chunkSize * int(unsafe.Sizeof(entry[K]{}))
 		}
 		c := &t.chunks[len(t.chunks)-1]
 		idx = uint32(len(t.chunks)-1)<<chunkBits | uint32(len(*c))
@@ -179,6 +182,7 @@ func (t *table[K]) rehash(n int) {
 	for n*3 < (t.used+1)*4 {
 		n *= 2
 	}
+	t.bytes += 4 * (n - len(t.slots))
 	t.slots = make([]uint32, n)
 	t.filled = 0
 	mask := uint64(n - 1)

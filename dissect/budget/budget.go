@@ -1,0 +1,269 @@
+// Package budget is the one memory budget of a run. Every part of the
+// pipeline that holds state for later (TCP directions, connection
+// attempts, replies waiting for their request, the data path's
+// connections, the reader's record buffers, the Markdown report's details)
+// charges what it holds to the same Budget and releases it when it lets go.
+//
+// A charge that would take the total over the limit is refused, and the
+// holder then does what it does at its own limit: it hands on or gives up
+// its oldest state (and says so), or stops keeping more. So the limits of
+// the holders bound each alone, and the budget bounds them all at once: a
+// capture that fills every holder still stays within the limit. A few
+// charges cannot be refused (a record has to be read to be skipped): Force
+// takes them over the limit, and the other holders then find less room.
+//
+// The limit is well below the runtime's soft memory limit (SoftLimit), so
+// that the state held never crowds the garbage collector: with the state
+// at its limit the heap still has room for a cycle's garbage, and time stays
+// linear in the input.
+//
+// A nil *Budget is no budget: every charge is granted. Charges may come
+// from several goroutines (the reader reads ahead in one of its own).
+package budget
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"sync/atomic"
+)
+
+// Holder names what a charge is for.
+type Holder uint8
+
+// The holders of state.
+const (
+	TCP      Holder = iota // TCP directions: their octets and per-flow state
+	Attempts               // connection attempts held until they end, with their messages
+	Orphans                // replies held for a request that may come later
+	Datapath               // the data path's connections, directions and Sends in progress
+	Records                // the reader's chunks and the buffer of a large record
+	Report                 // the Markdown report's message details
+	nHolders
+)
+
+var holderNames = [nHolders]string{"TCP reassembly", "connection attempts", "orphan replies", "data path", "record buffers", "report details"}
+
+func (h Holder) String() string {
+	if h < nHolders {
+		return holderNames[h]
+	}
+	return fmt.Sprintf("holder %d", h)
+}
+
+// DefaultLimit is the state a run holds at most by default. With the
+// program's own needs on top (SoftLimit) it keeps a run within 100 MB of
+// resident memory.
+const DefaultLimit = 36 << 20
+
+// overhead is what the program needs besides the state it holds: the
+// code, the stacks, tables of fixed size, the output's buffers, and the
+// garbage the decoders make between two collections.
+const overhead = 42 << 20
+
+// Budget is the memory budget of one run.
+type Budget struct {
+	limit int64
+	// extra is the live heap the last collection found beyond what was
+	// charged and the program's own needs (allowance): state no estimate
+	// covers, which counts against the limit until the next collection.
+	extra   atomic.Int64
+	cycles  uint64
+	metrics [2]metrics.Sample
+
+	used    atomic.Int64
+	peak    atomic.Int64
+	recent  atomic.Int64 // the most held since the last Observe
+	held    [nHolders]atomic.Int64
+	refused [nHolders]atomic.Int64
+	lost    [nHolders]atomic.Int64
+}
+
+// New makes a budget of limit octets (0 or less: DefaultLimit).
+func New(limit int64) *Budget {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return &Budget{limit: limit}
+}
+
+// Limit is the budget's size in octets (0 for a nil budget).
+func (b *Budget) Limit() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.limit
+}
+
+// SoftLimit is the soft memory limit for the Go runtime that goes with the
+// budget: the limit plus what the program needs besides (0 for a nil
+// budget).
+func (b *Budget) SoftLimit() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.limit + overhead
+}
+
+// Charge takes n octets for h, and reports whether they fit: when they do
+// not, nothing is taken and the refusal is counted. A nil budget grants
+// everything.
+func (b *Budget) Charge(h Holder, n int) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	if b.used.Add(int64(n))+b.extra.Load() > b.limit {
+		b.used.Add(-int64(n))
+		b.refused[h].Add(1)
+		return false
+	}
+	b.held[h].Add(int64(n))
+	b.notePeak()
+	return true
+}
+
+// Force takes n octets for h even beyond the limit: for what must be held
+// whatever it costs (the record being read).
+func (b *Budget) Force(h Holder, n int) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.used.Add(int64(n))
+	b.held[h].Add(int64(n))
+	b.notePeak()
+}
+
+// Release gives back n octets h no longer holds.
+func (b *Budget) Release(h Holder, n int) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.used.Add(-int64(n))
+	b.held[h].Add(-int64(n))
+}
+
+// Lost counts something a holder gave up for the budget that shows in
+// the output (a connection attempt reported before its end, a TCP
+// direction with an MPA frame begun, a connection's traffic): what a
+// refusal cost. Handing on finished state first, which loses nothing, is
+// not counted.
+func (b *Budget) Lost(h Holder) {
+	if b != nil {
+		b.lost[h].Add(1)
+	}
+}
+
+// Fits reports whether n more octets would be granted now.
+func (b *Budget) Fits(n int) bool {
+	return b == nil || b.used.Load()+b.extra.Load()+int64(n) <= b.limit
+}
+
+// Over reports whether what is held (with what the last collection found
+// beyond the charges) is over the limit: the holders should make room.
+func (b *Budget) Over() bool {
+	return b != nil && b.used.Load()+b.extra.Load() > b.limit
+}
+
+// Largest is the holder that holds the most now.
+func (b *Budget) Largest() Holder {
+	var best Holder
+	for h := range nHolders {
+		if b.held[h].Load() > b.held[best].Load() {
+			best = h
+		}
+	}
+	return best
+}
+
+// allowance is the live heap a run needs besides the state it charges:
+// fixed tables (the flow table, pools of buffers and streams kept for
+// reuse), the output's buffers. Beyond it, the live heap a collection
+// finds is state the estimates missed.
+const allowance = 14 << 20
+
+// Observe corrects the budget by what the garbage collector last found
+// live, once per collection: the charges are estimates, and what the heap
+// holds beyond them and the allowance counts against the limit until the
+// next collection. It is cheap enough to call every few thousand frames
+// (from one goroutine).
+func (b *Budget) Observe() {
+	if b == nil {
+		return
+	}
+	if b.metrics[0].Name == "" {
+		b.metrics[0].Name, b.metrics[1].Name = "/gc/cycles/total:gc-cycles", "/gc/heap/live:bytes"
+	}
+	metrics.Read(b.metrics[:])
+	if b.metrics[0].Value.Kind() != metrics.KindUint64 || b.metrics[1].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	if c := b.metrics[0].Value.Uint64(); c != b.cycles {
+		// The collection may have run before state was let go since the
+		// last look: what it found is compared with the most held since
+		// then, so that letting go never reads as more state missed.
+		b.cycles = c
+		live := int64(b.metrics[1].Value.Uint64())
+		held := max(b.used.Load(), b.recent.Swap(b.used.Load()))
+		b.extra.Store(max(0, live-held-allowance))
+	}
+}
+
+func (b *Budget) notePeak() {
+	u := b.used.Load()
+	for _, p := range [...]*atomic.Int64{&b.peak, &b.recent} {
+		for {
+			v := p.Load()
+			if u <= v || p.CompareAndSwap(v, u) {
+				break
+			}
+		}
+	}
+}
+
+// Stats is what a budget was charged.
+type Stats struct {
+	Limit int64
+	Used  int64 // now
+	Extra int64 // the live heap beyond the charges (Observe)
+	Peak  int64 // the most held at once
+	// Held is each holder's share now; Refused how many of its charges
+	// were refused; Lost what it gave up for them (Budget.Lost).
+	Held    [nHolders]int64
+	Refused [nHolders]int64
+	Lost    [nHolders]int64
+}
+
+// Stats reports the budget's figures (zero for a nil budget).
+func (b *Budget) Stats() Stats {
+	var s Stats
+	if b == nil {
+		return s
+	}
+	s.Limit, s.Used, s.Peak, s.Extra = b.limit, b.used.Load(), b.peak.Load(), b.extra.Load()
+	for h := range nHolders {
+		s.Held[h], s.Refused[h], s.Lost[h] = b.held[h].Load(), b.refused[h].Load(), b.lost[h].Load()
+	}
+	return s
+}
+
+// Losses lists the holders that gave something up for the budget, with
+// how many, in holder order.
+func (s Stats) Losses() []Loss {
+	var out []Loss
+	for h := range nHolders {
+		if s.Lost[h] > 0 {
+			out = append(out, Loss{Holder: h, Count: s.Lost[h]})
+		}
+	}
+	return out
+}
+
+// Loss is how many things a holder gave up for the budget.
+type Loss struct {
+	Holder Holder
+	Count  int64
+}
+
+// Full is how a holder says that the budget made it let something go.
+func (b *Budget) Full() string {
+	return fmt.Sprintf("the memory budget of %d MiB for all state is full", b.Limit()>>20)
+}

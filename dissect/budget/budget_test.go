@@ -1,0 +1,121 @@
+package budget
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestBudget: charges are granted up to the limit and refused beyond it
+// (counted), Force takes them anyway, Release gives them back, Lost is
+// what the note reports; a nil budget grants everything.
+func TestBudget(t *testing.T) {
+	type step struct {
+		op   string // charge, force, release, lost
+		h    Holder
+		n    int
+		want bool // charge: granted
+	}
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		steps []step
+		used  int64
+		over  bool
+		stats func(Stats) bool
+	}{
+		{"within", 100, []step{{"charge", TCP, 60, true}, {"charge", Attempts, 40, true}}, 100, false,
+			func(s Stats) bool { return s.Held[TCP] == 60 && s.Held[Attempts] == 40 && s.Peak == 100 }},
+		{"refused", 100, []step{{"charge", TCP, 60, true}, {"charge", Attempts, 41, false}, {"charge", Attempts, 40, true}}, 100, false,
+			func(s Stats) bool { return s.Refused[Attempts] == 1 && s.Refused[TCP] == 0 && s.Held[Attempts] == 40 }},
+		{"released", 100, []step{{"charge", TCP, 100, true}, {"release", TCP, 30, false}, {"charge", Datapath, 30, true}}, 100, false,
+			func(s Stats) bool { return s.Held[TCP] == 70 && s.Held[Datapath] == 30 }},
+		{"forced", 100, []step{{"charge", Attempts, 90, true}, {"force", Records, 50, false}, {"charge", Report, 1, false}}, 140, true,
+			func(s Stats) bool { return s.Held[Records] == 50 && s.Peak == 140 && s.Refused[Report] == 1 }},
+		{"nothing", 100, []step{{"charge", TCP, 0, true}, {"charge", TCP, -5, true}, {"release", TCP, 0, false}}, 0, false,
+			func(s Stats) bool { return s.Held[TCP] == 0 }},
+		{"lost", 100, []step{{"lost", Attempts, 0, false}, {"lost", Attempts, 0, false}, {"lost", TCP, 0, false}}, 0, false,
+			func(s Stats) bool {
+				l := s.Losses()
+				return len(l) == 2 && l[0] == Loss{TCP, 1} && l[1] == Loss{Attempts, 2}
+			}},
+	} {
+		b := New(tc.limit)
+		for i, st := range tc.steps {
+			switch st.op {
+			case "charge":
+				if got := b.Charge(st.h, st.n); got != st.want {
+					t.Errorf("%s: step %d: Charge(%v, %d) = %v", tc.name, i, st.h, st.n, got)
+				}
+			case "force":
+				b.Force(st.h, st.n)
+			case "release":
+				b.Release(st.h, st.n)
+			case "lost":
+				b.Lost(st.h)
+			}
+		}
+		s := b.Stats()
+		if s.Used != tc.used || b.Over() != tc.over || !tc.stats(s) {
+			t.Errorf("%s: used %d (want %d), over %v (want %v), stats %+v", tc.name, s.Used, tc.used, b.Over(), tc.over, s)
+		}
+	}
+
+	var none *Budget
+	if !none.Charge(TCP, 1<<40) || !none.Fits(1<<40) || none.Over() || none.Limit() != 0 || none.SoftLimit() != 0 {
+		t.Error("a nil budget refused something")
+	}
+	none.Force(TCP, 1)
+	none.Release(TCP, 1)
+	none.Lost(TCP)
+	none.Observe()
+	if s := none.Stats(); s != (Stats{}) {
+		t.Errorf("nil budget stats %+v", s)
+	}
+	if b := New(0); b.Limit() != DefaultLimit || b.SoftLimit() != DefaultLimit+overhead {
+		t.Errorf("default limit %d, soft %d", b.Limit(), b.SoftLimit())
+	}
+}
+
+// keep is live heap that no charge covers (a package variable, so that the
+// collector sees it as live).
+var keep [][]byte
+
+// TestObserve: live heap beyond the charges and the allowance counts
+// against the limit after a collection, and stops counting once it is
+// let go; letting go of charged state does not read as more state missed.
+func TestObserve(t *testing.T) {
+	b := New(64 << 20)
+	runtime.GC()
+	b.Observe()
+	base := b.Stats().Extra
+	for range 48 {
+		keep = append(keep, make([]byte, 1<<20)) // 48 MiB nobody charged
+	}
+	runtime.GC()
+	b.Observe()
+	if e := b.Stats().Extra; e < 48<<20-allowance-base-(4<<20) {
+		t.Errorf("extra %d MiB with 48 MiB uncharged", e>>20)
+	}
+	if b.Charge(TCP, 32<<20) {
+		t.Error("32 MiB were granted of 64 with more than 32 MiB uncharged on the heap")
+	}
+	keep = nil
+	runtime.GC()
+	b.Observe()
+	if e := b.Stats().Extra; e > base+(4<<20) {
+		t.Errorf("extra %d MiB after the uncharged heap was let go", e>>20)
+	}
+
+	// Charged state let go after the collection: the most held since the
+	// last look is what the collection is compared with.
+	b = New(64 << 20)
+	held := make([]byte, 32<<20)
+	b.Force(Attempts, len(held))
+	runtime.GC()
+	b.Release(Attempts, len(held))
+	b.Observe()
+	if e := b.Stats().Extra; e > 4<<20 {
+		t.Errorf("extra %d MiB after charged state was let go", e>>20)
+	}
+	runtime.KeepAlive(held)
+}
