@@ -160,7 +160,7 @@ func TestAdversarialMemory(t *testing.T) {
 					t.Errorf("no state-limit-reached in the text output")
 				}
 			}},
-		{kind: "combined", count: 1, name: "combined-markdown", args: []string{"-T", "markdown", "--budget", "0", "--details", "all"},
+		{kind: "combined", count: 1, name: "combined-markdown-gzip", gz: true, args: []string{"-T", "markdown", "--budget", "0", "--details", "all"},
 			text: func(t *testing.T, out string) {
 				if !strings.Contains(out, "state-limit-reached") {
 					t.Errorf("no state-limit-reached in the report")

@@ -305,7 +305,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		if sel != nil {
 			keep = sel.Message
 		}
-		if excerpt, err = extract.Create(opts.Write, extract.Options{Keep: keep}, sink); err != nil {
+		if excerpt, err = extract.Create(opts.Write, extract.Options{Keep: keep, Budget: cfg.Budget}, sink); err != nil {
 			return failure(fmt.Errorf("--write: %w", err))
 		}
 		sink, cfg.Writer = excerpt, excerpt
@@ -316,11 +316,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {
-		soft := cfg.Budget.SoftLimit()
-		if excerpt != nil {
-			soft += extract.DefaultWindow
-		}
-		debug.SetMemoryLimit(soft)
+		debug.SetMemoryLimit(cfg.Budget.SoftLimit()) // -w's frames are charged to the budget
 	}
 	var runErr error
 	if live {

@@ -96,16 +96,16 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 // last collection found live (budget.Observe).
 const observeEvery = 2048
 
-// shed corrects the budget by what the collector found live and, when it
-// is over, has its largest holder of state make room: the tracker hands on
-// attempts (finished ones first), TCP reassembly gives directions up.
+// shed has the largest holder of state make room when the budget is over:
+// the tracker hands on attempts (finished ones first), TCP reassembly gives
+// directions up. The run looks every 64 frames, and every observeEvery
+// corrects the budget by what the collector found live first.
 func (r *run) shed(p *pass) {
 	b := r.cfg.Budget
-	b.Observe()
 	if !b.Over() {
 		return
 	}
-	switch b.Largest() {
+	switch b.Largest(budget.Attempts, budget.TCP) { // those that can make room between two frames
 	case budget.Attempts:
 		for _, c := range r.tracker.Shed() {
 			r.connection(c)
@@ -219,8 +219,12 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			}
 			return err
 		}
-		if r.frames++; r.frames%observeEvery == 0 {
+		r.frames++
+		if b := r.cfg.Budget; r.frames%observeEvery == 0 {
+			b.Observe()
 			r.shed(p)
+		} else if (r.frames%64 == 0 || len(f.Data) > 1<<20) && b.Over() {
+			r.shed(p) // forced charges (a large record, -w's frames) took it over
 		}
 		if f.Input != at {
 			p.tallies[at], at = cur, f.Input

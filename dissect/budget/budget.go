@@ -36,12 +36,13 @@ const (
 	Attempts               // connection attempts held until they end, with their messages
 	Orphans                // replies held for a request that may come later
 	Datapath               // the data path's connections, directions and Sends in progress
-	Records                // the reader's chunks and the buffer of a large record
+	Records                // the buffer of a large record
 	Report                 // the Markdown report's message details
+	Excerpt                // the frames -w holds until it can write them in order
 	nHolders
 )
 
-var holderNames = [nHolders]string{"TCP reassembly", "connection attempts", "orphan replies", "data path", "record buffers", "report details"}
+var holderNames = [nHolders]string{"TCP reassembly", "connection attempts", "orphan replies", "data path", "record buffers", "report details", "frames for -w"}
 
 func (h Holder) String() string {
 	if h < nHolders {
@@ -163,10 +164,11 @@ func (b *Budget) Over() bool {
 	return b != nil && b.used.Load()+b.extra.Load() > b.limit
 }
 
-// Largest is the holder that holds the most now.
-func (b *Budget) Largest() Holder {
-	var best Holder
-	for h := range nHolders {
+// Largest is the holder among hs that holds the most now (the first of
+// them when none holds anything).
+func (b *Budget) Largest(hs ...Holder) Holder {
+	best := hs[0]
+	for _, h := range hs[1:] {
 		if b.held[h].Load() > b.held[best].Load() {
 			best = h
 		}

@@ -14,6 +14,7 @@ package extract
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -26,6 +27,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -44,6 +46,11 @@ type Options struct {
 	Keep func(*record.Message) bool
 	// Window bounds the octets held (0: DefaultWindow).
 	Window int
+	// Budget, when set, is the run's memory budget: the frames held are
+	// charged to it, and when it is full the oldest TCP segments kept go
+	// as when the window is (a message's frames are kept whatever it
+	// costs).
+	Budget *budget.Budget
 }
 
 // Stats say what a Writer wrote.
@@ -84,10 +91,14 @@ type Writer struct {
 	cur       *dissect.Frame // the frame being dissected (not copied)
 	lastIndex int
 	ring      []*held // recent TCP segments, oldest first
-	pending   map[int]*held
-	held      int // octets in ring and pending
-	stats     Stats
-	err       error
+	// pending are the frames of messages taken, waiting to be written, by
+	// index (mostly taken in order: an insertion is an append but for
+	// the earlier segments of an MPA frame), so that writing those below
+	// a limit costs what is written, not what waits.
+	pending []*held
+	held    int // octets in ring and pending
+	stats   Stats
+	err     error
 }
 
 type ifaceKey struct {
@@ -106,7 +117,7 @@ func Create(path string, opts Options, next dissect.Sink) (*Writer, error) {
 		opts.Window = DefaultWindow
 	}
 	return &Writer{path: path, pcapng: !strings.HasSuffix(strings.ToLower(path), ".pcap"), opts: opts, next: next, f: f,
-		buf: bufio.NewWriterSize(f, 1<<20), ifaces: map[ifaceKey]int{}, link: -1, pending: map[int]*held{}}, nil
+		buf: bufio.NewWriterSize(f, 1<<20), ifaces: map[ifaceKey]int{}, link: -1}, nil
 }
 
 // WriteFrame sees each frame the run loop reads, before it is dissected.
@@ -129,9 +140,10 @@ func (w *Writer) WriteFrame(f *dissect.Frame) error {
 		h.inRing = true
 		w.ring = append(w.ring, h)
 	}
-	// Stay within the window: the oldest segments go first; then what
-	// is older than every segment kept can be written.
-	for w.held > w.opts.Window && len(w.ring) > 0 {
+	// Stay within the window, and within the run's memory budget: the
+	// oldest segments go first; then what is older than every segment
+	// kept can be written.
+	for (w.held > w.opts.Window || w.opts.Budget.Over()) && len(w.ring) > 0 {
 		w.drop(w.ring[0])
 		w.ring = w.ring[1:]
 	}
@@ -143,16 +155,28 @@ func (w *Writer) WriteFrame(f *dissect.Frame) error {
 	return w.err
 }
 
+// heldCost is what holding a frame costs besides its octets (the copy's
+// record, its place in the ring and pending): counted in the window, so
+// that a flood of tiny segments stays bounded too.
+const heldCost = 160
+
 func (w *Writer) copyOf(f *dissect.Frame, name string) *held {
-	w.held += len(f.Data)
+	w.held += len(f.Data) + heldCost
+	w.opts.Budget.Force(budget.Excerpt, len(f.Data)+heldCost)
 	return &held{index: f.Index, data: append([]byte(nil), f.Data...), wireLen: f.WireLen, ts: f.Time, linkType: f.LinkType, name: name}
+}
+
+// let stops counting a frame no longer held.
+func (w *Writer) let(h *held) {
+	w.held -= len(h.data) + heldCost
+	w.opts.Budget.Release(budget.Excerpt, len(h.data)+heldCost)
 }
 
 // drop forgets a segment of the ring (unless a message already wants it).
 func (w *Writer) drop(h *held) {
 	h.inRing = false
 	if !h.inPending {
-		w.held -= len(h.data)
+		w.let(h)
 	}
 }
 
@@ -199,22 +223,24 @@ func (w *Writer) take(m *record.Message) {
 	}
 	w.stats.Messages++
 	for _, idx := range frames {
-		if _, ok := w.pending[idx]; ok {
+		at, found := slices.BinarySearchFunc(w.pending, idx, func(h *held, idx int) int { return cmp.Compare(h.index, idx) })
+		if found {
 			continue
 		}
 		i := sort.Search(len(w.ring), func(i int) bool { return w.ring[i].index >= idx })
+		var h *held
 		switch {
 		case i < len(w.ring) && w.ring[i].index == idx:
-			h := w.ring[i]
-			h.name, h.inPending = m.File, true
-			w.pending[idx] = h
+			h = w.ring[i]
+			h.name = m.File
 		case w.cur != nil && w.cur.Index == idx:
-			h := w.copyOf(w.cur, m.File) // a CM message: its frame is the current one
-			h.inPending = true
-			w.pending[idx] = h
+			h = w.copyOf(w.cur, m.File) // a CM message: its frame is the current one
 		default:
 			w.stats.Lost++
+			continue
 		}
+		h.inPending = true
+		w.pending = slices.Insert(w.pending, at, h)
 	}
 }
 
@@ -227,26 +253,21 @@ func (w *Writer) Summary(s *record.Summary) error { return w.next.Summary(s) }
 // writePending writes the frames waiting with an index below limit (all,
 // for -1), in order.
 func (w *Writer) writePending(limit int) {
-	if len(w.pending) == 0 {
-		return
-	}
-	var idx []int
-	for i := range w.pending {
-		if limit < 0 || i < limit {
-			idx = append(idx, i)
-		}
-	}
-	slices.Sort(idx)
-	for _, i := range idx {
-		h := w.pending[i]
-		delete(w.pending, i)
+	n := 0
+	for n < len(w.pending) && (limit < 0 || w.pending[n].index < limit) {
+		h := w.pending[n]
 		h.inPending = false
 		if !h.inRing {
-			w.held -= len(h.data)
+			w.let(h)
 		}
 		if w.err == nil {
 			w.err = w.write(h)
 		}
+		n++
+	}
+	if n > 0 {
+		clear(w.pending[:n])
+		w.pending = w.pending[n:]
 	}
 }
 

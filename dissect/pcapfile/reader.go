@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
@@ -372,8 +373,9 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// charge moves the budget's charge for a buffer replaced: old octets given
-// back, size taken (forced: the record must be read to go on).
+// charge moves the budget's charge for a buffer replaced, before it is
+// made: old octets given back, size taken (forced: the record must be read
+// to go on).
 func (r *Reader) charge(old, size int) {
 	if old = min(old, r.held); old > defaultBufSize {
 		r.budget.Release(budget.Records, old)
@@ -382,8 +384,19 @@ func (r *Reader) charge(old, size int) {
 	if size > defaultBufSize {
 		r.budget.Force(budget.Records, size)
 		r.held += size
+		if size >= collectBefore && r.budget.Over() {
+			// The heap is full of state and its garbage: collect before
+			// the buffer is made, so that it takes the garbage's room
+			// rather than the heap growing past its limit by its size.
+			runtime.GC()
+		}
 	}
 }
+
+// collectBefore is the size of a record buffer before whose making, with
+// the budget over, the garbage is collected (once per run: the buffer is
+// kept for the next large record).
+const collectBefore = 4 << 20
 
 // Mapped reports whether the file is read through a memory mapping.
 func (r *Reader) Mapped() bool { return r.mp != nil }
@@ -517,8 +530,9 @@ func (r *Reader) fillSlow(n int) error {
 			// Full of real data and still too small (so r is 0 and n is
 			// larger than the buffer): grow, at most doubling, so that a
 			// false length in a short input costs little memory.
-			nb := make([]byte, min(2*len(r.buf), n))
-			r.charge(len(r.buf), len(nb))
+			size := min(2*len(r.buf), n)
+			r.charge(len(r.buf), size)
+			nb := make([]byte, size)
 			copy(nb, r.buf[:r.w])
 			r.buf = nb
 		}
