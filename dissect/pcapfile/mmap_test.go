@@ -198,3 +198,40 @@ func TestMappedOnlyLargeRecords(t *testing.T) {
 		f.Close()
 	}
 }
+
+// Read through its mapping, Next allocates nothing per frame, nor per
+// window (the file is several windows long).
+func TestMappedZeroAllocs(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no mapping here")
+	}
+	defer func(w, m int) { mapWindow, mapMinRecord = w, m }(mapWindow, mapMinRecord)
+	mapWindow, mapMinRecord = 1<<18, 0
+	path := filepath.Join(t.TempDir(), "f.pcap")
+	if err := writeFile(path, benchPcap(16<<20)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := NewReader(f, Options{Map: true})
+	if err != nil || !r.Mapped() {
+		t.Fatalf("mapped %v, %v", r != nil && r.Mapped(), err)
+	}
+	defer r.Close()
+	for range 5000 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(10000, func() {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per Next", allocs)
+	}
+}
