@@ -185,13 +185,14 @@ func mapFile(src io.Reader) *mapping {
 	}
 	m := &mapping{f: f, size: st.Size(), ahead: make(chan view, mapAhead), release: make(chan []byte, mapAhead+2),
 		stop: make(chan struct{}), done: make(chan struct{})}
-	go m.mapAhead()
+	go m.mapWindows()
 	return m
 }
 
-// mapAhead maps the windows of the file in order and warms them, until
-// the file ends, a mapping fails or close stops it.
-func (m *mapping) mapAhead() {
+// mapWindows maps the windows of the file in order and warms them, until
+// the file ends, a mapping fails or close stops it, and unmaps those the
+// parser releases until close.
+func (m *mapping) mapWindows() {
 	defer close(m.done)
 	defer close(m.ahead)
 	debug.SetPanicOnFault(true) // this goroutine only

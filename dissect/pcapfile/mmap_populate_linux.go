@@ -3,5 +3,5 @@ package pcapfile
 import "golang.org/x/sys/unix"
 
 // mapPopulate asks mmap to fill a window's page tables at once (see
-// mapping.mapAhead).
+// mapping.mapWindows).
 const mapPopulate = unix.MAP_POPULATE
