@@ -98,9 +98,9 @@ func worthMapping(f *os.File, size int64) bool {
 			switch t := order.Uint32(b[off:]); {
 			case t == 1 && link == 0 && l >= 20: // IDB
 				link = uint32(order.Uint16(b[off+8:])) | 1<<31
-			case t == 6 && l >= 32: // EPB
+			case t == 6: // EPB
 				records++
-				if link == 1|1<<31 && etherTCP(b[off+28:off+l-4]) {
+				if link == 1|1<<31 && l >= 32 && etherTCP(b[off+28:off+l-4]) {
 					tcp++
 				}
 			case t == 3: // SPB
