@@ -269,3 +269,85 @@ type Loss struct {
 func (b *Budget) Full() string {
 	return fmt.Sprintf("the memory budget of %d MiB for all state is full", b.Limit()>>20)
 }
+
+// Account is one holder's share of a budget, taken from it in slices so
+// that a holder charging on every segment touches the shared counters
+// once every slice, not every time: it holds up to two slices the holder
+// has not used, which other holders cannot have meanwhile. One goroutine
+// uses an Account; the zero Account (or one of a nil budget) grants
+// everything.
+type Account struct {
+	b      *Budget
+	h      Holder
+	credit int // taken from the budget and not used
+}
+
+// accountSlice is how much an Account takes from the budget at a time.
+const accountSlice = 64 << 10
+
+// NewAccount opens an account of holder h on b.
+func (b *Budget) NewAccount(h Holder) Account { return Account{b: b, h: h} }
+
+// Charge takes n octets, and reports whether they fit.
+func (a *Account) Charge(n int) bool {
+	if a.b == nil || n <= 0 {
+		return true
+	}
+	if n <= a.credit {
+		a.credit -= n
+		return true
+	}
+	need := n - a.credit
+	take := max(need, accountSlice)
+	if !a.b.Charge(a.h, take) {
+		if take == need || !a.b.Charge(a.h, need) {
+			return false
+		}
+		take = need
+	}
+	a.credit += take - n
+	return true
+}
+
+// Force takes n octets even beyond the limit.
+func (a *Account) Force(n int) {
+	if a.b == nil || n <= 0 {
+		return
+	}
+	if n <= a.credit {
+		a.credit -= n
+		return
+	}
+	a.b.Force(a.h, n-a.credit)
+	a.credit = 0
+}
+
+// Release gives back n octets; beyond two slices unused, the rest goes
+// back to the budget.
+func (a *Account) Release(n int) {
+	if a.b == nil || n <= 0 {
+		return
+	}
+	a.credit += n
+	if a.credit > 2*accountSlice {
+		a.b.Release(a.h, a.credit-accountSlice)
+		a.credit = accountSlice
+	}
+}
+
+// Fits reports whether n more octets would be granted now.
+func (a *Account) Fits(n int) bool { return n <= a.credit || a.b.Fits(n-a.credit) }
+
+// Close gives back what the account holds unused.
+func (a *Account) Close() {
+	if a.b != nil && a.credit > 0 {
+		a.b.Release(a.h, a.credit)
+		a.credit = 0
+	}
+}
+
+// Full is Budget.Full of the account's budget.
+func (a *Account) Full() string { return a.b.Full() }
+
+// Lost is Budget.Lost for the account's holder.
+func (a *Account) Lost() { a.b.Lost(a.h) }

@@ -119,3 +119,56 @@ func TestObserve(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 }
+
+// TestAccount: an account takes the budget in slices, grants from what it
+// took without touching the budget, takes only what it needs when less than
+// a slice is left, refuses when even that does not fit, gives back beyond
+// two slices unused, and everything at Close.
+func TestAccount(t *testing.T) {
+	const S = accountSlice
+	b := New(4 * S)
+	a := b.NewAccount(TCP)
+	used := func() int64 { return b.Stats().Used }
+	if !a.Charge(100) || used() != S {
+		t.Fatalf("first charge: used %d", used())
+	}
+	if !a.Charge(S-100) || used() != S {
+		t.Fatalf("within the slice: used %d", used())
+	}
+	b.Force(Attempts, 2*S+S/2) // half a slice left
+	if !a.Charge(S/4) || used() != 3*S+S/2+S/4 {
+		t.Fatalf("a quarter slice with half a slice left: used %d", used())
+	}
+	if a.Charge(S) || used() != 3*S+S/2+S/4 {
+		t.Fatalf("a charge beyond the budget was granted: used %d", used())
+	}
+	a.Release(S + S/4) // all it holds: kept as credit (under two slices)
+	if used() != 3*S+S/2+S/4 {
+		t.Fatalf("after release: used %d", used())
+	}
+	a.Close()
+	b.Release(Attempts, 2*S+S/2)
+	if used() != 0 {
+		t.Fatalf("after close: used %d", used())
+	}
+
+	b = New(10 * S)
+	a = b.NewAccount(Datapath)
+	a.Charge(3 * S)
+	a.Release(3 * S)
+	if used() != S {
+		t.Fatalf("three slices released: used %d, want one slice kept", used())
+	}
+	a.Close()
+	if used() != 0 || b.Stats().Held[Datapath] != 0 {
+		t.Fatalf("after close: used %d", used())
+	}
+
+	var none Account
+	if !none.Charge(1<<40) || !none.Fits(1<<40) {
+		t.Error("the zero account refused")
+	}
+	none.Force(1)
+	none.Release(1)
+	none.Close()
+}

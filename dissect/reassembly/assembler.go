@@ -214,7 +214,7 @@ func (d *Dir) Limit(detail string) {
 
 // Fits reports whether n more octets fit in the total (and the budget)
 // without giving anything up.
-func (d *Dir) Fits(n int) bool { return d.a.held+n <= d.a.opt.TotalBytes && d.a.opt.Budget.Fits(n) }
+func (d *Dir) Fits(n int) bool { return d.a.held+n <= d.a.opt.TotalBytes && d.a.acct.Fits(n) }
 
 // Last is the frame and capture time of the direction's latest segment:
 // the one being taken, during a delivery.
@@ -268,7 +268,8 @@ type Assembler struct {
 	why struct{ flows, early, room, full, budgetRoom, budgetFull, budgetFlow string }
 
 	opens  int
-	tables int // the flow tables' octets charged to the budget
+	tables int            // the flow tables' octets charged to the budget
+	acct   budget.Account // this holder's share of the budget (Options.Budget)
 	// The ageing clock, the latest capture time seen and the clock at the
 	// last sweep, in nanoseconds (see tick).
 	started    bool
@@ -282,6 +283,7 @@ type Assembler struct {
 // New returns an assembler that follows directions for protocol p.
 func New(opt Options, p Protocol) *Assembler {
 	a := &Assembler{opt: opt.WithDefaults(), p: p, t4: newTable(hash4), t6: newTable(hash6)}
+	a.acct = a.opt.Budget.NewAccount(budget.TCP)
 	a.lru.lprev, a.lru.lnext = &a.lru, &a.lru
 	a.elru.lprev, a.elru.lnext = &a.elru, &a.elru
 	o := a.opt
@@ -390,7 +392,7 @@ func (a *Assembler) insert(f *Flow) *dirState {
 // assembler (Flush).
 func (a *Assembler) chargeTables() {
 	if n := a.t4.bytes + a.t6.bytes; n != a.tables {
-		a.opt.Budget.Force(budget.TCP, n-a.tables)
+		a.acct.Force(n - a.tables)
 		a.tables = n
 	}
 }
@@ -594,9 +596,9 @@ func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost boo
 	if len(a.all) >= a.opt.Flows {
 		a.evict(a.why.flows)
 	}
-	if !a.opt.Budget.Charge(budget.TCP, streamCost) {
+	if !a.acct.Charge(streamCost) {
 		a.evict(a.why.budgetFlow)
-		a.opt.Budget.Force(budget.TCP, streamCost)
+		a.acct.Force(streamCost)
 	}
 	var str *stream
 	if n := len(a.pool); n > 0 {
@@ -641,7 +643,7 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 		flags |= flagEnded
 	}
 	a.charge(str, -str.charged)
-	a.opt.Budget.Release(budget.TCP, streamCost)
+	a.acct.Release(streamCost)
 	a.unlink(str)
 	last := a.all[len(a.all)-1]
 	a.all[str.slot] = last
@@ -717,6 +719,7 @@ func (a *Assembler) Flush() {
 	for _, str := range open {
 		a.finish(str, End{Kind: EndInput, FINMissing: str.fin})
 	}
-	a.opt.Budget.Release(budget.TCP, a.tables)
+	a.acct.Release(a.tables)
 	a.tables = 0
+	a.acct.Close()
 }

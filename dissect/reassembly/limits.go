@@ -4,8 +4,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
 
 // Sweeps run after sweepEvery new directions (or as many as are followed)
@@ -121,7 +119,7 @@ func (a *Assembler) evict(why string) {
 // the budget's reasons) that showed something of interest.
 func (a *Assembler) lostFor(s *stream, why string) {
 	if (why == a.why.budgetRoom || why == a.why.budgetFlow || why == a.why.budgetFull) && s.r != nil && s.r.Interest() != Nothing {
-		a.opt.Budget.Lost(budget.TCP)
+		a.acct.Lost()
 	}
 }
 

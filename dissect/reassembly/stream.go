@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
 
 // stream is a direction being followed. Held octets sit in buf at their
@@ -708,23 +706,23 @@ func (a *Assembler) deliverSoft(s *stream) Status {
 // enough it marks s given up and reports false. The octets are accounted
 // all the same (forced on the budget), and released when s lets go.
 func (a *Assembler) charge(s *stream, n int) bool {
-	b := a.opt.Budget
+	b := &a.acct
 	if n <= 0 {
 		a.held += n
 		s.charged += n
-		b.Release(budget.TCP, -n)
+		b.Release(-n)
 		return true
 	}
 	if a.held+n > a.opt.TotalBytes {
 		a.makeRoom(s, max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n), a.why.room)
 	}
-	fits := b.Charge(budget.TCP, n)
+	fits := b.Charge(n)
 	if !fits {
 		// Others hold the budget too: give up an eighth of what this
 		// holder has, least recently progressed first, and try again.
 		a.makeRoom(s, max(0, a.held-a.held/8-n), a.why.budgetRoom)
-		if fits = b.Charge(budget.TCP, n); !fits {
-			b.Force(budget.TCP, n)
+		if fits = b.Charge(n); !fits {
+			b.Force(n)
 		}
 	}
 	a.held += n
