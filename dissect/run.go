@@ -345,7 +345,6 @@ func (r *run) connections(cut string) {
 	}
 }
 
-// finish hands on the summary; it returns the sink's error.
 // budgetNote says, when the memory budget made holders give up state
 // that shows in the output, which and how much (each loss is also
 // reported where it happened), or nil.
@@ -364,6 +363,7 @@ func budgetNote(s budget.Stats) *finding.Finding {
 	return &f
 }
 
+// finish hands on the summary; it returns the sink's error.
 func (r *run) finish() error {
 	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
 	for _, n := range r.tracker.Notes() {

@@ -12,13 +12,19 @@
 // charges cannot be refused (a record has to be read to be skipped): Force
 // takes them over the limit, and the other holders then find less room.
 //
+// The charges are estimates. Observe corrects them by what the garbage
+// collector last found live, and Over tells the run loop when its largest
+// holders should make room between two frames (dissect's shed). A holder
+// that charges on every segment does it through an Account, which takes
+// the budget in slices.
+//
 // The limit is well below the runtime's soft memory limit (SoftLimit), so
 // that the state held never crowds the garbage collector: with the state
 // at its limit the heap still has room for a cycle's garbage, and time stays
 // linear in the input.
 //
-// A nil *Budget is no budget: every charge is granted. Charges may come
-// from several goroutines (the reader reads ahead in one of its own).
+// A nil *Budget is no budget: every charge is granted. Charges are atomic;
+// Observe and each Account belong to one goroutine (the run loop's).
 package budget
 
 import (

@@ -384,8 +384,9 @@ type orphanKey struct {
 func (t *Tracker) orphan(k orphanKey, m *record.Message) {
 	o := slimOrphan(m)
 	cost := orphanCost(o)
-	if old, ok := t.orphans[k]; ok {
+	if old, ok := t.orphans[k]; ok { // replaced (its key stays in oOrder, and is skipped)
 		t.budget.Release(budget.Orphans, orphanCost(old))
+		delete(t.orphans, k)
 	}
 	for !t.budget.Charge(budget.Orphans, cost) {
 		if !t.forgetOrphan() {
