@@ -352,8 +352,5 @@ func (a *Account) Close() {
 	}
 }
 
-// Full is Budget.Full of the account's budget.
-func (a *Account) Full() string { return a.b.Full() }
-
 // Lost is Budget.Lost for the account's holder.
 func (a *Account) Lost() { a.b.Lost(a.h) }

@@ -165,8 +165,7 @@ type Tracker struct {
 
 	handover Handover // the data path, told of connections established and ended
 
-	budget   *budget.Budget // the run's memory budget, or nil
-	budgeted int            // attempts handed on early because the budget was full
+	budget *budget.Budget // the run's memory budget, or nil
 }
 
 // DefaultMaxConnections bounds the attempts held at once: about 1 KB
@@ -214,10 +213,6 @@ func (t *Tracker) reset() {
 // SetBudget makes the tracker charge the attempts and orphan replies it
 // holds to b, the run's memory budget.
 func (t *Tracker) SetBudget(b *budget.Budget) { t.budget = b }
-
-// Budgeted counts attempts handed on early because the memory budget was
-// full (they are also in Dropped).
-func (t *Tracker) Budgeted() int { return t.budgeted }
 
 // NextInput starts a new input: attempts never pair across inputs, so
 // call Finish first to hand on those of the input before.
@@ -572,7 +567,6 @@ func (t *Tracker) dropOldest(count bool) *attempt {
 		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
 			"more than %d unfinished connection attempts were held at once: this one is reported before its end, as far as it is known", t.max))
 	} else {
-		t.budgeted++
 		t.budget.Lost(budget.Attempts)
 		old.Findings = append(old.Findings, finding.New(finding.StateLimitReached,
 			"%s: this unfinished connection attempt, the oldest held, is reported before its end, as far as it is known", t.budget.Full()))

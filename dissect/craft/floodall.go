@@ -2,8 +2,6 @@ package craft
 
 import (
 	"encoding/binary"
-
-	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // Floods for the memory budget: what each holder of state is made to hold,
@@ -67,9 +65,7 @@ func floodREQREPs(n int, emit func([]byte) error) error {
 		binary.BigEndian.PutUint32(rep[local+4:], uint32(i)) // the Remote Communication ID
 		binary.BigEndian.PutUint32(rep[ip+4:], addr)
 		for _, f := range [][]byte{req, rep} {
-			fixIPv4Checksum(f[14:34])
-			end := len(f) - layers.ICRCLen
-			binary.LittleEndian.PutUint32(f[end:], layers.ICRCRoCEv2(f[14:34], f[34:42], f[42:end]))
+			resealIPv4(f)
 			if err := emit(f); err != nil {
 				return err
 			}
@@ -119,13 +115,9 @@ func floodCombined(scale int, emit func([]byte) error) error {
 	for k, c := range Combined {
 		first := byte(20 + k)
 		moved := func(f []byte) error {
-			if len(f) >= 34 && f[12] == 0x08 && f[13] == 0x00 && f[14]>>4 == 4 {
+			if len(f) >= 34 && f[12] == 0x08 && f[13] == 0x00 && f[14] == 0x45 {
 				f[14+12], f[14+16] = first, first
-				fixIPv4Checksum(f[14:34])
-				if len(f) >= 42+12+layers.ICRCLen && f[14+9] == 17 && binary.BigEndian.Uint16(f[36:]) == 4791 {
-					end := len(f) - layers.ICRCLen
-					binary.LittleEndian.PutUint32(f[end:], layers.ICRCRoCEv2(f[14:34], f[34:42], f[42:end]))
-				}
+				resealIPv4(f)
 			}
 			return emit(f)
 		}
@@ -136,15 +128,11 @@ func floodCombined(scale int, emit func([]byte) error) error {
 	return nil
 }
 
-// fixIPv4Checksum recomputes the checksum of a 20-octet IPv4 header.
-func fixIPv4Checksum(h []byte) {
-	h[10], h[11] = 0, 0
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(h[10:], ^uint16(sum))
+// resealIPv4 recomputes what the addresses of an Ethernet frame over an
+// IPv4 header of 20 octets enter into: the header checksum, the UDP or TCP
+// checksum and a RoCEv2 ICRC (fixTransport).
+func resealIPv4(f []byte) {
+	f[24], f[25] = 0, 0
+	binary.BigEndian.PutUint16(f[24:], checksum(f[14:34], 0))
+	fixTransport(f, 14, 34, f[23])
 }
