@@ -266,6 +266,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits}
 	// One memory budget for the run, which the report's details charge too.
 	cfg.Budget = budget.New(cfg.MemoryLimit())
+	if s.Process {
+		cfg.Budget.WatchHeap()
+	}
 	r, err := output.New(s.Out, output.Options{
 		Format:    opts.Format,
 		Verbose:   opts.Verbose,

@@ -20,6 +20,10 @@ type IOStreams struct {
 	// Args is the command line after the program name, as given (for
 	// reports); Run fills it in.
 	Args []string
+	// Process says the run has the process to itself (the program, not a
+	// test calling Run): the memory budget may then correct itself by the
+	// process's live heap (budget.WatchHeap).
+	Process bool
 }
 
 // SystemStreams are the process's standard streams.
@@ -31,5 +35,6 @@ func SystemStreams() *IOStreams {
 		ErrOut:      os.Stderr,
 		OutTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
 		Getenv:      os.Getenv,
+		Process:     true,
 	}
 }

@@ -13,7 +13,7 @@
 // takes them over the limit, and the other holders then find less room.
 //
 // The charges are estimates. Observe corrects them by what the garbage
-// collector last found live, and Over tells the run loop when its largest
+// collector last found live (in a process the run has to itself), and Over tells the run loop when its largest
 // holders should make room between two frames (dissect's shed). A holder
 // that charges on every segment does it through an Account, which takes
 // the budget in slices.
@@ -74,6 +74,7 @@ type Budget struct {
 	// charged and the program's own needs (allowance): state no estimate
 	// covers, which counts against the limit until the next collection.
 	extra   atomic.Int64
+	watch   bool // WatchHeap
 	cycles  uint64
 	metrics [2]metrics.Sample
 
@@ -188,13 +189,22 @@ func (b *Budget) Largest(hs ...Holder) Holder {
 // finds is state the estimates missed.
 const allowance = 14 << 20
 
+// WatchHeap makes Observe look at the heap: for a run that has the process
+// to itself (the program), since the heap is the process's, and other runs
+// in it (tests in parallel) would read as state this one missed.
+func (b *Budget) WatchHeap() {
+	if b != nil {
+		b.watch = true
+	}
+}
+
 // Observe corrects the budget by what the garbage collector last found
-// live, once per collection: the charges are estimates, and what the heap
+// live, once per collection (when WatchHeap was called): the charges are estimates, and what the heap
 // holds beyond them and the allowance counts against the limit until the
 // next collection. It is cheap enough to call every few thousand frames
 // (from one goroutine).
 func (b *Budget) Observe() {
-	if b == nil {
+	if b == nil || !b.watch {
 		return
 	}
 	if b.metrics[0].Name == "" {

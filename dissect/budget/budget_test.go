@@ -80,11 +80,12 @@ func TestBudget(t *testing.T) {
 // collector sees it as live).
 var keep [][]byte
 
-// TestObserve: live heap beyond the charges and the allowance counts
-// against the limit after a collection, and stops counting once it is
+// TestObserve: with WatchHeap (only), live heap beyond the charges and the
+// allowance counts against the limit after a collection, and stops counting once it is
 // let go; letting go of charged state does not read as more state missed.
 func TestObserve(t *testing.T) {
 	b := New(64 << 20)
+	b.WatchHeap()
 	runtime.GC()
 	b.Observe()
 	base := b.Stats().Extra
@@ -92,6 +93,11 @@ func TestObserve(t *testing.T) {
 		keep = append(keep, make([]byte, 1<<20)) // 48 MiB nobody charged
 	}
 	runtime.GC()
+	unwatched := New(64 << 20)
+	unwatched.Observe()
+	if unwatched.Stats().Extra != 0 {
+		t.Error("Observe looked at the heap without WatchHeap")
+	}
 	b.Observe()
 	if e := b.Stats().Extra; e < 48<<20-allowance-base-(4<<20) {
 		t.Errorf("extra %d MiB with 48 MiB uncharged", e>>20)
@@ -109,6 +115,7 @@ func TestObserve(t *testing.T) {
 	// Charged state let go after the collection: the most held since the
 	// last look is what the collection is compared with.
 	b = New(64 << 20)
+	b.WatchHeap()
 	held := make([]byte, 32<<20)
 	b.Force(Attempts, len(held))
 	runtime.GC()
