@@ -72,7 +72,10 @@ func TestTCPFlowsNoAllocs(t *testing.T) {
 // captured mid-stream, in turn (every segment of a flow is n frames after
 // its previous one): the cost per frame in the steady state, where the flow
 // table no longer fits a cache. "new" opens a new flow with every frame
-// (each seen twice), the churn of a capture of short connections.
+// (each seen twice), the churn of a capture of short connections;
+// "new-bulk" does so with full-sized segments, the first segments of a
+// capture of bulk flows taken mid-stream (each decided at once once 4096
+// wait for their start).
 func BenchmarkTCPFlows(b *testing.B) {
 	for _, n := range []int{1000, 100000, 1000000} {
 		b.Run(fmt.Sprintf("flows=%d", n), func(b *testing.B) {
@@ -88,13 +91,18 @@ func BenchmarkTCPFlows(b *testing.B) {
 			}
 		})
 	}
-	b.Run("new", func(b *testing.B) {
-		bf := newBulkFlows(b, 1<<22, 400)
-		d := New("t", Config{}, func(*record.Message) {})
-		b.ReportAllocs()
-		b.SetBytes(int64(len(bf.frame)))
-		for b.Loop() {
-			d.Decode(bf.nextFrame())
-		}
-	})
+	for _, c := range []struct {
+		name    string
+		payload int
+	}{{"new", 400}, {"new-bulk", 1448}} {
+		b.Run(c.name, func(b *testing.B) {
+			bf := newBulkFlows(b, 1<<22, c.payload)
+			d := New("t", Config{}, func(*record.Message) {})
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bf.frame)))
+			for b.Loop() {
+				d.Decode(bf.nextFrame())
+			}
+		})
+	}
 }

@@ -49,7 +49,9 @@ type Options struct {
 	MaxEarlySegs int // segments kept from a direction whose start is not known
 	// EarlyFlows bounds the directions followed at once whose start is not
 	// known (captured mid-stream): octets kept before a start matter only
-	// if the start comes soon after them.
+	// if the start comes soon after them. At the limit, a new direction
+	// whose first segment is longer than the early window is decided at
+	// once; another gives up the oldest of them.
 	EarlyFlows int
 	Remembered int // directions remembered once decided
 	// ReuseWindow is how far from an old connection's sequence numbers a
@@ -359,11 +361,8 @@ func (a *Assembler) lookup(f *Flow) *dirState {
 		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
 		return a.t6.find(&k, hash6(&k))
 	}
-	var k key4
-	copy(k[0:4], f.Src[12:16])
-	copy(k[4:8], f.Dst[12:16])
-	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
-	return a.t4.find(&k, hash4(&k))
+	k, h := key4Of(f)
+	return a.t4.find(&k, h)
 }
 
 // insert adds a direction, forgetting the least recently seen decided ones
@@ -378,11 +377,8 @@ func (a *Assembler) insert(f *Flow) *dirState {
 		a.chargeTables()
 		return st
 	}
-	var k key4
-	copy(k[0:4], f.Src[12:16])
-	copy(k[4:8], f.Dst[12:16])
-	k[8], k[9], k[10], k[11] = byte(f.SrcPort>>8), byte(f.SrcPort), byte(f.DstPort>>8), byte(f.DstPort)
-	st := a.t4.insert(&k, hash4(&k))
+	k, h := key4Of(f)
+	st := a.t4.insert(&k, h)
 	a.chargeTables()
 	return st
 }
@@ -459,14 +455,23 @@ func (a *Assembler) Segment(s *Segment) {
 		case ok:
 			str = a.open(s, d, seq, true, lost)
 			a.startReader(str)
-		case len(s.Payload) > a.p.EarlyWindow() && len(s.Payload) > a.opt.StreamBytes:
-			// No handshake, no start, and longer than any first message and
-			// than what a direction may hold: bulk data of a connection whose
-			// start is not in the capture.
+		case len(s.Payload) > a.p.EarlyWindow() && (len(s.Payload) > a.opt.StreamBytes || a.unanchored >= a.opt.EarlyFlows):
+			// No handshake, no start, and longer than any first message within
+			// the RFC's limit: bulk data of a connection whose start is not in
+			// the capture, most likely. It is decided at once, without holding
+			// its octets, when it is more than a direction may hold, or when
+			// EarlyFlows directions wait for their start already: rather than
+			// give up the oldest of them (that may still be the later part of
+			// a first message) for a segment that would be one only of an
+			// over-long frame. A start that then arrives below it is counted
+			// (Stats.EarlyMissed).
 			if d == nil {
 				d = a.insert(&s.Flow)
 			}
-			*d = dirState{kind: kindDecided, lo: s.Seq, end: s.Seq + uint32(len(s.Payload)), seen: uint32(a.st.Segments)}
+			*d = dirState{kind: kindDecided, flags: flagEarly, lo: s.Seq, end: s.Seq + uint32(len(s.Payload)), seen: uint32(a.st.Segments)}
+			if s.FIN || s.RST {
+				d.flags |= flagEnded
+			}
 			return
 		default:
 			// No handshake seen and this segment does not start one: the
@@ -557,10 +562,12 @@ func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
 		ok, _ := a.p.Starts(s.Payload)
 		take = s.SYN || ok
 	}
-	if !take && d.kind == kindDecided && d.flags&flagEarly != 0 {
+	if !take && d.kind == kindDecided && d.flags&flagEarly != 0 && int32(d.lo-s.Seq) > 0 {
 		if ok, _ := a.p.Starts(s.Payload); ok && len(s.Payload) > 0 {
-			// The start came after all, once the early window had decided
-			// the direction: its first message is not shown. Counted once.
+			// The start came after all, below the octets that made the early
+			// window decide the direction: its first message is not shown.
+			// Counted once. (A segment above them starts nothing: the data
+			// of the direction goes on.)
 			d.flags &^= flagEarly
 			if a.st.EarlyMissed++; a.st.EarlyMissed == 1 {
 				a.st.EarlyMissedFrame = s.Frame

@@ -279,6 +279,44 @@ func TestEarlyWindowMissed(t *testing.T) {
 	}
 }
 
+// TestEarlyFlowsLimit: while fewer than EarlyFlows directions wait for
+// their start, a keyless first segment longer than the early window is held
+// (the tail of an over-long first message, whose start then shows it);
+// at the limit it is decided at once, without giving up a direction that
+// waits, and a start that then arrives below it is counted as missed. A
+// short keyless segment at the limit gives up the oldest that waits.
+func TestEarlyFlowsLimit(t *testing.T) {
+	long := strings.Repeat("t", 100) // longer than the toy's early window of 64
+	t.Run("room: held", func(t *testing.T) {
+		p, a := run(t, reassembly.Options{EarlyFlows: 2}, 1000, []seg{{port: 3, off: 10, data: long}, {port: 3, data: "START12345"}})
+		if s := a.Stats(); s.EarlyMissed != 0 || s.Keyless != 0 || len(p.readers) != 1 {
+			t.Fatalf("%+v, %d readers; log %q", s, len(p.readers), p.log)
+		}
+		if got := string(p.readers[0].got); got != "START12345"+long[:64] { // the window spans from the lowest octet seen
+			t.Errorf("the reader got %q", got)
+		}
+	})
+	t.Run("at the limit", func(t *testing.T) {
+		segs := []seg{
+			{port: 1, off: 10, data: "0123456789"}, {port: 2, off: 10, data: "0123456789"}, // two wait: the limit
+			{port: 3, off: 10, data: long},         // decided at once
+			{port: 1, data: "START12345"},          // port 1 still waited: its start shows its octets
+			{port: 5, off: 10, data: "0123456789"}, // two wait again
+			{port: 4, off: 10, data: "0123456789"}, // short: gives up the oldest that waits (port 2)
+			{port: 3, data: "START12345"},          // below octets decided: missed, frame 7
+		}
+		p, a := run(t, reassembly.Options{EarlyFlows: 2}, 1000, segs)
+		s := a.Stats()
+		if s.EarlyMissed != 1 || s.EarlyMissedFrame != 7 || s.Keyless != 1 {
+			t.Errorf("missed %d (frame %d), keyless %d; want 1 (frame 7), 1 (port 2); log %q",
+				s.EarlyMissed, s.EarlyMissedFrame, s.Keyless, p.log)
+		}
+		if len(p.readers) != 1 || string(p.readers[0].got) != "START123450123456789" {
+			t.Fatalf("%d readers; log %q", len(p.readers), p.log)
+		}
+	})
+}
+
 // TestAssemblerBudget: the octets held and the directions followed are
 // charged to the run's budget too. When another holder has filled it, the
 // direction least recently progressed is given up for the newer one,

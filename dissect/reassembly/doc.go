@@ -22,11 +22,22 @@
 //		   │  a limit (flows, buffers, segments), or age
 //		   └──────────────────────────────────────────────────────► lost
 //
+//		(none) ── a first segment longer than the early window, ──► decided
+//		          while EarlyFlows are unanchored (or than StreamBytes)
+//
 //	  - unanchored: segments arrived but neither a SYN nor a segment that
 //	    Starts (the capture began mid-connection, or reordered the start).
 //	    Their octets are kept by sequence number, as far as the Protocol's
 //	    EarlyWindow spans from the lowest one, in case they are the later
-//	    part of a first message whose start arrives next. Octets kept when a
+//	    part of a first message whose start arrives next. When EarlyFlows
+//	    directions are unanchored already, a direction whose first segment
+//	    is longer than the early window (or than StreamBytes, at any time) is
+//	    decided at once instead, without holding anything: its segment would
+//	    be the later part of a first message only if that message broke the
+//	    Protocol's limit (RFC 5044: 532 octets of MPA frame), and it does
+//	    not make a direction that waits for its start give way. A start
+//	    that arrives below a direction the early window decided is counted
+//	    (Stats.EarlyMissed). Octets kept when a
 //	    SYN then arrives are provisional ("soft"): a later copy replaces them,
 //	    and they are delivered only when nothing replaced them by the end.
 //	  - anchored: the start is known (the octet after the SYN, or the first

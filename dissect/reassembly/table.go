@@ -218,9 +218,26 @@ func (t *table[K]) each(f func(k *K, st *dirState)) {
 
 // The hashes are fixed (no random seed) so that a run is deterministic.
 func hash4(k *key4) uint64 {
-	a := binary.LittleEndian.Uint64(k[0:8])
-	b := uint64(binary.LittleEndian.Uint32(k[8:12]))
-	return mix64(a ^ mix64(b^0x9e3779b97f4a7c15))
+	return hash4Words(binary.LittleEndian.Uint64(k[0:8]), binary.LittleEndian.Uint32(k[8:12]))
+}
+
+// hash4Words is hash4 of the key whose octets, read little-endian, are a
+// (the first eight) and b (the last four).
+func hash4Words(a uint64, b uint32) uint64 {
+	return mix64(a ^ mix64(uint64(b)^0x9e3779b97f4a7c15))
+}
+
+// key4Of is the IPv4 key of f and its hash. Both are worked out a word at
+// a time: a key written an octet at a time and then read a word at a time
+// (to hash it) makes the processor wait for the stores to land, for every
+// segment (18 ns a segment in a profile of 100 000 flows).
+func key4Of(f *Flow) (key4, uint64) {
+	a := uint64(binary.LittleEndian.Uint32(f.Src[12:16])) | uint64(binary.LittleEndian.Uint32(f.Dst[12:16]))<<32
+	b := uint32(bits.ReverseBytes16(f.SrcPort)) | uint32(bits.ReverseBytes16(f.DstPort))<<16
+	var k key4
+	binary.LittleEndian.PutUint64(k[0:8], a)
+	binary.LittleEndian.PutUint32(k[8:12], b)
+	return k, hash4Words(a, b)
 }
 
 func hash6(k *key6) uint64 {

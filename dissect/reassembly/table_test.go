@@ -61,6 +61,22 @@ func TestHashDeterministic(t *testing.T) {
 	}
 }
 
+// key4Of builds the key a word at a time: the same octets as the addresses
+// and ports on the wire, and the hash of that key.
+func TestKey4Of(t *testing.T) {
+	var f Flow
+	copy(f.Src[12:], []byte{192, 0, 2, 1})
+	copy(f.Dst[12:], []byte{198, 51, 100, 7})
+	f.SrcPort, f.DstPort = 0x1234, 20049
+	k, h := key4Of(&f)
+	if want := (key4{192, 0, 2, 1, 198, 51, 100, 7, 0x12, 0x34, 0x4e, 0x51}); k != want {
+		t.Fatalf("key % x, want % x", k, want)
+	}
+	if h != hash4(&k) {
+		t.Fatalf("hash %#x, want %#x", h, hash4(&k))
+	}
+}
+
 // Entries never move: a pointer to one stays valid while the table grows.
 func TestTableEntriesStay(t *testing.T) {
 	tb := newTable(hash4)
