@@ -255,9 +255,9 @@ func TestAssemblerRemembered(t *testing.T) {
 
 // TestEarlyWindowMissed: segments that arrive before a direction's start
 // and span more than the early window decide it; a start that comes after
-// them is not shown, and is counted once (with its frame), however often
-// it is retransmitted. A direction that never shows a start, or whose start
-// comes within the window, is not counted.
+// them (below them) is not shown, and is counted once (with its frame),
+// however often it is retransmitted. A direction that never shows a start,
+// or whose start comes within the window, is not counted.
 func TestEarlyWindowMissed(t *testing.T) {
 	late := []seg{{port: 1, off: 40, data: strings.Repeat("x", 20)}, {port: 1, off: 60, data: strings.Repeat("y", 20)}, // span 40
 		{port: 1, off: 100, data: strings.Repeat("z", 10)}, // span 70: more than the window of 64
@@ -271,6 +271,9 @@ func TestEarlyWindowMissed(t *testing.T) {
 		{"start after the window", late, 1, 4},
 		{"no start at all", late[:3], 0, 0},
 		{"start within the window", []seg{late[0], late[1], {port: 1, off: 0, data: "START" + strings.Repeat("s", 35)}}, 0, 0},
+		// Above the octets that decided it, a key is data of the direction
+		// going on: it started nothing.
+		{"key above the octets", append(late[:3:3], seg{port: 1, off: 110, data: "START" + strings.Repeat("s", 35)}), 0, 0},
 	} {
 		p, a := run(t, reassembly.Options{}, 100, tc.segs)
 		if s := a.Stats(); s.EarlyMissed != tc.missed || s.EarlyMissedFrame != tc.frame {
