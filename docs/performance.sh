@@ -7,7 +7,9 @@
 # With Invalidate; TCP bulk), and the iWARP NFS-like one (`--iwarp-conns
 # 512`: READ Calls, their data in RDMA Writes, Replies with Send with
 # Invalidate, every 4th connection with markers; with CRC on every
-# connection, and with none), side by side.
+# connection, and with none), and all TCP (`--tcp-flows 100000`: bulk
+# segments of 100 000 flows captured mid-stream, in turn, iWARP connections
+# among them), side by side.
 #
 #   docs/performance.sh                 # 1 GiB of each
 #   docs/performance.sh 256MiB 1GiB 4GiB
@@ -30,7 +32,7 @@ export PATH="/usr/local/go/bin:$PATH"
 dir=${PERF_DIR:-/tmp/rdmacm-pd-perf}
 runs=${RUNS:-3}
 tshark_max=${TSHARK_MAX:-1288490189}  # 1.2 GiB
-workloads=${WORKLOADS:-mixed nfs iwarp iwarp-nocrc}
+workloads=${WORKLOADS:-mixed nfs iwarp iwarp-nocrc tcp-flows}
 mkdir -p "$dir"
 go build -o "$dir/rdmacm-pd" .
 bin="$dir/rdmacm-pd"
@@ -57,7 +59,8 @@ for wl in $workloads; do
 	nfs) flags="--nfs"; f="$dir/workload-nfs-$size.pcap" ;;
 	iwarp) flags="--iwarp-conns 512"; f="$dir/workload-iwarp-$size.pcap" ;;
 	iwarp-nocrc) flags="--iwarp-conns 512 --iwarp-crc-every 0"; f="$dir/workload-iwarp-nocrc-$size.pcap" ;;
-	*) echo "unknown workload $wl (want mixed, nfs, iwarp or iwarp-nocrc)" >&2; exit 2 ;;
+	tcp-flows) flags="--tcp-flows 100000"; f="$dir/workload-tcp-flows-$size.pcap" ;;
+	*) echo "unknown workload $wl (want mixed, nfs, iwarp, iwarp-nocrc or tcp-flows)" >&2; exit 2 ;;
 	esac
 	if [ ! -f "$f" ] || [ ! -f "$f.expected" ]; then
 		"$bin" craft --workload "$size" $flags -w "$f" > "$f.expected"
@@ -78,7 +81,7 @@ s = json.loads(open(sys.argv[2]).read())
 got = (s["frames"], s["messages"], s["connections"]["established"])
 if got != (want_frames, want_msgs, want_conns) or s["state_limit_drops"] or s["decode_errors"]:
     sys.exit("MISMATCH: got frames/messages/established %s, want %s" % (got, (want_frames, want_msgs, want_conns)))
-if sys.argv[3] != "mixed":
+if sys.argv[3] not in ("mixed", "tcp-flows"):
     want_rpc = int(re.search(r"(\d+) rpc_messages", exp).group(1))
     if s["rpc_messages"] != want_rpc or s["findings"] or s["datapath_frames_without_connection"]:
         sys.exit("MISMATCH: rpc_messages %d (want %d), findings %s, %d frames of no connection"
