@@ -562,15 +562,24 @@ func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
 		ok, _ := a.p.Starts(s.Payload)
 		take = s.SYN || ok
 	}
-	if !take && d.kind == kindDecided && d.flags&flagEarly != 0 && int32(d.lo-s.Seq) > 0 {
-		if ok, _ := a.p.Starts(s.Payload); ok && len(s.Payload) > 0 {
-			// The start came after all, below the octets that made the early
-			// window decide the direction: its first message is not shown.
-			// Counted once. (A segment above them starts nothing: the data
-			// of the direction goes on.)
-			d.flags &^= flagEarly
-			if a.st.EarlyMissed++; a.st.EarlyMissed == 1 {
-				a.st.EarlyMissedFrame = s.Frame
+	if !take && d.kind == kindDecided && d.flags&flagEarly != 0 && len(s.Payload) > 0 {
+		// Decided by the early window, its start never seen: a key below the
+		// octets that decided it is a start that came after all, one above
+		// them with a gap starts the direction there (as for a direction
+		// that waits: startsAbove), and one right after or among them is
+		// data of the direction going on. A segment that continues them is
+		// not looked into.
+		below, gap := int32(d.lo-s.Seq) > 0, int32(s.Seq-d.end) > 0
+		if below || gap {
+			switch ok, strong := a.p.Starts(s.Payload); {
+			case ok && below:
+				// Its first message is not shown. Counted once.
+				d.flags &^= flagEarly
+				if a.st.EarlyMissed++; a.st.EarlyMissed == 1 {
+					a.st.EarlyMissedFrame = s.Frame
+				}
+			case strong && gap:
+				take = true
 			}
 		}
 	}

@@ -257,27 +257,36 @@ func TestAssemblerRemembered(t *testing.T) {
 // and span more than the early window decide it; a start that comes after
 // them (below them) is not shown, and is counted once (with its frame),
 // however often it is retransmitted. A direction that never shows a start,
-// or whose start comes within the window, is not counted.
+// or whose start comes within the window, is not counted. Above them, a key
+// right after them is data of the direction going on (not shown, not
+// counted); one after a gap starts the direction there.
 func TestEarlyWindowMissed(t *testing.T) {
+	start := "START" + strings.Repeat("s", 35)
 	late := []seg{{port: 1, off: 40, data: strings.Repeat("x", 20)}, {port: 1, off: 60, data: strings.Repeat("y", 20)}, // span 40
 		{port: 1, off: 100, data: strings.Repeat("z", 10)}, // span 70: more than the window of 64
-		{port: 1, off: 0, data: "START" + strings.Repeat("s", 35)}, {port: 1, off: 0, data: "START" + strings.Repeat("s", 35)}}
+		{port: 1, off: 0, data: start}, {port: 1, off: 0, data: start}}
 	for _, tc := range []struct {
 		name   string
 		segs   []seg
 		missed int
 		frame  int
+		shown  string // what a reader got, if one was opened
 	}{
-		{"start after the window", late, 1, 4},
-		{"no start at all", late[:3], 0, 0},
-		{"start within the window", []seg{late[0], late[1], {port: 1, off: 0, data: "START" + strings.Repeat("s", 35)}}, 0, 0},
-		// Above the octets that decided it, a key is data of the direction
-		// going on: it started nothing.
-		{"key above the octets", append(late[:3:3], seg{port: 1, off: 110, data: "START" + strings.Repeat("s", 35)}), 0, 0},
+		{"start after the window", late, 1, 4, ""},
+		{"no start at all", late[:3], 0, 0, ""},
+		{"start within the window", []seg{late[0], late[1], {port: 1, off: 0, data: start}}, 0, 0, "START"},
+		{"key right after the octets", append(late[:3:3], seg{port: 1, off: 110, data: start}), 0, 0, ""},
+		{"key after a gap above the octets", append(late[:3:3], seg{port: 1, off: 200, data: start}), 0, 0, start},
 	} {
 		p, a := run(t, reassembly.Options{}, 100, tc.segs)
 		if s := a.Stats(); s.EarlyMissed != tc.missed || s.EarlyMissedFrame != tc.frame {
 			t.Errorf("%s: missed %d (frame %d), want %d (frame %d); log %q", tc.name, s.EarlyMissed, s.EarlyMissedFrame, tc.missed, tc.frame, p.log)
+		}
+		switch {
+		case tc.shown == "" && len(p.readers) != 0:
+			t.Errorf("%s: %d readers, want none; log %q", tc.name, len(p.readers), p.log)
+		case tc.shown != "" && (len(p.readers) != 1 || !strings.HasPrefix(string(p.readers[0].got), tc.shown)):
+			t.Errorf("%s: %d readers, want one that got %q; log %q", tc.name, len(p.readers), tc.shown, p.log)
 		}
 	}
 }
@@ -286,8 +295,9 @@ func TestEarlyWindowMissed(t *testing.T) {
 // their start, a keyless first segment longer than the early window is held
 // (the tail of an over-long first message, whose start then shows it);
 // at the limit it is decided at once, without giving up a direction that
-// waits, and a start that then arrives below it is counted as missed. A
-// short keyless segment at the limit gives up the oldest that waits.
+// waits; a start that then arrives below it is counted as missed, one
+// after a gap above it starts the direction. A short keyless segment at the
+// limit gives up the oldest that waits.
 func TestEarlyFlowsLimit(t *testing.T) {
 	long := strings.Repeat("t", 100) // longer than the toy's early window of 64
 	t.Run("room: held", func(t *testing.T) {
@@ -302,11 +312,13 @@ func TestEarlyFlowsLimit(t *testing.T) {
 	t.Run("at the limit", func(t *testing.T) {
 		segs := []seg{
 			{port: 1, off: 10, data: "0123456789"}, {port: 2, off: 10, data: "0123456789"}, // two wait: the limit
-			{port: 3, off: 10, data: long},         // decided at once
-			{port: 1, data: "START12345"},          // port 1 still waited: its start shows its octets
-			{port: 5, off: 10, data: "0123456789"}, // two wait again
-			{port: 4, off: 10, data: "0123456789"}, // short: gives up the oldest that waits (port 2)
-			{port: 3, data: "START12345"},          // below octets decided: missed, frame 7
+			{port: 3, off: 10, data: long},          // decided at once
+			{port: 1, data: "START12345"},           // port 1 still waited: its start shows its octets
+			{port: 5, off: 10, data: "0123456789"},  // two wait again
+			{port: 4, off: 10, data: "0123456789"},  // short: gives up the oldest that waits (port 2)
+			{port: 3, data: "START12345"},           // below octets decided: missed, frame 7
+			{port: 6, off: 10, data: long},          // decided at once too
+			{port: 6, off: 200, data: "START12345"}, // a key after a gap above them: a start
 		}
 		p, a := run(t, reassembly.Options{EarlyFlows: 2}, 1000, segs)
 		s := a.Stats()
@@ -314,7 +326,7 @@ func TestEarlyFlowsLimit(t *testing.T) {
 			t.Errorf("missed %d (frame %d), keyless %d; want 1 (frame 7), 1 (port 2); log %q",
 				s.EarlyMissed, s.EarlyMissedFrame, s.Keyless, p.log)
 		}
-		if len(p.readers) != 1 || string(p.readers[0].got) != "START123450123456789" {
+		if len(p.readers) != 2 || string(p.readers[0].got) != "START123450123456789" || string(p.readers[1].got) != "START12345" {
 			t.Fatalf("%d readers; log %q", len(p.readers), p.log)
 		}
 	})

@@ -511,7 +511,9 @@ func (a *Assembler) keepEarly(s *stream, seg *Segment, seq uint32, cut bool) boo
 	case s.anyData && span > a.p.EarlyWindow():
 		// More octets than a first message spans, and still no start: not
 		// this protocol, or not its first octets. A start that comes after
-		// all the same is counted (Stats.EarlyMissed).
+		// all the same is counted (Stats.EarlyMissed). The decided direction
+		// spans this segment's octets too.
+		s.low, s.end = lo, s.origin+uint32(hi)
 		a.finishFlags(s, End{Kind: EndIdle}, flagEarly)
 		return false
 	case span > a.opt.StreamBytes:
