@@ -67,9 +67,7 @@ func (r *Reader) nextPcap() error {
 	p := r.r + pcapRecordLen
 	r.r += need
 	r.n++
-	if r.mp != nil && r.r < r.w {
-		hintOnce(&r.buf[r.r]) // the next record (hint_amd64.go)
-	}
+	r.hintNext()
 
 	ns := int64(frac)
 	if !r.nano {

@@ -175,9 +175,7 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	ts := uint64(u32(b[12:], be))<<32 | uint64(u32(b[16:], be))
 	r.r += blen
 	r.n++
-	if r.mp != nil && r.r < r.w {
-		hintOnce(&r.buf[r.r]) // the next block (hint_amd64.go)
-	}
+	r.hintNext()
 
 	end := epbDataOff + int(caplen)
 	f := &r.frame
