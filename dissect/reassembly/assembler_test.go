@@ -332,6 +332,23 @@ func TestEarlyFlowsLimit(t *testing.T) {
 	})
 }
 
+// A segment decided at once that carries a FIN ends its connection: a key
+// right after it is a new connection on the 4-tuple (counted as reused),
+// not data of the old one.
+func TestEarlyFlowsLimitFIN(t *testing.T) {
+	long := strings.Repeat("t", 100)
+	for _, fin := range []bool{false, true} {
+		p, a := run(t, reassembly.Options{EarlyFlows: 1}, 1000, []seg{
+			{port: 1, off: 10, data: "0123456789"},   // one waits: the limit
+			{port: 2, off: 10, data: long, fin: fin}, // decided at once
+			{port: 2, off: 110, data: "START12345"},  // right after it
+		})
+		if got, want := len(p.readers) == 1 && a.Stats().Reused == 1, fin; got != want {
+			t.Errorf("FIN %v: %d readers, %d reused; log %q", fin, len(p.readers), a.Stats().Reused, p.log)
+		}
+	}
+}
+
 // TestAssemblerBudget: the octets held and the directions followed are
 // charged to the run's budget too. When another holder has filled it, the
 // direction least recently progressed is given up for the newer one,
