@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -24,10 +23,7 @@ func (s *severityCounter) RPC(rec *record.RPC) error {
 		where += " of " + rec.File
 	}
 	s.see(rec.Findings, where)
-	if next, ok := s.next.(dissect.RPCSink); ok {
-		return next.RPC(rec)
-	}
-	return nil
+	return s.next.RPC(rec)
 }
 
 // datapathLimitFlags registers the data path's limit flags.

@@ -298,7 +298,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	// The records go through (the base names), (the -w file of a file
 	// input), (the selection), the --fail-on counter, to the renderer.
 	counter := &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Files) > 1}
-	var sink dissect.Sink = counter
+	var sink record.Sink = counter
 	if sel != nil {
 		sink = sel.Filter(sink)
 	}

@@ -8,11 +8,12 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // runLive captures on the interfaces until -c, --duration or a signal, and
 // writes the -w file alongside.
-func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissect.Config, sink dissect.Sink) error {
+func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissect.Config, sink record.Sink) error {
 	filter := live.Filter{RoCEPorts: cfg.RoCEPorts, TCPPorts: opts.Ports, Hosts: opts.Hosts}
 	seen := map[string]bool{}
 	for _, name := range opts.Interfaces {

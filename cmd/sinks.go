@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -17,7 +16,7 @@ import (
 // remembers the findings at or above the --fail-on threshold, to say which
 // tripped it.
 type severityCounter struct {
-	next      dissect.Sink
+	next      record.Sink
 	max       finding.Severity
 	threshold finding.Severity // 0: never
 	multiFile bool
@@ -149,7 +148,7 @@ func renameError(err error, files []string) error {
 
 // renamer names the inputs of the records by their base names (--basename),
 // also where a run-level finding names one.
-type renamer struct{ next dissect.Sink }
+type renamer struct{ next record.Sink }
 
 func (r renamer) Message(m *record.Message) error {
 	m.File = baseName(m.File)
@@ -163,10 +162,7 @@ func (r renamer) Connection(c *record.Connection) error {
 
 func (r renamer) RPC(rec *record.RPC) error {
 	rec.File = baseName(rec.File)
-	if next, ok := r.next.(dissect.RPCSink); ok {
-		return next.RPC(rec)
-	}
-	return nil
+	return r.next.RPC(rec)
 }
 
 func (r renamer) Summary(s *record.Summary) error {

@@ -45,7 +45,7 @@ type Config struct {
 func (c Config) decoder() decode.Config {
 	tcp := c.TCP
 	tcp.Budget = c.Budget
-	return decode.Config{RoCEPorts: c.RoCEPorts, TCP: tcp, IPFrag: c.IPFrag}
+	return decode.Config{RoCEPorts: c.RoCEPorts, TCP: tcp, IPFrag: c.IPFrag, Datapath: c.Datapath != datapath.ModeOff}
 }
 
 // MemoryLimit is the size of the memory budget the state limits call

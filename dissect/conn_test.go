@@ -91,7 +91,7 @@ type connWant struct {
 }
 
 func got(c *record.Connection) connWant {
-	w := connWant{state: c.State, ini: c.Initiator, res: c.Responder, reqFrame: c.RequestFrame, replyFrame: c.ReplyFrame,
+	w := connWant{state: c.State, ini: c.Initiator.String(), res: c.Responder.String(), reqFrame: c.RequestFrame, replyFrame: c.ReplyFrame,
 		retries: c.Retries, inv: c.RemoteInvalidation, codes: codes(c.Findings)}
 	if c.Inline != nil {
 		w.toRes, w.toIni = c.Inline.InitiatorToResponder, c.Inline.ResponderToInitiator
@@ -269,6 +269,7 @@ func (o *orderSink) Connection(c *record.Connection) error {
 	return nil
 }
 func (o *orderSink) Summary(*record.Summary) error { *o.log = append(*o.log, "summary"); return nil }
+func (*orderSink) RPC(*record.RPC) error           { return nil }
 
 // TestConnectionLimitPerInput: the tracking limit applies to one input at
 // a time; complete connections of earlier files are not "given up".
@@ -313,7 +314,7 @@ func TestTrackerLimitsInSummary(t *testing.T) {
 	for _, x := range c.conns {
 		if finding.Has(x.Findings, finding.StateLimitReached) {
 			limited++
-			if x.Initiator != "192.0.2.11" {
+			if x.Initiator.String() != "192.0.2.11" {
 				t.Errorf("%s limited", x.Initiator)
 			}
 		}

@@ -235,7 +235,7 @@ func TestDatapathIWARPWithoutSetup(t *testing.T) {
 	}
 	var xids []uint32
 	for _, r := range c.rpcs {
-		if r.Connection != 0 || r.Direction != record.NoDirection || len(r.Findings) != 0 || r.Src != "192.0.2.2:20049" {
+		if r.Connection != 0 || r.Direction != record.NoDirection || len(r.Findings) != 0 || r.Src.String() != "192.0.2.2:20049" {
 			t.Errorf("frame %d: connection %d, direction %q, findings %v, from %s", r.Frame, r.Connection, r.Direction, codes(r.Findings), r.Src)
 		}
 		xids = append(xids, r.Header.XID)

@@ -29,12 +29,13 @@ type collect struct {
 func (c *collect) Message(m *record.Message) error       { c.msgs = append(c.msgs, m); return nil }
 func (c *collect) Connection(x *record.Connection) error { c.conns = append(c.conns, x); return nil }
 func (c *collect) Summary(s *record.Summary) error       { c.sum = s; return nil }
+func (*collect) RPC(*record.RPC) error                   { return nil }
 
 // decodeFrames runs a Decoder over frames given as data.
 func decodeFrames(t *testing.T, link uint16, frames ...[]byte) []*record.Message {
 	t.Helper()
 	var out []*record.Message
-	d := decode.New("test", decode.Config{}, func(m *record.Message) { out = append(out, m) })
+	d := newDecoder("test", decode.Config{}, func(m *record.Message) { out = append(out, m) })
 	for i, b := range frames {
 		d.Decode(&decode.Frame{Data: b, WireLen: len(b), LinkType: link, Index: i + 1, Time: craft.DefaultStart})
 	}
@@ -189,7 +190,7 @@ func TestFindings(t *testing.T) {
 				frame = frame[:tc.cut]
 			}
 			var msgs []*record.Message
-			d := decode.New("test", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) })
+			d := newDecoder("test", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) })
 			d.Decode(&decode.Frame{Data: frame, WireLen: wire, LinkType: link, Index: 1})
 			if len(msgs) != 1 {
 				t.Fatalf("got %d messages, want 1", len(msgs))
@@ -290,7 +291,7 @@ func TestMessageIdentity(t *testing.T) {
 					t.Errorf("message %d: VCRC not checked valid", i)
 				}
 			}
-			if msgs[0].Src != tc.src || msgs[0].Dst != tc.dst || msgs[1].Src != tc.dst {
+			if msgs[0].Src.String() != tc.src || msgs[0].Dst.String() != tc.dst || msgs[1].Src.String() != tc.dst {
 				t.Errorf("addresses %s → %s, %s → %s", msgs[0].Src, msgs[0].Dst, msgs[1].Src, msgs[1].Dst)
 			}
 			if msgs[0].LocalCommID != 0x0a000001 || msgs[1].RemoteCommID != 0x0a000001 || msgs[1].LocalCommID != 0x0b000001 {
@@ -337,7 +338,7 @@ func TestRoCEPort(t *testing.T) {
 		t.Fatalf("port 0x1234 decoded without --roce-port")
 	}
 	var got []*record.Message
-	d := decode.New("t", decode.Config{RoCEPorts: []uint16{0x1234}}, func(m *record.Message) { got = append(got, m) })
+	d := newDecoder("t", decode.Config{RoCEPorts: []uint16{0x1234}}, func(m *record.Message) { got = append(got, m) })
 	d.Decode(&decode.Frame{Data: frame, WireLen: len(frame), LinkType: 1, Index: 1})
 	if len(got) != 1 || got[0].RPCRDMA == nil || got[0].Name() != "REP" || got[0].IB.ICRC == nil || !got[0].IB.ICRC.Valid {
 		t.Fatalf("extra port not decoded: %+v", got)

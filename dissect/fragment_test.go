@@ -75,7 +75,7 @@ func TestIPFragments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msgs := 0
-			d := decode.New("t", decode.Config{}, func(*record.Message) { msgs++ })
+			d := newDecoder("t", decode.Config{}, func(*record.Message) { msgs++ })
 			// The same fragment twice: one datagram, never complete.
 			for i := 1; i <= 2; i++ {
 				d.Decode(&decode.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart})

@@ -225,6 +225,7 @@ type interopSink func(*record.Message) error
 func (f interopSink) Message(m *record.Message) error     { return f(m) }
 func (f interopSink) Connection(*record.Connection) error { return nil }
 func (f interopSink) Summary(*record.Summary) error       { return nil }
+func (interopSink) RPC(*record.RPC) error                 { return nil }
 
 // interopTshark runs tshark over a file and returns its rows.
 func interopTshark(t *testing.T, tshark, file string) []interopRow {

@@ -71,7 +71,7 @@ func TestLengthFields(t *testing.T) {
 				wire = len(tc.data)
 			}
 			var msgs []*record.Message
-			decode.New("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
+			newDecoder("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
 				Decode(&decode.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1})
 			if len(msgs) != 1 || msgs[0].Name() != "REP" {
 				t.Fatalf("%d messages, want one REP", len(msgs))
@@ -98,7 +98,7 @@ func TestLengthFields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
-			d := decode.New("t", decode.Config{}, func(*record.Message) { n++ })
+			d := newDecoder("t", decode.Config{}, func(*record.Message) { n++ })
 			for i := 1; i <= 2; i++ {
 				d.Decode(&decode.Frame{Data: tc.data, WireLen: len(tc.data), LinkType: 1, Index: i})
 			}
@@ -110,7 +110,7 @@ func TestLengthFields(t *testing.T) {
 	// The capture cut inside the MAD header: still a message, named CM.
 	cut := std[:62+10]
 	var msgs []*record.Message
-	decode.New("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
+	newDecoder("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
 		Decode(&decode.Frame{Data: cut, WireLen: len(std), LinkType: 1, Index: 1})
 	if len(msgs) != 1 || msgs[0].Name() != "CM" || !reflect.DeepEqual(codes(msgs[0].Findings), []string{"capture-truncated"}) {
 		t.Errorf("cut inside the MAD header: %d messages %+v", len(msgs), msgs)
@@ -125,7 +125,7 @@ func TestLegacyQinQ(t *testing.T) {
 		// Outer legacy tag, inner 802.1Q tag, then IPv4.
 		b := slices.Concat(std[:12], []byte{byte(tpid >> 8), byte(tpid), 0, 10, 0x81, 0x00, 0, 20}, std[12:])
 		msgs := decodeFrames(t, 1, b)
-		if len(msgs) != 1 || msgs[0].Name() != "REP" || msgs[0].Src != "192.0.2.1" || msgs[0].Dst != "192.0.2.2" ||
+		if len(msgs) != 1 || msgs[0].Name() != "REP" || msgs[0].Src.String() != "192.0.2.1" || msgs[0].Dst.String() != "192.0.2.2" ||
 			msgs[0].IB.ICRC == nil || !msgs[0].IB.ICRC.Valid || len(msgs[0].Findings) != 0 {
 			t.Errorf("TPID 0x%04x: %d messages", tpid, len(msgs))
 			for _, m := range msgs {

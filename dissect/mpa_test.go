@@ -95,7 +95,7 @@ func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) 
 	// The messages go through a tracker, as in the run loop: its rules
 	// raise rpcrdma-absent.
 	tr := conn.NewTracker(false, 0)
-	d := decode.New("test", decode.Config{TCP: lim}, func(m *record.Message) { tr.Message(m); out = append(out, m) })
+	d := newDecoder("test", decode.Config{TCP: lim}, func(m *record.Message) { tr.Message(m); out = append(out, m) })
 	for i, b := range frames {
 		w := len(b)
 		if wire != nil && wire[i] > w {
@@ -104,7 +104,7 @@ func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) 
 		d.Decode(&decode.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)})
 	}
 	d.Flush()
-	return out, d
+	return out, d.Decoder
 }
 
 // frameTime is the capture time decodeTCP gives frame i (from 1): one
@@ -162,7 +162,7 @@ func TestMPA(t *testing.T) {
 		{name: "v1", segs: with(seg{fromA: true, payload: req1}, seg{payload: rep1}),
 			want: []want{{"MPA_REQ", 3, []int{3}, 0, nil}, {"MPA_REP", 4, []int{4}, 0, nil}},
 			check: func(t *testing.T, ms []*record.Message) {
-				if ms[0].Src != "192.0.2.1:49153" || ms[0].Dst != "192.0.2.2:20049" || ms[1].Src != "192.0.2.2:20049" {
+				if ms[0].Src.String() != "192.0.2.1:49153" || ms[0].Dst.String() != "192.0.2.2:20049" || ms[1].Src.String() != "192.0.2.2:20049" {
 					t.Errorf("endpoints %s → %s", ms[0].Src, ms[0].Dst)
 				}
 				if field(ms[0], "rev") != "1" || field(ms[0], "crc") != "true" || field(ms[0], "ird") != "<none>" ||
@@ -176,7 +176,7 @@ func TestMPA(t *testing.T) {
 		{name: "v2 IPv6", ipv6: true, segs: with(seg{fromA: true, payload: req2}, seg{payload: rep2}),
 			want: []want{{"MPA_REQ", 3, []int{3}, 4, nil}, {"MPA_REP", 4, []int{4}, 4, nil}},
 			check: func(t *testing.T, ms []*record.Message) {
-				if ms[0].Src != "[2001:db8::1]:49153" || ms[0].ExpectedOffset != 4 {
+				if ms[0].Src.String() != "[2001:db8::1]:49153" || ms[0].ExpectedOffset != 4 {
 					t.Errorf("src %s, expected offset %d", ms[0].Src, ms[0].ExpectedOffset)
 				}
 				got := []string{field(ms[0], "ird"), field(ms[0], "ord"), field(ms[0], "peer_to_peer"), field(ms[0], "zero_length_read"),

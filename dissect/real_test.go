@@ -97,7 +97,7 @@ func TestRealIPCM(t *testing.T) {
 	for _, f := range req.IPCM {
 		fields[f.Key] = f.Text()
 	}
-	if fields["ip_version"] != "4" || fields["src"] != req.Src || fields["dst"] != req.Dst {
+	if fields["ip_version"] != "4" || fields["src"] != req.Src.String() || fields["dst"] != req.Dst.String() {
 		t.Errorf("IP CM header %v, addresses %s → %s", fields, req.Src, req.Dst)
 	}
 }

@@ -16,21 +16,11 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
-// Sink receives what the dissector produces, in order: messages as they are
-// decoded, connection attempts (at the end of their source, or as soon as
-// their state is known in live mode), and last the summary.
-type Sink interface {
-	Message(*record.Message) error
-	Connection(*record.Connection) error
-	Summary(*record.Summary) error
-}
+// Sink receives what the dissector produces, in order (record.Sink).
+type Sink = record.Sink
 
 // NopSink ignores everything; embed it to take only some of the records.
-type NopSink struct{}
-
-func (NopSink) Message(*record.Message) error       { return nil }
-func (NopSink) Connection(*record.Connection) error { return nil }
-func (NopSink) Summary(*record.Summary) error       { return nil }
+type NopSink = record.NopSink
 
 // Run dissects each named capture file in turn ("-" is standard input; see
 // File) and hands every message, then every connection attempt, then the
@@ -107,11 +97,9 @@ func (r *run) shed(p *pass) {
 	}
 	switch b.Largest(budget.Attempts, budget.TCP) { // those that can make room between two frames
 	case budget.Attempts:
-		for _, c := range r.tracker.Shed() {
-			r.connection(c)
-		}
+		r.connEvents(r.tracker.Shed())
 	case budget.TCP:
-		p.d.Shed()
+		r.events(p.d.Shed())
 	}
 }
 
@@ -126,8 +114,7 @@ type run struct {
 	halted  bool      // by cfg.Count or the writer: no source is read any more
 	start   time.Time // capture time of the source's first frame with one
 
-	dp    *datapath.Follower // the current source's data path (datapath.go); nil when off
-	dpOut *datapath.Output
+	dp *datapath.Follower // the current source's data path (datapath.go); nil when off
 
 	// The writer's buffer holds frames since lastFlush.
 	dirty     bool
@@ -145,8 +132,8 @@ func (r *run) source(ctx context.Context, src Source) error {
 	name := strings.Join(p.names, ",")
 	r.tracker.NextInput() // nothing pairs across sources
 	r.start = time.Time{}
-	p.d = decode.New(name, r.cfg.decoder(), r.message)
-	r.startDataPath(p, name)
+	p.d = decode.New(name, r.cfg.decoder())
+	r.startDataPath(name)
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame
 	}
@@ -159,7 +146,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	// What was decoded before the end, the failure or the interruption is
 	// not lost.
 	p.d.SetFile(name)
-	p.d.Flush()
+	r.events(p.d.Flush())
 	r.sum.Traffic.Add(p.d.Traffic())
 	r.flushDataPath(name)
 	r.sum.StateDrops += p.d.Dropped()
@@ -230,6 +217,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			p.tallies[at], at = cur, f.Input
 			cur = p.tallies[at]
 			p.d.SetFile(p.names[at])
+			if r.dp != nil {
+				r.dp.SetFile(p.names[at])
+			}
 		}
 		cur.frames++
 		// A frame without a timestamp (pcapng Simple Packet Block) has the
@@ -251,7 +241,7 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			}
 		}
 		if decode.SupportedLink(f.LinkType) {
-			p.d.Decode(&f.Frame)
+			r.events(p.d.Decode(&f.Frame))
 		} else {
 			cur.skipped++ // a link type that cannot carry RDMA
 		}
@@ -301,23 +291,56 @@ func (r *run) flushWriter() error {
 	return nil
 }
 
-func (r *run) message(m *record.Message) {
-	if r.err != nil {
-		return
+// events hands on what the decoder gave, in order: a message to the
+// tracker and the sink, an RC frame and the iWARP traffic to the data path.
+func (r *run) events(evs []decode.Event) {
+	for i := range evs {
+		if r.err != nil {
+			return
+		}
+		switch e := &evs[i]; {
+		case e.Message != nil:
+			r.message(e.Message)
+		case e.RC != nil:
+			r.dp.RC(e.RC)
+			r.rpcs()
+		case e.Traffic != nil:
+			r.dp.IWARP(e.Traffic)
+			r.rpcs()
+		}
 	}
-	// The tracker sees the message first: the connection rules judge it
-	// (rpcrdma-absent, a reply read as its request's upper layer) and give
-	// it its connection number before the sink shows it; the attempts it
-	// makes ready follow it.
+}
+
+// message hands a message to the tracker, then to the sink, then the
+// attempts it made ready. The tracker sees it first: the connection rules
+// judge it (rpcrdma-absent, a reply read as its request's upper layer) and
+// give it its connection number before the sink shows it. The data path
+// learns the connections it established or ended before the sink gets
+// it: a reconnection on the same QPNs ends the Sends in progress of the
+// connection before, whose records come first.
+func (r *run) message(m *record.Message) {
 	m.InputStart = r.start
-	ready := r.tracker.Message(m)
+	evs := r.tracker.Message(m)
+	for i := range evs {
+		if evs[i].Kind != conn.HandedOn && r.dp != nil {
+			r.dp.Connection(&evs[i])
+			r.rpcs()
+		}
+	}
 	r.sum.Messages++
 	r.sum.Count(m.Findings)
-	if r.err = r.sink.Message(m); r.err != nil {
-		return
+	if r.err == nil {
+		r.err = r.sink.Message(m)
 	}
-	for _, c := range ready {
-		r.connection(c)
+	r.connEvents(evs)
+}
+
+// connEvents hands on the records of the attempts the tracker handed on.
+func (r *run) connEvents(evs []conn.Event) {
+	for i := range evs {
+		if evs[i].Kind == conn.HandedOn {
+			r.connection(evs[i].Conn)
+		}
 	}
 }
 
@@ -325,7 +348,9 @@ func (r *run) connection(c *record.Connection) {
 	if r.err != nil {
 		return
 	}
-	r.annotate(c)
+	if r.dp != nil {
+		r.dp.Annotate(c)
+	}
 	r.sum.Connections[c.State]++
 	r.sum.Count(c.Findings)
 	r.err = r.sink.Connection(c)
@@ -334,14 +359,10 @@ func (r *run) connection(c *record.Connection) {
 // connections hands on the attempts the tracker still holds; cut says why
 // the source ended early, if it did.
 func (r *run) connections(cut string) {
-	var cs []*record.Connection
 	if cut != "" {
-		cs = r.tracker.FinishCut(cut)
+		r.connEvents(r.tracker.FinishCut(cut))
 	} else {
-		cs = r.tracker.Finish()
-	}
-	for _, c := range cs {
-		r.connection(c)
+		r.connEvents(r.tracker.Finish())
 	}
 }
 

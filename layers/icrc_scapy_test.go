@@ -273,6 +273,7 @@ type sinkFunc func(*record.Message) error
 func (f sinkFunc) Message(m *record.Message) error     { return f(m) }
 func (f sinkFunc) Connection(*record.Connection) error { return nil }
 func (f sinkFunc) Summary(*record.Summary) error       { return nil }
+func (sinkFunc) RPC(*record.RPC) error                 { return nil }
 
 func writePcap(t *testing.T, name string, frames [][]byte) {
 	t.Helper()

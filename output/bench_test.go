@@ -6,7 +6,6 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
@@ -19,9 +18,8 @@ func BenchmarkRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var req *record.Message
-	d := decode.New("bench.pcap", decode.Config{}, func(m *record.Message) { req = m })
-	d.Decode(&decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1})
+	d := decode.New("bench.pcap", decode.Config{})
+	req := d.Decode(&decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1})[0].Message
 	for _, f := range []output.Format{output.JSON, output.Text} {
 		b.Run(string(f), func(b *testing.B) {
 			r, err := output.New(io.Discard, output.Options{Format: f})

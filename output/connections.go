@@ -111,7 +111,7 @@ func (r *textRenderer) table() {
 			row = append(row, string(c.Transport))
 		}
 		rows = append(rows, append(row, ulpCell(c), serviceText(c)))
-		ends = append(ends, c.Initiator+" → "+c.Responder)
+		ends = append(ends, c.Initiator.String()+" → "+c.Responder.String())
 		files = append(files, c.File)
 	}
 	width, numeric := colWidths(rows), numericCols(rows)

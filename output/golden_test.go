@@ -276,7 +276,7 @@ func (r renamer) Connection(c *record.Connection) error {
 
 func (r renamer) RPC(rec *record.RPC) error {
 	rec.File = filepath.Base(rec.File)
-	return r.next.(dissect.RPCSink).RPC(rec)
+	return r.next.RPC(rec)
 }
 
 func (r renamer) Summary(s *record.Summary) error {

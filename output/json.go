@@ -50,8 +50,8 @@ func appendMessage(j *jw, m *record.Message) {
 	}
 	timeOrNull(j, "time", m.Time) // null: the frame has no timestamp (pcapng Simple Packet Block)
 	j.kstr("transport", string(m.Transport))
-	j.kstr("src", m.Src)
-	j.kstr("dst", m.Dst)
+	j.kaddr("src", m.Src)
+	j.kaddr("dst", m.Dst)
 	j.kstr("message", m.Name())
 	appendTunnel(j, m.Tunnel)
 	if ib := m.IB; ib != nil {
@@ -180,8 +180,8 @@ func appendConnection(j *jw, c *record.Connection) {
 	j.kstr("record", "connection")
 	j.kstr("file", c.File)
 	j.kstr("transport", string(c.Transport))
-	j.kstr("initiator", c.Initiator)
-	j.kstr("responder", c.Responder)
+	j.kaddr("initiator", c.Initiator)
+	j.kaddr("responder", c.Responder)
 	if c.HasPort {
 		j.kuint("port", uint64(c.Port))
 	}

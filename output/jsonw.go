@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // jw builds one JSON document by appending. Keys come out in the order they
@@ -72,7 +74,14 @@ func (j *jw) null()         { j.elem(); j.b = append(j.b, "null"...) }
 func (j *jw) bool(v bool)   { j.elem(); j.b = strconv.AppendBool(j.b, v) }
 
 // Shorthands for a key and its value.
-func (j *jw) kstr(k, v string)         { j.key(k); j.str(v) }
+func (j *jw) kstr(k, v string) { j.key(k); j.str(v) }
+
+// kaddr writes an endpoint as a string: its text (digits, letters, dots,
+// colons, brackets, spaces) never needs escaping.
+func (j *jw) kaddr(k string, e record.Endpoint) {
+	j.key(k)
+	j.b = append(e.Append(append(j.b, '"')), '"')
+}
 func (j *jw) kint(k string, v int64)   { j.key(k); j.int(v) }
 func (j *jw) kuint(k string, v uint64) { j.key(k); j.uint(v) }
 func (j *jw) kbool(k string, v bool)   { j.key(k); j.bool(v) }

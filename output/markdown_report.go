@@ -197,7 +197,7 @@ func (m *markdownRenderer) verdict(w reportWriter, s *record.Summary, l limits) 
 		}
 		g := byKey[k]
 		if g == nil {
-			g = &group{key: k, ends: c.Initiator + " → " + c.Responder}
+			g = &group{key: k, ends: c.Initiator.String() + " → " + c.Responder.String()}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
@@ -315,7 +315,7 @@ func (m *markdownRenderer) connectionTable(w reportWriter, l limits) {
 	var rows [][]string
 	for _, c := range conns[:l.conns] {
 		row := []string{fmt.Sprint(c.Number), "**" + string(c.State) + "**", threshold(c, true), threshold(c, false),
-			remoteInvCell(c), m.worstText(c), cell(c.Initiator + " → " + c.Responder), string(c.Transport),
+			remoteInvCell(c), m.worstText(c), cell(c.Initiator.String() + " → " + c.Responder.String()), string(c.Transport),
 			ulpCell(c), cell(serviceText(c))}
 		if m.opts.MultiFile {
 			row = append(row, code(c.File))

@@ -9,8 +9,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // Format names an output format.
@@ -78,7 +78,7 @@ type Options struct {
 // Renderer writes records as they come. Each message is written out (and
 // flushed) as soon as it arrives.
 type Renderer interface {
-	dissect.Sink
+	record.Sink
 	// Close flushes what is left.
 	Close() error
 }

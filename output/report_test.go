@@ -330,6 +330,7 @@ func (c collectSink) Connection(x *record.Connection) error {
 }
 
 func (c collectSink) Summary(*record.Summary) error { return nil }
+func (collectSink) RPC(*record.RPC) error           { return nil }
 
 // TestGoldenWidth: every text golden file but the unwrapped one stays within
 // 80 columns (colour escapes aside): the message lines, the tables, the
@@ -359,8 +360,10 @@ func FuzzParseSelection(f *testing.F) {
 	for _, s := range []string{"msg == REJ or severity >= warning", "conn in {1, 2} && !(addr == 192.0.2.1)", "code", "((", "frame >"} {
 		f.Add(s)
 	}
-	m := &record.Message{Frame: 2, Frames: []int{1, 2}, Src: "[2001:db8::1]:49153", Dst: "192.0.2.2", Kind: record.KindREJ, Conn: 1}
-	c := &record.Connection{Number: 1, Initiator: "192.0.2.1", Responder: "LID 2", State: record.Cut, RequestFrame: 1}
+	m := &record.Message{Frame: 2, Frames: []int{1, 2}, Src: record.TCPEndpoint([16]byte{0x20, 0x01, 0x0d, 0xb8, 15: 1}, true, 49153),
+		Dst: record.IPEndpoint([]byte{192, 0, 2, 2}), Kind: record.KindREJ, Conn: 1}
+	c := &record.Connection{Number: 1, Initiator: record.IPEndpoint([]byte{192, 0, 2, 1}), Responder: record.LIDEndpoint(2),
+		State: record.Cut, RequestFrame: 1}
 	f.Fuzz(func(t *testing.T, expr string) {
 		sel, err := output.ParseSelection(expr)
 		if err != nil {

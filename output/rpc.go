@@ -33,8 +33,8 @@ func appendRPC(j *jw, rec *record.RPC) {
 	j.end()
 	timeOrNull(j, "time", rec.Time)
 	j.kstr("transport", string(rec.Transport))
-	j.kstr("src", rec.Src)
-	j.kstr("dst", rec.Dst)
+	j.kaddr("src", rec.Src)
+	j.kaddr("dst", rec.Dst)
 	j.key("connection")
 	if rec.Connection == 0 {
 		j.null()

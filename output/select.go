@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -91,7 +90,7 @@ func (s *Selection) Connection(c *record.Connection) bool { return s.expr.eval(c
 
 // Filter passes on to next the records the selection shows, and the
 // summary, counting what it saw.
-func (s *Selection) Filter(next dissect.Sink) dissect.Sink { return &selectSink{s, next} }
+func (s *Selection) Filter(next record.Sink) record.Sink { return &selectSink{s, next} }
 
 // Counts are the messages and connections shown, and those seen.
 func (s *Selection) Counts() (shownMessages, messages, shownConns, conns int) {
@@ -100,7 +99,7 @@ func (s *Selection) Counts() (shownMessages, messages, shownConns, conns int) {
 
 type selectSink struct {
 	s    *Selection
-	next dissect.Sink
+	next record.Sink
 }
 
 func (f *selectSink) Message(m *record.Message) error {
@@ -124,11 +123,10 @@ func (f *selectSink) Connection(c *record.Connection) error {
 // RPC passes on the data path's rpc records the selection shows (they are
 // not counted among the messages).
 func (f *selectSink) RPC(rec *record.RPC) error {
-	next, ok := f.next.(dissect.RPCSink)
-	if !ok || !f.s.expr.eval(rpcRecord{rec}) {
+	if !f.s.expr.eval(rpcRecord{rec}) {
 		return nil
 	}
-	return next.RPC(rec)
+	return f.next.RPC(rec)
 }
 
 func (f *selectSink) Summary(sum *record.Summary) error { return f.next.Summary(sum) }
@@ -152,11 +150,11 @@ func (r msgRecord) values(field string) ([]value, bool) {
 	m := r.m
 	switch field {
 	case "addr":
-		return []value{{s: m.Src}, {s: m.Dst}}, true
+		return []value{{s: m.Src.String()}, {s: m.Dst.String()}}, true
 	case "src":
-		return []value{{s: m.Src}}, true
+		return []value{{s: m.Src.String()}}, true
 	case "dst":
-		return []value{{s: m.Dst}}, true
+		return []value{{s: m.Dst.String()}}, true
 	case "msg":
 		return []value{{s: m.Name()}}, true
 	case "code":
@@ -190,11 +188,11 @@ func (r rpcRecord) values(field string) ([]value, bool) {
 	x := r.r
 	switch field {
 	case "addr":
-		return []value{{s: x.Src}, {s: x.Dst}}, true
+		return []value{{s: x.Src.String()}, {s: x.Dst.String()}}, true
 	case "src":
-		return []value{{s: x.Src}}, true
+		return []value{{s: x.Src.String()}}, true
 	case "dst":
-		return []value{{s: x.Dst}}, true
+		return []value{{s: x.Dst.String()}}, true
 	case "msg":
 		return []value{{s: "RPC"}}, true
 	case "code":
@@ -221,11 +219,11 @@ func (r connRecord) values(field string) ([]value, bool) {
 	c := r.c
 	switch field {
 	case "addr":
-		return []value{{s: c.Initiator}, {s: c.Responder}}, true
+		return []value{{s: c.Initiator.String()}, {s: c.Responder.String()}}, true
 	case "src":
-		return []value{{s: c.Initiator}}, true
+		return []value{{s: c.Initiator.String()}}, true
 	case "dst":
-		return []value{{s: c.Responder}}, true
+		return []value{{s: c.Responder.String()}}, true
 	case "code":
 		return codeValues(c.Findings)
 	case "severity":

@@ -16,15 +16,15 @@ import (
 // capture runs, and are emptied between inputs.
 func TestTrackerBounded(t *testing.T) {
 	req := func(id uint32) *record.Message {
-		return &record.Message{Transport: record.RoCEv2, Src: "a", Dst: "b", Kind: record.KindREQ, AttributeID: layers.AttrREQ,
+		return &record.Message{Transport: record.RoCEv2, Src: ep("a"), Dst: ep("b"), Kind: record.KindREQ, AttributeID: layers.AttrREQ,
 			LocalCommID: id, TransactionID: uint64(id), ServiceID: 0x0000000001064e51, HasServiceID: true, Frame: int(id)}
 	}
 	rep := func(id uint32) *record.Message {
-		return &record.Message{Transport: record.RoCEv2, Src: "b", Dst: "a", Kind: record.KindREP, AttributeID: layers.AttrREP,
+		return &record.Message{Transport: record.RoCEv2, Src: ep("b"), Dst: ep("a"), Kind: record.KindREP, AttributeID: layers.AttrREP,
 			LocalCommID: id + 1<<20, RemoteCommID: id}
 	}
 	rtu := func(id uint32) *record.Message {
-		return &record.Message{Transport: record.RoCEv2, Src: "a", Dst: "b", Kind: record.KindRTU, AttributeID: layers.AttrRTU,
+		return &record.Message{Transport: record.RoCEv2, Src: ep("a"), Dst: ep("b"), Kind: record.KindRTU, AttributeID: layers.AttrRTU,
 			LocalCommID: id, RemoteCommID: id + 1<<20}
 	}
 	orphan := func(id uint32) *record.Message { m := rep(id); m.RemoteCommID = id + 1<<24; return m }
@@ -35,7 +35,7 @@ func TestTrackerBounded(t *testing.T) {
 		// One client reconnecting to one service, and a reply whose
 		// request is not in the capture.
 		for _, m := range []*record.Message{req(id), rep(id), rtu(id), orphan(id)} {
-			emitted += len(tr.Message(m))
+			emitted += len(handed(tr.Message(m)))
 		}
 	}
 	if emitted != 20000 {
@@ -52,7 +52,7 @@ func TestTrackerBounded(t *testing.T) {
 		off.Message(req(id))
 		off.Message(orphan(id))
 	}
-	if n := len(off.Finish()); n != 50 {
+	if n := len(handed(off.Finish())); n != 50 {
 		t.Errorf("%d attempts at the end of the input", n)
 	}
 	off.NextInput()
@@ -65,14 +65,14 @@ func TestTrackerBounded(t *testing.T) {
 // with addresses of their own (attempt i), the RFC 8797 data and the CM
 // fields the tracker keeps.
 func budgetReq(i int) *record.Message {
-	return &record.Message{Transport: record.RoCEv2, Src: fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff), Dst: "192.0.2.2",
+	return &record.Message{Transport: record.RoCEv2, Src: ep(fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff)), Dst: ep("192.0.2.2"),
 		Kind: record.KindREQ, AttributeID: layers.AttrREQ, LocalCommID: uint32(i), TransactionID: uint64(i),
 		ServiceID: 0x0000000001064e51, HasServiceID: true, Frame: 2*i + 1,
 		RPCRDMA: &record.RPCRDMA{Version: 1, SendSize: 4096, ReceiveSize: 4096}, CMInfo: &record.CMInfo{}}
 }
 
 func budgetRep(i int) *record.Message {
-	return &record.Message{Transport: record.RoCEv2, Src: "192.0.2.2", Dst: fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff),
+	return &record.Message{Transport: record.RoCEv2, Src: ep("192.0.2.2"), Dst: ep(fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff)),
 		Kind: record.KindREP, AttributeID: layers.AttrREP, LocalCommID: uint32(i) ^ 0x5a5a5a5a, RemoteCommID: uint32(i),
 		Frame: 2*i + 2, RPCRDMA: &record.RPCRDMA{Version: 1, SendSize: 4096, ReceiveSize: 4096}, CMInfo: &record.CMInfo{}}
 }
@@ -109,7 +109,7 @@ func TestAttemptCost(t *testing.T) {
 		if charged < 0.8*heap || charged > 2*heap {
 			t.Errorf("reply %v: %.0f octets charged an attempt for %.0f on the heap", withReply, charged, heap)
 		}
-		if len(tr.Finish()) != n || b.Stats().Used != 0 {
+		if len(handed(tr.Finish())) != n || b.Stats().Used != 0 {
 			t.Errorf("reply %v: %d octets still charged after Finish", withReply, b.Stats().Used)
 		}
 		runtime.KeepAlive(tr)
@@ -123,7 +123,7 @@ func TestAttemptCost(t *testing.T) {
 // the end of the input.
 func TestTrackerBudget(t *testing.T) {
 	rtu := func(i int) *record.Message {
-		return &record.Message{Transport: record.RoCEv2, Src: fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff), Dst: "192.0.2.2",
+		return &record.Message{Transport: record.RoCEv2, Src: ep(fmt.Sprintf("10.0.%d.%d", i>>8&0xff, i&0xff)), Dst: ep("192.0.2.2"),
 			Kind: record.KindRTU, AttributeID: layers.AttrRTU, LocalCommID: uint32(i), RemoteCommID: uint32(i) ^ 0x5a5a5a5a}
 	}
 	findings := func(cs []*record.Connection) (budgeted, other int) {
@@ -139,7 +139,7 @@ func TestTrackerBudget(t *testing.T) {
 		}
 		return
 	}
-	cost := attemptCost(&attempt{Connection: record.Connection{Initiator: "10.0.0.100", Responder: "192.0.2.2"}})
+	cost := attemptCost(&attempt{Connection: record.Connection{Initiator: ep("10.0.0.100"), Responder: ep("192.0.2.2")}})
 
 	// 50 finished attempts (which cost more: their replies), then 200
 	// requests, in room for 100 requests.
@@ -149,11 +149,11 @@ func TestTrackerBudget(t *testing.T) {
 	var early []*record.Connection
 	for i := range 50 {
 		for _, m := range []*record.Message{budgetReq(i), budgetRep(i), rtu(i)} {
-			early = append(early, tr.Message(m)...)
+			early = append(early, handed(tr.Message(m))...)
 		}
 	}
 	for i := 50; i < 250; i++ {
-		early = append(early, tr.Message(budgetReq(i))...)
+		early = append(early, handed(tr.Message(budgetReq(i)))...)
 	}
 	budgeted, other := findings(early)
 	if len(early) != 50+100 || budgeted != 100 || other != 0 {
@@ -168,7 +168,7 @@ func TestTrackerBudget(t *testing.T) {
 	if s := b.Stats(); s.Lost[budget.Attempts] != 100 || s.Used > s.Limit {
 		t.Errorf("lost %d, used %d of %d", s.Lost[budget.Attempts], s.Used, s.Limit)
 	}
-	if n := len(tr.Finish()); n != 100 || b.Stats().Used != 0 {
+	if n := len(handed(tr.Finish())); n != 100 || b.Stats().Used != 0 {
 		t.Errorf("%d at the end, %d octets still charged", n, b.Stats().Used)
 	}
 
@@ -185,11 +185,11 @@ func TestTrackerBudget(t *testing.T) {
 	for i := 10; i < 90; i++ {
 		tr.Message(budgetReq(i))
 	}
-	if cs := tr.Shed(); len(cs) != 0 {
+	if cs := handed(tr.Shed()); len(cs) != 0 {
 		t.Errorf("Shed handed on %d with the budget not full", len(cs))
 	}
 	b.Force(budget.TCP, 50*cost)
-	shed := tr.Shed()
+	shed := handed(tr.Shed())
 	budgeted, other = findings(shed)
 	if len(shed) != 10+10 || budgeted != 10 || other != 0 || shed[10].RequestFrame != 2*10+1 {
 		t.Errorf("Shed handed on %d (%d for the budget, %d other findings)", len(shed), budgeted, other)

@@ -41,10 +41,10 @@ func (c cm) withTID(id uint64) cm { c.TID = id; return c }
 // message is c as the decoder hands it on, in frame frame.
 func (c cm) message(frame int) *record.Message {
 	ini, res := hosts(c.Index)
-	m := &record.Message{File: "test.pcap", Frame: frame, Transport: record.RoCEv2, Src: ini, Dst: res, Kind: c.Kind,
+	m := &record.Message{File: "test.pcap", Frame: frame, Transport: record.RoCEv2, Src: ep(ini), Dst: ep(res), Kind: c.Kind,
 		LocalCommID: c.Local, RemoteCommID: c.Remote, TransactionID: c.TID, RPCRDMA: c.RPC}
 	if c.FromResponder {
-		m.Src, m.Dst = res, ini
+		m.Src, m.Dst = ep(res), ep(ini)
 	}
 	switch c.Kind {
 	case record.KindREQ:
@@ -65,9 +65,9 @@ func sizes(send, recv int, r bool) *record.RPCRDMA {
 func feed(tr *Tracker, msgs ...cm) []*record.Connection {
 	var out []*record.Connection
 	for i, c := range msgs {
-		out = append(out, tr.Message(c.message(i+1))...)
+		out = append(out, handed(tr.Message(c.message(i+1)))...)
 	}
-	return append(out, tr.Finish()...)
+	return append(out, handed(tr.Finish())...)
 }
 
 // connWant is what a test expects of a connection.
@@ -82,7 +82,7 @@ type connWant struct {
 }
 
 func got(c *record.Connection) connWant {
-	w := connWant{State: c.State, Initiator: c.Initiator, Responder: c.Responder, RequestFrame: c.RequestFrame,
+	w := connWant{State: c.State, Initiator: c.Initiator.String(), Responder: c.Responder.String(), RequestFrame: c.RequestFrame,
 		ReplyFrame: c.ReplyFrame, Retries: c.Retries, RemoteInvalidation: c.RemoteInvalidation, Codes: codes(c.Findings)}
 	if c.Inline != nil {
 		w.ToResponder, w.ToInitiator = c.Inline.InitiatorToResponder, c.Inline.ResponderToInitiator
@@ -436,11 +436,11 @@ func TestForgottenOnlyWhenLost(t *testing.T) {
 // orphanPD octets in a buffer of its own; what pairing reads stays.
 func TestSlimOrphan(t *testing.T) {
 	pd := make([]byte, 65000)
-	m := &record.Message{Frame: 7, Src: "a", Dst: "b", Kind: record.KindMPAReply, PrivateData: pd, PrivateDataSize: len(pd),
+	m := &record.Message{Frame: 7, Src: ep("a"), Dst: ep("b"), Kind: record.KindMPAReply, PrivateData: pd, PrivateDataSize: len(pd),
 		MPA: make([]layers.Field, 12), MPAInfo: &record.MPAHeader{Rev: 1}, Findings: []finding.Finding{{Code: finding.MPAPDTooLong}}}
 	s := slimOrphan(m)
 	if len(s.PrivateData) != orphanPD || cap(s.PrivateData) != orphanPD || s.PrivateDataSize != 65000 || s.MPA != nil ||
-		s.MPAInfo != m.MPAInfo || s.Frame != 7 || s.Src != "a" || s.Kind != record.KindMPAReply || len(s.Findings) != 1 {
+		*s.MPAInfo != *m.MPAInfo || s.Frame != 7 || s.Src != ep("a") || s.Kind != record.KindMPAReply || len(s.Findings) != 1 {
 		t.Errorf("%+v", s)
 	}
 	s.Findings = append(s.Findings[:0], finding.Finding{Code: finding.ReplyMissing})

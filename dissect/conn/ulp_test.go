@@ -45,7 +45,7 @@ type ulpMsg struct {
 
 func (u ulpMsg) message(frame int) *record.Message {
 	ini, res := hosts(0)
-	m := &record.Message{File: "t", Frame: frame, Transport: record.RoCEv2, Src: ini, Dst: res, Kind: u.kind,
+	m := &record.Message{File: "t", Frame: frame, Transport: record.RoCEv2, Src: ep(ini), Dst: ep(res), Kind: u.kind,
 		LocalCommID: 1, RemoteCommID: 0, TransactionID: 7}
 	carrier := privdata.Carrier{Name: m.Kind.String(), AbsentMatters: true}
 	ctx := privdata.Context{}
@@ -61,10 +61,10 @@ func (u ulpMsg) message(frame int) *record.Message {
 			pd = pdOf(92, u.consumer)
 		}
 	case record.KindREP:
-		m.Src, m.Dst, m.LocalCommID, m.RemoteCommID = res, ini, 2, 1
+		m.Src, m.Dst, m.LocalCommID, m.RemoteCommID = ep(res), ep(ini), 2, 1
 		ctx.Role, pd = privdata.RoleAccept, pdOf(196, u.consumer)
 	case record.KindREJ:
-		m.Src, m.Dst, m.LocalCommID, m.RemoteCommID = res, ini, 2, 1
+		m.Src, m.Dst, m.LocalCommID, m.RemoteCommID = ep(res), ep(ini), 2, 1
 		m.CMInfo = &record.CMInfo{RejectReason: u.reason}
 		if u.reason == layers.RejReasonConsumerReject {
 			ctx.Role = privdata.RoleReject
@@ -72,7 +72,7 @@ func (u ulpMsg) message(frame int) *record.Message {
 		pd = pdOf(148, u.consumer)
 	case record.KindMPARequest, record.KindMPAReply:
 		m.Transport = record.IWARP
-		m.Src, m.Dst = ini+":50000", res+":"+itoa(u.port)
+		m.Src, m.Dst = ep(ini+":50000"), ep(res+":"+itoa(u.port))
 		ctx.Role, ctx.HasPort, ctx.Port = privdata.RoleRequest, true, u.port
 		m.ExpectedOffset, carrier.Expected, ctx.Consumer = 4, 4, 4
 		if u.kind == record.KindMPAReply {
@@ -85,7 +85,7 @@ func (u ulpMsg) message(frame int) *record.Message {
 	if u.orphan {
 		m.RemoteCommID = 99
 		if m.Kind.IsMPA() {
-			m.Dst = ini + ":50001"
+			m.Dst = ep(ini + ":50001")
 		}
 	}
 	carrier.Size = len(pd)
@@ -212,7 +212,7 @@ func TestConnectionULP(t *testing.T) {
 				tr.Message(m)
 				msgs = append(msgs, m)
 			}
-			cs := tr.Finish()
+			cs := handed(tr.Finish())
 			if len(cs) != 1 {
 				t.Fatalf("%d connections", len(cs))
 			}
@@ -302,19 +302,20 @@ func TestISERSendWithInvalidate(t *testing.T) {
 		tr := NewTracker(false, 0)
 		tr.Message(ulpMsg{kind: record.KindREQ, sid: sid, consumer: consumer}.message(3))
 		tr.Message(ulpMsg{kind: record.KindREP, consumer: iserInv}.message(4))
-		return tr.Finish()[0]
+		return handed(tr.Finish())[0]
 	}
-	if f, ok := ISERSendWithInvalidate(established(iserNoInv, iserPort), 12, 0x1234); !ok || f.Code != finding.ISERSendWithInvalidateUnsupported ||
+	if c := established(iserNoInv, iserPort); !ISERForbidsInvalidate(c) {
+		t.Error("not supported: not forbidden")
+	} else if f := ISERSendWithInvalidate(12, 0x1234, c.RequestFrame); f.Code != finding.ISERSendWithInvalidateUnsupported ||
 		f.Message != "frame 12: the target sent a Send With Invalidate of STag 0x00001234 although the initiator's iSER CM header (frame 3) says it does not support Send With Invalidate" {
-		t.Errorf("not supported: %v %+v", ok, f)
+		t.Errorf("not supported: %+v", f)
 	}
 	for name, c := range map[string]*record.Connection{
 		"supported":      established(iserInv, iserPort),
 		"NVMe-oF":        established(nvmeREQ, nvmePort),
 		"no iSER header": {ULP: record.ULPISER},
-		"nil":            nil,
 	} {
-		if _, ok := ISERSendWithInvalidate(c, 12, 0x1234); ok {
+		if ISERForbidsInvalidate(c) {
 			t.Errorf("%s: raised", name)
 		}
 	}

@@ -20,6 +20,7 @@
 package datapath
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
@@ -48,7 +49,7 @@ import (
 //
 // The Checker decides whether the connection carries RPC-over-RDMA (from
 // Negotiated.Rule, or else from its first Sends), raises the data-path
-// findings on the "rpc" records it hands to Output.Emit, and keeps the
+// findings on the "rpc" records it adds to its Output (Take), and keeps the
 // connection's figures (Figures) and connection findings (Findings) for its
 // connection record. A Checker is not safe for concurrent use.
 //
@@ -107,22 +108,47 @@ type Negotiated struct {
 	InitiatorR, ResponderR bool
 	RemoteInvalidation     bool
 	// ReadLimit is how many RDMA Reads (and atomics) each side may have
-	// outstanding, when HasReadLimit; ReadLimitWhy says where it comes from
-	// ("REQ Initiator Depth 16, REP Responder Resources 8").
+	// outstanding, when HasReadLimit; readWhy says where it comes from.
 	ReadLimit    [2]int
 	HasReadLimit [2]bool
-	ReadLimitWhy [2]string
-	// Rule says whether the setup shows RPC-over-RDMA (Classify); with
+	readWhy      [2]readWhy
+	// Rule says whether the setup shows RPC-over-RDMA (setupRule); with
 	// RuleUndecided the Checker decides from the first Sends.
 	Rule Rule
-	// Conn is the connection record, for the rules of its upper layer
-	// (iSER's Send With Invalidate); nil when the setup was not seen.
-	Conn *record.Connection
+	// ISERForbidsInvalidate: an iSER connection whose initiator said it
+	// does not support Send With Invalidate (conn.ISERForbidsInvalidate).
+	ISERForbidsInvalidate bool
 }
 
-// Peers names the two sides as the records show them (the initiator and
-// the responder when the setup is known).
-type Peers [2]string
+// readWhy says where a side's Read limit comes from, shown only when a
+// finding needs it: "REQ Initiator Depth 16, REP Responder Resources 8" or
+// "MPA Request ORD 4, MPA Reply IRD 8" for the initiator's Reads, the
+// mirror (the REP's or the MPA Reply's first) for the responder's.
+type readWhy struct {
+	kind     uint8 // cmReads or mpaReads, with mirrored for the responder's
+	own, per uint16
+}
+
+const (
+	cmReads  = 1
+	mpaReads = 2
+	mirrored = 4
+)
+
+func (w readWhy) String() string {
+	first, second, own, peer := "REQ", "REP", "Initiator Depth", "Responder Resources"
+	if w.kind&mpaReads != 0 {
+		first, second, own, peer = "MPA Request", "MPA Reply", "ORD", "IRD"
+	}
+	if w.kind&mirrored != 0 {
+		first, second = second, first
+	}
+	return fmt.Sprintf("%s %s %d, %s %s %d", first, own, w.own, second, peer, w.per)
+}
+
+// Peers are the two sides as the records name them (the initiator and the
+// responder when the setup is known).
+type Peers [2]record.Endpoint
 
 // Send is one RDMA Send, reassembled by its transport.
 type Send struct {
@@ -271,8 +297,9 @@ type Output struct {
 	// File names the input on each record (live capture: the interface of
 	// the frame).
 	File string
-	// Emit receives each "rpc" record, in capture order.
-	Emit func(*record.RPC)
+	// records are the "rpc" records made since the last Take, in capture
+	// order.
+	records []*record.RPC
 
 	// RPCMessages counts the RPC-over-RDMA messages seen (recorded or not).
 	RPCMessages int
@@ -284,8 +311,16 @@ type Output struct {
 }
 
 // NewOutput makes the Output of one input.
-func NewOutput(mode Mode, lim Limits, file string, emit func(*record.RPC)) *Output {
-	return &Output{Mode: mode, Limits: lim.withDefaults(), File: file, Emit: emit}
+func NewOutput(mode Mode, lim Limits, file string) *Output {
+	return &Output{Mode: mode, Limits: lim.withDefaults(), File: file}
+}
+
+// Take returns the "rpc" records made since the last Take, in capture
+// order; the slice is valid until the next call.
+func (o *Output) Take() []*record.RPC {
+	rs := o.records
+	o.records = o.records[:0]
+	return rs
 }
 
 // NewChecker makes the Checker of one connection.

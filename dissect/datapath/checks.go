@@ -64,11 +64,9 @@ func (c *Checker) Send(s *Send) {
 	c.touched = true
 	if s.Invalidate {
 		c.fig.SendWithInvalidate++
-		if s.Side == 1 && c.neg.Conn != nil {
-			if f, ok := conn.ISERSendWithInvalidate(c.neg.Conn, s.Frame, s.InvalidateSTag); ok {
-				if c.iser++; c.iser == 1 {
-					c.Note(f)
-				}
+		if s.Side == 1 && c.neg.ISERForbidsInvalidate {
+			if c.iser++; c.iser == 1 {
+				c.Note(conn.ISERSendWithInvalidate(s.Frame, s.InvalidateSTag, c.neg.Connection))
 			}
 		}
 	}
@@ -139,7 +137,7 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 		add(finding.StateLimitReached, "the Send has %d frames; the first %d are listed", len(s.Frames)+s.FramesDropped, len(s.Frames))
 	}
 	if c.out.Mode == ModeAll || len(fs) > 0 {
-		c.out.Emit(c.record(s, h, fixed, fs))
+		c.out.records = append(c.out.records, c.record(s, h, fixed, fs))
 	}
 }
 
@@ -467,7 +465,7 @@ func (c *Checker) Findings() []finding.Finding {
 		}
 		out = append(out, finding.New(finding.RDMAReadLimitExceeded,
 			"frame %d: %d RDMA Read Requests outstanding from the %s, more than the %d its connection setup allows it (%s); over the limit %s, at most %d outstanding",
-			o.frame, o.outstanding, sideNames[side], c.neg.ReadLimit[side], c.neg.ReadLimitWhy[side], times(o.count), o.most))
+			o.frame, o.outstanding, sideNames[side], c.neg.ReadLimit[side], c.neg.readWhy[side], times(o.count), o.most))
 	}
 	if c.limitNote {
 		out = append(out, finding.New(finding.StateLimitReached,

@@ -3,16 +3,12 @@ package datapath
 import (
 	"cmp"
 	"encoding/binary"
-	"fmt"
-	"net/netip"
 	"slices"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
-	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // The Follower is the InfiniBand-family data path: RC frames of RoCEv2,
@@ -61,15 +57,15 @@ func LIDAddr(lid uint16) Addr {
 	return a
 }
 
-// name shows an address as the records do.
-func (a Addr) name(n Net) string {
+// endpoint is an address as the records name it.
+func (a Addr) endpoint(n Net) record.Endpoint {
 	switch n {
 	case NetIB:
-		return fmt.Sprintf("LID %d", binary.BigEndian.Uint16(a[14:]))
+		return record.LIDEndpoint(binary.BigEndian.Uint16(a[14:]))
 	case NetRoCEv1:
-		return layers.AddrString(a[:])
+		return record.GIDEndpoint(a)
 	}
-	return netip.AddrFrom16(a).Unmap().String()
+	return record.IPEndpoint(a[:])
 }
 
 // Packet is one RC frame as the decoder hands it over; it and Payload are
@@ -122,7 +118,7 @@ type flowRef struct {
 // flow is one connection's traffic (or, without its setup, one
 // direction's).
 type flow struct {
-	conn    *record.Connection // nil without a setup
+	id      int // the connection's Number; 0 without a setup
 	neg     Negotiated
 	peers   Peers
 	net     Net
@@ -141,17 +137,25 @@ type flow struct {
 	key  flowKey
 }
 
-// Follower follows the RC traffic of one input.
+// Follower follows the RC traffic of one input, and the iWARP traffic the
+// MPA framer reads of it (iwarp.go). The run loop hands it the tracker's
+// events (Connection), the RC frames (RC) and the framer's traffic (IWARP);
+// it keeps what it follows by the connections' Numbers, and adds the
+// "rpc" records it makes to its Output, which the run loop takes after
+// each call.
 type Follower struct {
 	out     *Output
 	charged int // octets charged to the budget (Limits.Budget)
 	index   map[flowKey]flowRef
-	byConn  map[*record.Connection]*flow // the connections followed
-	conns   []*flow                      // the same, for the eviction hand
+	byConn  map[int]*flow // the connections followed, by Number
+	conns   []*flow       // the same, for the eviction hand
 	chand   int
 	orphans map[flowKey]*flow
 	slots   []*flow // the directions without a setup, for the eviction hand
 	hand    int
+	// results are what the traffic of connections no longer followed
+	// showed, until their records are handed on (Annotate), by Number.
+	results map[int]result
 	notes   []finding.Finding // connection findings of records already handed on (live capture)
 	// notesCut counts the notes beyond maxNotes, not kept.
 	notesCut int
@@ -162,7 +166,7 @@ type Follower struct {
 	}
 	// filter counts the connections' match keys by a hash of their DestQP
 	// and destination: a frame whose slot is empty belongs to none, which
-	// the decoder learns (Maybe) without building the whole Packet.
+	// RC learns from the frame's key without decoding the rest.
 	filter []uint16
 
 	bufs    []sendBuf // free buffers of multi-packet Sends
@@ -185,16 +189,35 @@ type Follower struct {
 	OrphanEvictions int
 
 	// iWARP (iwarp.go): connections established, waiting for their
-	// traffic; and those whose traffic is followed.
+	// traffic; the traffic the framer links, by its link number; and the
+	// connections whose traffic is followed, by Number.
 	iwSetups map[iwKey]iwSetup
-	iwByConn map[*record.Connection]*iwFlow
+	iwLinks  map[int]*iwFlow
+	iwByConn map[int]*iwFlow
+}
+
+// result is what a connection's traffic showed: its figures and its
+// connection findings.
+type result struct {
+	fig      *record.Datapath
+	findings []finding.Finding
 }
 
 // NewFollower makes the follower of one input, writing its records to out.
 func NewFollower(out *Output) *Follower {
-	return &Follower{out: out, index: map[flowKey]flowRef{}, byConn: map[*record.Connection]*flow{},
+	return &Follower{out: out, index: map[flowKey]flowRef{}, byConn: map[int]*flow{}, results: map[int]result{},
 		orphans: map[flowKey]*flow{}, filter: make([]uint16, 1<<16)}
 }
+
+// Take returns the "rpc" records made since the last Take, in capture
+// order; the slice is valid until the next call.
+func (fl *Follower) Take() []*record.RPC { return fl.out.Take() }
+
+// RPCMessages counts the RPC-over-RDMA messages seen, recorded or not.
+func (fl *Follower) RPCMessages() int { return fl.out.RPCMessages }
+
+// CallsUntracked counts the Calls not tracked at a limit.
+func (fl *Follower) CallsUntracked() int { return fl.out.CallsUntracked }
 
 // filterSlot hashes a DestQP and the last four octets of the destination
 // address (the IPv4 address, the end of a GID, the LID).
@@ -203,223 +226,34 @@ func filterSlot(qp, dst4 uint32) uint32 {
 	return h >> 16
 }
 
-// Maybe reports whether a frame to DestQP qp at a destination ending in
-// dst4 may belong to a connection whose setup was seen. The decoder asks it
-// first, for frames that are no SEND: when it says no, the frame only
-// counts (Orphan).
-func (fl *Follower) Maybe(qp, dst4 uint32) bool { return fl.filter[filterSlot(qp, dst4)] != 0 }
-
-// Orphan counts a frame that belongs to no connection whose setup was seen.
-func (fl *Follower) Orphan() { fl.OrphanFrames++ }
-
 func (k *flowKey) slot() uint32 { return filterSlot(k.qp, binary.BigEndian.Uint32(k.dst[12:])) }
 
 // SetFile names the input of the frames that follow (live capture: the
 // interface each frame came from).
 func (fl *Follower) SetFile(name string) { fl.out.File = name }
 
-// Established takes a connection from the tracker (conn.Handover).
-func (fl *Follower) Established(s *conn.Setup) {
-	c := s.Conn
-	if c.Transport == record.IWARP {
-		fl.establishedIWARP(c, s.ReplyMPA)
+// RCFrame is an RC frame as the decoder found it, decoded only as far as
+// the follower asks: most RC frames of a capture are data of a connection
+// whose setup is not in it (or no SEND of one that is), which the filter
+// tells from the frame's key alone.
+type RCFrame interface {
+	// Key is the BTH opcode and DestQP, and the last four octets of the
+	// destination address (the IPv4 address, the end of an IPv6 address
+	// or GID, the LID).
+	Key() (op uint8, qp, dst4 uint32)
+	// Packet decodes the rest of the frame; it is valid until the next
+	// frame.
+	Packet() *Packet
+}
+
+// RC takes one RC frame.
+func (fl *Follower) RC(f RCFrame) {
+	op, qp, dst4 := f.Key()
+	if !isSend(op) && fl.filter[filterSlot(qp, dst4)] == 0 {
+		fl.OrphanFrames++
 		return
 	}
-	net, ok := netOf(c.Transport)
-	if !ok || s.Request == nil || s.Reply == nil {
-		return // no QPNs without the CM bodies
-	}
-	ini, res, ok := endpoints(net, c, s.Request)
-	if !ok {
-		return
-	}
-	req, rep := s.Request, s.Reply
-	f := &flow{conn: c, net: net, handed: -1, peers: Peers{c.Initiator, c.Responder}}
-	f.neg = Negotiated{Known: true, Connection: c.RequestFrame, RemoteInvalidation: c.RemoteInvalidation, Rule: Classify(c),
-		InitiatorRPCRDMA: c.InitiatorRPCRDMA != nil, ResponderRPCRDMA: c.ResponderRPCRDMA != nil,
-		InitiatorR: c.InitiatorRPCRDMA != nil && c.InitiatorRPCRDMA.RemoteInvalidate,
-		ResponderR: c.ResponderRPCRDMA != nil && c.ResponderRPCRDMA.RemoteInvalidate, Conn: c}
-	if c.Inline != nil {
-		f.neg.Inline = *c.Inline
-	}
-	// Reads the initiator issues go to the responder: the initiator's
-	// Initiator Depth against the responder's Responder Resources; and the
-	// mirror.
-	f.neg.ReadLimit = [2]int{int(min(req.InitiatorDepth, rep.ResponderResources)), int(min(rep.InitiatorDepth, req.ResponderResources))}
-	f.neg.HasReadLimit = [2]bool{true, true}
-	f.neg.ReadLimitWhy = [2]string{
-		fmt.Sprintf("REQ Initiator Depth %d, REP Responder Resources %d", req.InitiatorDepth, rep.ResponderResources),
-		fmt.Sprintf("REP Initiator Depth %d, REQ Responder Resources %d", rep.InitiatorDepth, req.ResponderResources)}
-	if req.PathMTU >= 1 && req.PathMTU <= 5 {
-		f.mtu = 128 << req.PathMTU
-	}
-	f.start = [2]uint32{rep.StartingPSN, req.StartingPSN}
-	f.keys = [2]flowKey{{net, ini, res, rep.LocalQPN}, {net, res, ini, req.LocalQPN}}
-	// A reconnection on the same addresses and QPNs takes them over.
-	for side, k := range f.keys {
-		if old, ok := fl.index[k]; ok && old.f != f {
-			fl.release(old.f, nil)
-		}
-		fl.index[k] = flowRef{f, uint8(side)}
-		fl.filter[k.slot()]++
-	}
-	f.indexed = true
-	fl.byConn[c] = f
-	if len(fl.conns) >= fl.out.Limits.Connections {
-		fl.retireConn(s.Frame, false)
-	}
-	for !fl.take(connCost) {
-		if len(fl.conns) == 0 {
-			fl.force(connCost)
-			break
-		}
-		fl.retireConn(s.Frame, true)
-	}
-	f.slot = len(fl.conns)
-	fl.conns = append(fl.conns, f)
-	fl.cache.ok = false
-}
-
-// Ended stops following a connection (conn.Handover): what its traffic
-// showed goes to its record.
-func (fl *Follower) Ended(c *record.Connection) {
-	if f := fl.byConn[c]; f != nil {
-		fl.release(f, nil)
-	}
-}
-
-// retireConn gives up the connection the eviction hand finds first that
-// was not active since it last passed, at frame (the setup that needs its
-// place, at the limit or, with full, because the budget is full). One that
-// showed no frame at all is forgotten without a finding.
-func (fl *Follower) retireConn(frame int, full bool) {
-	for {
-		f := fl.conns[fl.chand]
-		fl.chand = (fl.chand + 1) % len(fl.conns)
-		if f.used {
-			f.used = false
-			continue
-		}
-		if f.chk == nil {
-			// No frame of it was seen: nothing is lost by forgetting it
-			// (a later frame counts as of no connection), so no finding.
-			fl.release(f, nil)
-			return
-		}
-		fl.ConnectionsRetired++
-		why := finding.New(finding.StateLimitReached,
-			"more than %d connections' traffic was followed at once: this one's, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
-			fl.out.Limits.Connections, frame)
-		if full {
-			fl.out.Limits.Budget.Lost(budget.Datapath)
-			why = finding.New(finding.StateLimitReached,
-				"%s: this connection's traffic, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
-				fl.out.Limits.Budget.Full(), frame)
-		}
-		fl.release(f, &why)
-		return
-	}
-}
-
-// release stops following a connection: its Sends in progress are
-// delivered as far as they came, and what its traffic showed (with why, a
-// finding about its end) goes to its record, or to the notes when its
-// record was already handed on.
-func (fl *Follower) release(f *flow, why *finding.Finding) {
-	fl.unindex(f)
-	delete(fl.byConn, f.conn)
-	fl.give(connCost)
-	last := len(fl.conns) - 1
-	fl.conns[f.slot] = fl.conns[last]
-	fl.conns[f.slot].slot = f.slot
-	fl.conns = fl.conns[:last]
-	if fl.chand >= last {
-		fl.chand = 0
-	}
-	var fs []finding.Finding
-	if f.chk != nil {
-		fs = f.chk.Findings()
-		f.chk.Close()
-	}
-	if why != nil {
-		fs = append(fs, *why)
-	}
-	if f.handed < 0 {
-		if f.chk != nil {
-			f.conn.Datapath = f.chk.Figures()
-		}
-		f.conn.Findings = append(f.conn.Findings, fs...)
-		return
-	}
-	fl.noteConn(f.conn, fs[min(f.handed, len(fs)):])
-}
-
-// unindex stops matching frames to a flow, delivering its Sends in
-// progress.
-func (fl *Follower) unindex(f *flow) {
-	if !f.indexed {
-		return
-	}
-	for _, k := range f.keys {
-		if r, ok := fl.index[k]; ok && r.f == f {
-			delete(fl.index, k)
-			fl.filter[k.slot()]--
-		}
-	}
-	f.indexed = false
-	fl.cache.ok = false
-	if f.sides != nil {
-		for side := range f.sides {
-			fl.deliver(f, side, &f.sides[side], false, nil)
-		}
-		f.sides = nil
-	}
-}
-
-// maxNotes bounds the notes kept: the connection findings that came after
-// their connection's record was handed on.
-const maxNotes = 256
-
-// noteConn keeps connection findings that came after c's record was
-// handed on.
-func (fl *Follower) noteConn(c *record.Connection, fs []finding.Finding) {
-	for _, x := range fs {
-		if len(fl.notes) == maxNotes {
-			fl.notesCut++
-			continue
-		}
-		x.Message = fmt.Sprintf("the connection of frame %d (%s → %s), after its record was written: %s",
-			c.RequestFrame, c.Initiator, c.Responder, x.Message)
-		fl.notes = append(fl.notes, x)
-	}
-}
-
-// netOf is the network of a transport the follower handles.
-func netOf(t record.Transport) (Net, bool) {
-	switch t {
-	case record.RoCEv2:
-		return NetRoCEv2, true
-	case record.RoCEv1:
-		return NetRoCEv1, true
-	case record.InfiniBand:
-		return NetIB, true
-	}
-	return 0, false
-}
-
-// endpoints are the initiator's and the responder's addresses as frames
-// carry them: the IP addresses or GIDs the connection record names, or the
-// LIDs of the REQ's LRH.
-func endpoints(net Net, c *record.Connection, req *record.CMInfo) (Addr, Addr, bool) {
-	if net == NetIB {
-		return LIDAddr(req.SLID), LIDAddr(req.DLID), true
-	}
-	a, err1 := netip.ParseAddr(c.Initiator)
-	b, err2 := netip.ParseAddr(c.Responder)
-	if err1 != nil || err2 != nil {
-		return Addr{}, Addr{}, false
-	}
-	return a.As16(), b.As16(), true
+	fl.Packet(f.Packet())
 }
 
 // lookup finds the connection side a frame belongs to. The last answer is
@@ -433,7 +267,7 @@ func (fl *Follower) lookup(k flowKey) (flowRef, bool) {
 	return r, ok
 }
 
-// Packet takes one RC frame.
+// Packet takes one RC frame, decoded.
 func (fl *Follower) Packet(p *Packet) {
 	k := flowKey{p.Net, p.Src, p.Dst, p.DestQP}
 	r, ok := fl.lookup(k)
@@ -458,7 +292,7 @@ func (fl *Follower) Packet(p *Packet) {
 func (fl *Follower) orphanSend(k flowKey, p *Packet) {
 	f := fl.orphans[k]
 	if f == nil {
-		f = &flow{net: p.Net, handed: -1, peers: Peers{p.Src.name(p.Net), p.Dst.name(p.Net)}, key: k}
+		f = &flow{net: p.Net, handed: -1, peers: Peers{p.Src.endpoint(p.Net), p.Dst.endpoint(p.Net)}, key: k}
 		f.chk = NewChecker(fl.out, Negotiated{}, f.peers, p.Net.transport())
 		f.sides = &[2]sideState{}
 		if len(fl.slots) < fl.out.Limits.Directions && (fl.take(dirCost) || len(fl.slots) == 0 && fl.force(dirCost)) {
@@ -534,23 +368,6 @@ func (fl *Follower) give(n int) {
 // its input.
 func (fl *Follower) Close() { fl.give(fl.charged) }
 
-// Annotate adds to a connection record, as it is handed on, what the data
-// path saw of its traffic so far: its figures and its connection findings.
-// A connection no longer followed already has them.
-func (fl *Follower) Annotate(c *record.Connection) {
-	if c.Transport == record.IWARP && fl.annotateIWARP(c) {
-		return
-	}
-	f := fl.byConn[c]
-	if f == nil || f.chk == nil {
-		return
-	}
-	c.Datapath = f.chk.Figures()
-	fs := f.chk.Findings()
-	c.Findings = append(c.Findings, fs...)
-	f.handed = len(fs)
-}
-
 // Flush delivers the Sends still in progress at the end of the input, as
 // far as they came, in the order of their last frames.
 func (fl *Follower) Flush() {
@@ -579,42 +396,4 @@ func (fl *Follower) Flush() {
 	for _, p := range ps {
 		fl.deliver(p.f, p.side, &p.f.sides[p.side], false, nil)
 	}
-}
-
-// Notes are the data path's findings about the run, at the end of the
-// input: connection findings that came after the connection's record was
-// handed on (live capture), and the directions without a setup given up at
-// the limit.
-func (fl *Follower) Notes() []finding.Finding {
-	for _, f := range fl.conns {
-		if f.chk != nil && f.handed >= 0 {
-			fs := f.chk.Findings()
-			fl.noteConn(f.conn, fs[min(f.handed, len(fs)):])
-			f.handed = len(fs)
-		}
-	}
-	open := make([]*record.Connection, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
-	for c := range fl.iwByConn {
-		open = append(open, c)
-	}
-	slices.SortFunc(open, func(a, b *record.Connection) int { return cmp.Compare(a.RequestFrame, b.RequestFrame) })
-	for _, c := range open {
-		if t := fl.iwByConn[c]; t.handed >= 0 {
-			fs := t.chk.Findings()
-			fl.noteConn(c, fs[min(t.handed, len(fs)):])
-			t.handed = len(fs)
-		}
-	}
-	out := fl.notes
-	if fl.notesCut > 0 {
-		out = append(out, finding.New(finding.StateLimitReached,
-			"%d more connection findings that came after their records were written are not listed", fl.notesCut))
-	}
-	fl.notes, fl.notesCut = nil, 0
-	if fl.OrphanEvictions > 0 {
-		out = append(out, finding.New(finding.StateLimitReached,
-			"%d directions of RC traffic without their connection setup were given up, the least recently active first, at the limit of %d followed at once",
-			fl.OrphanEvictions, fl.out.Limits.Directions))
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"encoding/binary"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,22 +26,24 @@ type rig struct {
 	fl    *Follower
 	out   *Output
 	conn  *record.Connection
+	conns int // connections numbered so far
 	recs  []*record.RPC
 	frame int
 }
 
 func newRig(t *testing.T, mode Mode, lim Limits, psn0, psn1 uint32, rpcrdma bool) *rig {
 	r := &rig{t: t}
-	r.out = NewOutput(mode, lim, "t", func(x *record.RPC) { r.recs = append(r.recs, x) })
+	r.out = NewOutput(mode, lim, "t")
 	r.fl = NewFollower(r.out)
-	c := &record.Connection{Transport: record.RoCEv2, Initiator: "192.0.2.1", Responder: "192.0.2.2", RequestFrame: 1,
+	c := &record.Connection{Number: 1, Transport: record.RoCEv2, Initiator: ep("192.0.2.1"), Responder: ep("192.0.2.2"), RequestFrame: 1,
 		State: record.Established, Inline: &record.InlineThresholds{InitiatorToResponder: 4096, ResponderToInitiator: 4096}}
 	if rpcrdma {
 		c.InitiatorRPCRDMA = &record.RPCRDMA{RemoteInvalidate: true, SendSize: 4096, ReceiveSize: 4096}
 		c.ResponderRPCRDMA = &record.RPCRDMA{RemoteInvalidate: false, SendSize: 4096, ReceiveSize: 4096}
 	}
-	r.conn = c
-	r.fl.Established(&conn.Setup{Conn: c,
+	conn.Decide(c) // as the tracker does before it establishes a connection
+	r.conn, r.conns = c, 1
+	r.fl.Connection(&conn.Event{Kind: conn.Established, Conn: c,
 		Request: &record.CMInfo{LocalQPN: 0x100, StartingPSN: psn1, ResponderResources: 4, InitiatorDepth: 2, PathMTU: 1},
 		Reply:   &record.CMInfo{LocalQPN: 0x200, StartingPSN: psn0, ResponderResources: 8, InitiatorDepth: 3}})
 	r.frame = 3
@@ -63,6 +66,22 @@ func (r *rig) pkt(side int, op uint8, psn uint32, payload []byte, wire int, set 
 		set(p)
 	}
 	r.fl.Packet(p)
+	r.drain()
+}
+
+// drain takes the records the follower made.
+func (r *rig) drain() { r.recs = append(r.recs, r.fl.Take()...) }
+
+// ended ends connection c, as the tracker's Ended does.
+func (r *rig) ended(c *record.Connection) {
+	r.fl.Connection(&conn.Event{Kind: conn.Ended, Conn: c})
+	r.drain()
+}
+
+// ep is the endpoint of an IP address.
+func ep(s string) record.Endpoint {
+	b := netip.MustParseAddr(s).As16()
+	return record.IPEndpoint(b[:])
 }
 
 // rpcMsg is an RDMA_MSG header and RPC Call (or Reply) of n octets.
@@ -102,7 +121,7 @@ func TestFollowerPSNWrap(t *testing.T) {
 	if len(r.recs) != 2 || r.recs[0].Length != 600 || !r.recs[0].LengthKnown || r.recs[1].Header.XID != 8 {
 		t.Fatalf("records %+v", r.recs)
 	}
-	d := r.fl.byConn[r.conn].chk
+	d := r.fl.byConn[r.conn.Number].chk
 	if d.lostCalls {
 		t.Error("a gap seen where the PSNs wrapped around")
 	}
@@ -120,7 +139,7 @@ func TestFollowerReads(t *testing.T) {
 	r.pkt(0, layers.OpReadResponseOnly, 500, nil, 0, nil)
 	r.pkt(0, layers.OpAcknowledge, 502, nil, 0, func(p *Packet) { p.Syndrome = 0x60 }) // NAK at 502: 501 done
 	r.pkt(1, layers.OpReadRequest, 504, nil, 0, func(p *Packet) { p.DMALength = 100 })
-	chk := r.fl.byConn[r.conn].chk
+	chk := r.fl.byConn[r.conn.Number].chk
 	if chk.reads[1] != 3 {
 		t.Errorf("%d Reads outstanding, want 3 (502, 503, 504)", chk.reads[1])
 	}
@@ -153,13 +172,13 @@ func TestFollowerHeuristic(t *testing.T) {
 	for i := range 6 {
 		r.pkt(0, layers.OpSendOnly, uint32(i), nvme, -1, nil)
 	}
-	if len(r.recs) != 0 || r.fl.byConn[r.conn].chk.Rule() != RuleNone {
-		t.Errorf("NVMe taken for RPC-over-RDMA: %d records, rule %v", len(r.recs), r.fl.byConn[r.conn].chk.Rule())
+	if len(r.recs) != 0 || r.fl.byConn[r.conn.Number].chk.Rule() != RuleNone {
+		t.Errorf("NVMe taken for RPC-over-RDMA: %d records, rule %v", len(r.recs), r.fl.byConn[r.conn.Number].chk.Rule())
 	}
 	r = newRig(t, ModeAll, Limits{}, 0, 0, false)
 	r.pkt(0, layers.OpSendOnly, 0, rpcMsg(1, false, 40), -1, nil)
 	r.pkt(1, layers.OpSendOnly, 0, rpcMsg(1, true, 40), -1, nil)
-	if len(r.recs) != 2 || r.fl.byConn[r.conn].chk.Rule() != RuleHeuristic {
+	if len(r.recs) != 2 || r.fl.byConn[r.conn.Number].chk.Rule() != RuleHeuristic {
 		t.Fatalf("RPC-over-RDMA not found by the heuristic: %d records", len(r.recs))
 	}
 	r.fl.Annotate(r.conn)
@@ -175,10 +194,12 @@ func TestFollowerHeuristic(t *testing.T) {
 		{&record.Connection{HasServiceID: true, ServiceID: 0x0000000001064e51}, RuleService},
 		{&record.Connection{HasServiceID: true, ServiceID: 0x000000000106114c}, RuleUndecided},
 		{&record.Connection{HasPort: true, Port: 20049}, RuleService},
-		{&record.Connection{HasServiceID: true, ServiceID: 0x1000000000004e51}, RuleUndecided}, // not an IP CM Service ID
+		{&record.Connection{HasServiceID: true, ServiceID: 0x2000000000004e51}, RuleUndecided}, // not an IP CM Service ID
+		{&record.Connection{HasServiceID: true, ServiceID: 0x1000000000004e51}, RuleOtherULP},  // IPoIB connected mode's
 	} {
-		if got := Classify(c.conn); got != c.want {
-			t.Errorf("Classify(%+v) = %v, want %v", c.conn, got, c.want)
+		conn.Decide(c.conn) // the connection rules decide, the traffic rule reads it
+		if got := setupRule(c.conn); got != c.want {
+			t.Errorf("setupRule(%+v) = %v, want %v", c.conn, got, c.want)
 		}
 	}
 }
@@ -263,10 +284,11 @@ func TestFollowerFlushAndEnd(t *testing.T) {
 	r.pkt(1, layers.OpSendFirst, 0, call[:256], -1, nil)
 	r.pkt(0, layers.OpSendFirst, 0, call[:256], -1, nil)
 	r.fl.Flush()
+	r.drain()
 	if len(r.recs) != 2 || r.recs[0].Frame != 4 || r.recs[1].Frame != 5 || r.recs[0].LengthKnown {
 		t.Fatalf("flushed %+v", r.recs)
 	}
-	r.fl.Ended(r.conn)
+	r.ended(r.conn)
 	r.pkt(0, layers.OpSendOnly, 1, rpcMsg(12, false, 40), -1, nil)
 	if r.fl.OrphanFrames != 1 {
 		t.Errorf("a frame after the end still matched the connection")
@@ -290,12 +312,15 @@ func TestFollowerFlushAndEnd(t *testing.T) {
 // initiator's requests to QP qp, the responder's to qp+1, from PSN 0.
 func (r *rig) extra(qp uint32) *record.Connection {
 	r.frame++
-	c := &record.Connection{Transport: record.RoCEv2, Initiator: "192.0.2.1", Responder: "192.0.2.2", RequestFrame: r.frame,
+	r.conns++
+	c := &record.Connection{Number: r.conns, Transport: record.RoCEv2, Initiator: ep("192.0.2.1"), Responder: ep("192.0.2.2"), RequestFrame: r.frame,
 		State: record.Established, InitiatorRPCRDMA: &record.RPCRDMA{SendSize: 4096, ReceiveSize: 4096},
 		Inline: &record.InlineThresholds{InitiatorToResponder: 4096, ResponderToInitiator: 4096}}
-	r.fl.Established(&conn.Setup{Conn: c, Frame: r.frame,
+	conn.Decide(c)
+	r.fl.Connection(&conn.Event{Kind: conn.Established, Conn: c, Frame: r.frame,
 		Request: &record.CMInfo{LocalQPN: qp + 1, ResponderResources: 4, InitiatorDepth: 2, PathMTU: 1},
 		Reply:   &record.CMInfo{LocalQPN: qp, ResponderResources: 8, InitiatorDepth: 3}})
+	r.drain()
 	return c
 }
 
@@ -313,16 +338,17 @@ func TestFollowerConnectionLimit(t *testing.T) {
 	r.pkt(0, layers.OpSendOnly, 0, rpcMsg(1, false, 40), -1, nil) // the rig's connection is active
 	call := rpcMsg(2, false, 600)
 	r.to(0x300, layers.OpSendFirst, 0, call[:256])
-	r.fl.byConn[b].used = false // b was active before the hand last passed
-	r.fl.byConn[r.conn].used = true
+	r.fl.byConn[b.Number].used = false // b was active before the hand last passed
+	r.fl.byConn[r.conn.Number].used = true
 	c := r.extra(0x400)
-	if r.fl.ConnectionsRetired != 1 || r.fl.byConn[b] != nil || r.fl.byConn[r.conn] == nil || r.fl.byConn[c] == nil {
+	if r.fl.ConnectionsRetired != 1 || r.fl.byConn[b.Number] != nil || r.fl.byConn[r.conn.Number] == nil || r.fl.byConn[c.Number] == nil {
 		t.Fatalf("retired %d; followed: rig %v, b %v, c %v", r.fl.ConnectionsRetired,
-			r.fl.byConn[r.conn] != nil, r.fl.byConn[b] != nil, r.fl.byConn[c] != nil)
+			r.fl.byConn[r.conn.Number] != nil, r.fl.byConn[b.Number] != nil, r.fl.byConn[c.Number] != nil)
 	}
 	if len(r.recs) != 2 || r.recs[1].Header.XID != 2 || r.recs[1].LengthKnown {
 		t.Errorf("the Send in progress was not delivered as far as it came: %+v", r.recs)
 	}
+	r.fl.Annotate(b) // its record goes out
 	if d := b.Datapath; d == nil || d.Frames != 1 || d.RPCMessages != [2]int{1, 0} {
 		t.Errorf("figures of the retired connection %+v", d)
 	}
@@ -330,7 +356,7 @@ func TestFollowerConnectionLimit(t *testing.T) {
 		!strings.Contains(b.Findings[0].Message, "more than 2 connections' traffic was followed at once: this one's, the least recently active, was given up at frame 7") {
 		t.Errorf("findings %+v", b.Findings)
 	}
-	r.fl.Annotate(b) // the record goes out later: nothing is added twice
+	r.fl.Annotate(b) // nothing is added twice
 	if len(b.Findings) != 1 {
 		t.Errorf("findings added again: %+v", b.Findings)
 	}
@@ -349,10 +375,11 @@ func TestFollowerConnectionLimit(t *testing.T) {
 func TestFollowerEndDelivers(t *testing.T) {
 	r := newRig(t, ModeAll, Limits{}, 0, 0, true)
 	r.pkt(0, layers.OpSendFirst, 0, rpcMsg(5, false, 600)[:256], -1, nil)
-	r.fl.Ended(r.conn)
+	r.ended(r.conn)
 	if len(r.recs) != 1 || r.recs[0].LengthKnown || r.recs[0].Header.XID != 5 {
 		t.Errorf("records %+v", r.recs)
 	}
+	r.fl.Annotate(r.conn) // its record goes out
 	if r.conn.Datapath == nil || r.conn.Datapath.Frames != 1 || len(r.fl.byConn) != 0 || len(r.fl.conns) != 0 || r.fl.bufsOut != 0 {
 		t.Errorf("figures %+v; still held: %d connections, %d buffers", r.conn.Datapath, len(r.fl.byConn), r.fl.bufsOut)
 	}
@@ -366,7 +393,7 @@ func TestFollowerKeepsLittle(t *testing.T) {
 	for i := range 1000 {
 		r.pkt(0, layers.OpSendOnly, uint32(i), rpcMsg(uint32(i), false, 40), -1, nil)
 	}
-	chk := r.fl.byConn[r.conn].chk
+	chk := r.fl.byConn[r.conn.Number].chk
 	if len(chk.calls) != 1000 {
 		t.Fatalf("%d Calls outstanding", len(chk.calls))
 	}

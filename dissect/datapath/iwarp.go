@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/mpa"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -13,27 +12,28 @@ import (
 
 // The iWARP data path. The MPA framer follows the FPDUs of each connection
 // after its MPA Request and Reply (dissect/mpa: framing, markers, CRC,
-// DDP reassembly of Sends, RDMAP Read Requests and Terminates) and hands
-// what it reads to an iwFlow, which feeds the same Checker as the
-// InfiniBand family: inline thresholds, Send With Invalidate, STags,
-// credits, header validity, RDMA_ERROR, and Reads outstanding against
-// MPA revision 2's IRD and ORD.
+// DDP reassembly of Sends, RDMAP Read Requests and Terminates); what it
+// reads of a connection reaches an iwFlow, which feeds the same Checker as
+// the InfiniBand family: inline thresholds, Send With Invalidate, STags,
+// credits, header validity, RDMA_ERROR, and Reads outstanding against MPA
+// revision 2's IRD and ORD.
 //
-// The tracker hands the established connection over (Established) when
-// the MPA Reply is read, before the framer links the connection's traffic
-// (IWARP): the Reply is emitted first, in the same call. The connection
-// is found again by its Request: its initiator, responder and frame.
+// The framer's calls come as events (IWARP), which the run loop hands over
+// after the tracker took the messages of the same frame: the tracker's
+// Established comes (Connection) when the MPA Reply is read, before the
+// framer's link of the connection's traffic. The connection is found
+// again by its Request: its initiator, responder and frame.
 
 // iwKey names an iWARP connection by its MPA Request.
 type iwKey struct {
-	ini, res string
+	ini, res record.Endpoint
 	frame    int
 }
 
 // iwFlow is one iWARP connection's traffic (mpa.Traffic).
 type iwFlow struct {
 	fl     *Follower
-	conn   *record.Connection // nil when its setup was not seen (or accepted)
+	id     int // the connection's Number; 0 when its setup was not seen (or accepted)
 	chk    *Checker
 	handed int // connection findings already on the handed-on record; -1 before
 	send   Send
@@ -49,8 +49,10 @@ type iwFlow struct {
 
 // iwSetup is an established iWARP connection waiting for its traffic.
 type iwSetup struct {
-	conn  *record.Connection
-	reply *record.MPAHeader
+	id    int
+	neg   Negotiated
+	reply record.MPAHeader
+	has   bool // the Reply's header is known
 }
 
 // maxIWSetups bounds the established iWARP connections waiting for their
@@ -69,12 +71,36 @@ func (fl *Follower) establishedIWARP(c *record.Connection, reply *record.MPAHead
 			break
 		}
 	}
-	fl.iwSetups[iwKey{c.Initiator, c.Responder, c.RequestFrame}] = iwSetup{c, reply}
+	s := iwSetup{id: c.Number, neg: negotiatedOf(c)}
+	if reply != nil {
+		s.reply, s.has = *reply, true
+	}
+	fl.iwSetups[iwKey{c.Initiator, c.Responder, c.RequestFrame}] = s
 }
 
-// IWARP gives the framer the Traffic of an iWARP connection whose FPDUs
-// it is about to follow (decode.FollowIWARP).
-func (fl *Follower) IWARP(p *mpa.Pair) mpa.Traffic {
+// IWARP takes an event of the framer's traffic (mpa.Recorder): the link
+// of a connection's traffic, or a call of the Traffic it was linked to.
+func (fl *Follower) IWARP(e *mpa.TrafficEvent) {
+	if e.Kind == mpa.TrafficLink {
+		if fl.iwLinks == nil {
+			fl.iwLinks = map[int]*iwFlow{}
+		}
+		fl.iwLinks[e.Conn] = fl.link(e.Pair)
+		return
+	}
+	t := fl.iwLinks[e.Conn]
+	if t == nil {
+		return
+	}
+	e.Replay(t)
+	if e.Kind == mpa.TrafficClose {
+		delete(fl.iwLinks, e.Conn)
+	}
+}
+
+// link is the traffic of an iWARP connection whose FPDUs the framer is
+// about to follow.
+func (fl *Follower) link(p *mpa.Pair) *iwFlow {
 	t := &iwFlow{fl: fl, handed: -1}
 	var peers Peers
 	switch {
@@ -104,20 +130,15 @@ func (t *iwFlow) resolve() {
 	}
 	delete(fl.iwSetups, t.key)
 	t.pending = false
-	c := s.conn
-	t.conn = c
-	n := Negotiated{Known: true, Connection: c.RequestFrame, RemoteInvalidation: c.RemoteInvalidation, Rule: Classify(c),
-		InitiatorRPCRDMA: c.InitiatorRPCRDMA != nil, ResponderRPCRDMA: c.ResponderRPCRDMA != nil,
-		InitiatorR: c.InitiatorRPCRDMA != nil && c.InitiatorRPCRDMA.RemoteInvalidate,
-		ResponderR: c.ResponderRPCRDMA != nil && c.ResponderRPCRDMA.RemoteInvalidate, Conn: c}
-	if c.Inline != nil {
-		n.Inline = *c.Inline
+	t.id = s.id
+	n := s.neg
+	if s.has {
+		iwReadLimits(&n, t.req, &s.reply)
 	}
-	iwReadLimits(&n, t.req, s.reply)
 	if fl.iwByConn == nil {
-		fl.iwByConn = map[*record.Connection]*iwFlow{}
+		fl.iwByConn = map[int]*iwFlow{}
 	}
-	fl.iwByConn[c] = t
+	fl.iwByConn[t.id] = t
 	old := t.chk
 	old.Close()
 	t.chk = NewChecker(fl.out, n, old.peers, record.IWARP)
@@ -141,21 +162,21 @@ func iwReadLimits(n *Negotiated, req, rep *record.MPAHeader) {
 		return
 	}
 	const noNegotiation = 0x3fff
-	set := func(side int, ord, ird uint16, why string) {
+	set := func(side int, ord, ird uint16, why uint8) {
 		if ord == noNegotiation || ird == noNegotiation {
 			return
 		}
-		n.ReadLimit[side], n.HasReadLimit[side], n.ReadLimitWhy[side] = int(min(ord, ird)), true, why
+		n.ReadLimit[side], n.HasReadLimit[side], n.readWhy[side] = int(min(ord, ird)), true, readWhy{why, ord, ird}
 	}
-	set(0, req.ORD, rep.IRD, fmt.Sprintf("MPA Request ORD %d, MPA Reply IRD %d", req.ORD, rep.IRD))
-	set(1, rep.ORD, req.IRD, fmt.Sprintf("MPA Reply ORD %d, MPA Request IRD %d", rep.ORD, req.IRD))
+	set(0, req.ORD, rep.IRD, mpaReads)
+	set(1, rep.ORD, req.IRD, mpaReads|mirrored)
 }
 
 // Frame counts a TCP frame of the traffic.
 func (t *iwFlow) Frame() {
 	t.resolve()
 	t.chk.Frame()
-	if t.conn == nil {
+	if t.id == 0 {
 		t.fl.OrphanFrames++
 	}
 }
@@ -188,9 +209,9 @@ func (t *iwFlow) Lost(side int) { t.chk.Lost(side) }
 // Finding is a connection finding of the FPDU follower.
 func (t *iwFlow) Finding(f finding.Finding) { t.chk.Note(f) }
 
-// Close ends the connection's traffic: its figures and findings go to its
-// record, or to the notes when it was already handed on (or its setup was
-// not seen).
+// Close ends the connection's traffic: its figures and findings wait for
+// its record, or go to the notes when it was already handed on (or its
+// setup was not seen).
 func (t *iwFlow) Close() {
 	if t.closed {
 		return
@@ -198,16 +219,11 @@ func (t *iwFlow) Close() {
 	t.closed = true
 	fl := t.fl
 	fs := t.chk.Findings()
-	switch {
-	case t.conn == nil:
+	if t.id == 0 {
 		fl.noteOrphan(t, fs)
-	case t.handed < 0:
-		t.conn.Datapath = t.chk.Figures()
-		t.conn.Findings = append(t.conn.Findings, fs...)
-		delete(fl.iwByConn, t.conn)
-	default:
-		fl.noteConn(t.conn, fs[min(t.handed, len(fs)):])
-		delete(fl.iwByConn, t.conn)
+	} else {
+		delete(fl.iwByConn, t.id)
+		fl.ended(t.id, t.handed, t.chk.neg.Connection, t.chk.peers, result{t.chk.Figures(), fs})
 	}
 	t.chk.Close()
 }
@@ -215,7 +231,7 @@ func (t *iwFlow) Close() {
 // annotateIWARP adds an iWARP connection's figures and findings so far to
 // its record, handed on before its traffic ended.
 func (fl *Follower) annotateIWARP(c *record.Connection) bool {
-	t := fl.iwByConn[c]
+	t := fl.iwByConn[c.Number]
 	if t == nil {
 		return false
 	}
@@ -239,7 +255,4 @@ func (fl *Follower) noteOrphan(t *iwFlow, fs []finding.Finding) {
 	}
 }
 
-// handover is the interface the tracker calls; the iWARP hand-over is
-// checked at compile time here.
-var _ conn.Handover = (*Follower)(nil)
 var _ mpa.Traffic = (*iwFlow)(nil)

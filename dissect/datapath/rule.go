@@ -27,21 +27,18 @@ const (
 	RuleOtherULP
 )
 
-// NFSRDMAPort is the port of NFS/RDMA (RFC 8166, section 5; RFC 8267).
-const NFSRDMAPort = 20049
+var ruleNames = [...]string{
+	RuleUndecided:   "undecided",
+	RulePrivateData: "RFC 8797 private data",
+	RuleService:     "NFS/RDMA port 20049",
+	RuleHeuristic:   "heuristic: first Sends parse as RPC-over-RDMA",
+	RuleNone:        "not RPC-over-RDMA",
+	RuleOtherULP:    "another upper layer",
+}
 
 func (r Rule) String() string {
-	switch r {
-	case RulePrivateData:
-		return "RFC 8797 private data"
-	case RuleService:
-		return "NFS/RDMA port 20049"
-	case RuleHeuristic:
-		return "heuristic: first Sends parse as RPC-over-RDMA"
-	case RuleNone:
-		return "not RPC-over-RDMA"
-	case RuleOtherULP:
-		return "another upper layer"
+	if int(r) < len(ruleNames) {
+		return ruleNames[r]
 	}
 	return "undecided"
 }
@@ -50,23 +47,19 @@ func (r Rule) String() string {
 // RPC-over-RDMA.
 func (r Rule) IsRPCRDMA() bool { return r == RulePrivateData || r == RuleService || r == RuleHeuristic }
 
-// Classify decides from a connection's setup whether it carries
-// RPC-over-RDMA: either peer sent RFC 8797 data, or the service is NFS/RDMA
-// (an IP CM Service ID, or an iWARP responder port, of 20049). A connection
-// whose setup names another upper layer (issue 18's ULP) is not. Otherwise it
-// returns RuleUndecided, and the Checker decides from the first Sends. This
-// is the one place that knows the rule; what other upper layers a
-// connection's private data shows can join it here.
-func Classify(c *record.Connection) Rule {
+// setupRule is what a connection's setup says of its traffic, as the
+// connection rules decided it (dissect/conn): RFC 8797 data from either
+// peer, or a service that names RPC-over-RDMA (NFS/RDMA's port 20049),
+// makes it RPC-over-RDMA; another upper layer makes it not; otherwise the
+// Checker decides from the first Sends.
+func setupRule(c *record.Connection) Rule {
 	switch {
-	case c.InitiatorRPCRDMA != nil || c.ResponderRPCRDMA != nil:
+	case c.ULPEvidence == record.EvidenceRFC8797:
 		return RulePrivateData
-	case c.ULP != "" && c.ULP != record.ULPRPCRDMA:
+	case c.ULP == record.ULPRPCRDMA:
+		return RuleService
+	case c.ULP != "":
 		return RuleOtherULP // its private data, magic or port named another
-	case c.HasServiceID && layers.IsIPCMServiceID(c.ServiceID) && layers.IPCMPort(c.ServiceID) == NFSRDMAPort:
-		return RuleService
-	case c.HasPort && c.Port == NFSRDMAPort:
-		return RuleService
 	}
 	return RuleUndecided
 }

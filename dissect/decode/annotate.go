@@ -37,7 +37,7 @@ func (d *Decoder) emitMPA(m *record.Message) {
 	if d.cur.on && m.Frame == d.cur.f.Index {
 		d.annotate(m, &d.cur.f, &d.cur.fi)
 	}
-	d.emit(m)
+	d.ev.message(m)
 }
 
 // annotate adds to m what its frame has to say.

@@ -304,7 +304,7 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 			fi.transport = record.RoCEv2
 		} else {
 			d.data.rocev2++ // RDMA traffic other than CM
-			if d.dp != nil && isRC(b, fi.bth) {
+			if d.datapath && isRC(b, fi.bth) {
 				fi.kind, fi.transport = kindRC, record.RoCEv2
 			}
 		}
@@ -362,7 +362,7 @@ func (d *Decoder) classifyGRH(fi *frameInfo, b []byte, off int) {
 	fi.ibEnd = fi.bth + int(binary.BigEndian.Uint16(b[off+4:off+6]))
 	if isCM(b, fi.bth) {
 		fi.kind = kindCM
-	} else if d.dp != nil && isRC(b, fi.bth) {
+	} else if d.datapath && isRC(b, fi.bth) {
 		fi.kind = kindRC
 	}
 }
@@ -379,7 +379,7 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 		fi.bth = off + layers.LRHLen
 		if isCM(b, fi.bth) {
 			fi.kind = kindCM
-		} else if d.dp != nil && isRC(b, fi.bth) {
+		} else if d.datapath && isRC(b, fi.bth) {
 			fi.kind = kindRC
 		}
 	case layers.LNHGRH:

@@ -279,27 +279,19 @@ func addr(ip []byte) netip.Addr {
 	return a.Unmap()
 }
 
-// addresses names the two ends of an IB-family message.
-func (d *Decoder) addresses(fi *frameInfo) (string, string) {
+// addresses are the two ends of an IB-family message.
+func (d *Decoder) addresses(fi *frameInfo) (record.Endpoint, record.Endpoint) {
 	switch {
 	case fi.transport == record.RoCEv2 && d.has.ip4:
-		return ipString(d.ip4.SrcIP), ipString(d.ip4.DstIP)
+		return record.IPEndpoint(d.ip4.SrcIP), record.IPEndpoint(d.ip4.DstIP)
 	case fi.transport == record.RoCEv2 && d.has.ip6:
-		return ipString(d.ip6.SrcIP), ipString(d.ip6.DstIP)
+		return record.IPEndpoint(d.ip6.SrcIP), record.IPEndpoint(d.ip6.DstIP)
 	case d.has.grh:
-		return layers.AddrString(d.grh.SGID[:]), layers.AddrString(d.grh.DGID[:])
+		return record.GIDEndpoint(d.grh.SGID), record.GIDEndpoint(d.grh.DGID)
 	case d.has.lrh:
-		return fmt.Sprintf("LID %d", d.lrh.SLID), fmt.Sprintf("LID %d", d.lrh.DLID)
+		return record.LIDEndpoint(d.lrh.SLID), record.LIDEndpoint(d.lrh.DLID)
 	}
-	return "?", "?"
-}
-
-func ipString(ip []byte) string {
-	a, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return "?"
-	}
-	return a.Unmap().String()
+	return record.Endpoint{}, record.Endpoint{}
 }
 
 // checkCRCs computes the ICRC, and for native InfiniBand the VCRC, when the

@@ -11,7 +11,6 @@ import (
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/mpa"
@@ -29,6 +28,9 @@ type Config struct {
 	TCP TCPLimits
 	// IPFrag bounds the reassembly of IP fragments.
 	IPFrag ipfrag.Options
+	// Datapath: the data path is on, so RC frames are events of their own
+	// and the FPDUs of iWARP connections are followed.
+	Datapath bool
 }
 
 // Frame is one captured frame handed to a Decoder. Data is only read during
@@ -51,7 +53,8 @@ type Frame struct {
 // not safe for concurrent use.
 type Decoder struct {
 	file      string
-	emit      func(*record.Message)
+	ev        events // what the call under way gave
+	datapath  bool
 	rocePorts portSet
 
 	ip4  golayers.IPv4
@@ -76,8 +79,7 @@ type Decoder struct {
 	mpa *mpa.Framer
 	seg reassembly.Segment
 
-	dp *datapath.Follower // RC frames go here (nil: the data path is off)
-	rc rcState
+	rc rcState // the RC frame of the call under way
 
 	// CM candidates whose headers did not decode as far as the MAD: how
 	// many, and the first one's frame and why.
@@ -102,12 +104,14 @@ type Decoder struct {
 	badTimes   counted    // frames whose timestamps are out of range
 }
 
-// New makes a decoder for the input named file; emit receives each message
-// as soon as it is complete.
-func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
-	d := &Decoder{file: file, emit: emit, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}}
+// New makes a decoder for the input named file.
+func New(file string, cfg Config) *Decoder {
+	d := &Decoder{file: file, datapath: cfg.Datapath, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}}
 	d.mpa = mpa.New(file, d.emitMPA)
 	d.mpa.SetBudget(cfg.TCP.Budget)
+	if cfg.Datapath {
+		d.mpa.Follow(d.ev.link)
+	}
 	d.asm = reassembly.New(cfg.TCP, d.mpa)
 	d.fragOpts = cfg.IPFrag.WithDefaults()
 	d.frag = ipfrag.New(d.fragOpts)
@@ -123,28 +127,32 @@ func New(file string, cfg Config, emit func(*record.Message)) *Decoder {
 }
 
 // Shed makes room in a full memory budget: the TCP directions followed
-// give up an eighth of what they hold.
-func (d *Decoder) Shed() { d.asm.Shed() }
-
-// FollowIWARP makes the decoder follow the FPDUs of the iWARP connections
-// it sees set up, handing each connection's traffic to the Traffic link
-// gives it (see mpa.Framer.Follow).
-func (d *Decoder) FollowIWARP(link func(*mpa.Pair) mpa.Traffic) { d.mpa.Follow(link) }
+// give up an eighth of what they hold. It returns what that gave (the MPA
+// frames given up, as far as they came), valid until the next call.
+func (d *Decoder) Shed() []Event {
+	d.ev.reset()
+	d.asm.Shed()
+	return d.ev.take()
+}
 
 // SetFile names the input of the frames that follow (live capture: the
 // interface each frame came from).
 func (d *Decoder) SetFile(name string) {
 	d.file = name
 	d.mpa.SetFile(name)
-	if d.dp != nil {
-		d.dp.SetFile(name)
-	}
 }
 
-// Decode looks at one frame; the messages it completes go to the emit
-// function given to New.
-func (d *Decoder) Decode(f *Frame) {
-	emit := d.emit
+// Decode looks at one frame and returns what it gave, in order: the
+// messages it completed, an RC frame, the traffic of iWARP connections.
+// The events are valid until the next call.
+func (d *Decoder) Decode(f *Frame) []Event {
+	d.ev.reset()
+	d.decode(f)
+	return d.ev.take()
+}
+
+// decode looks at one frame, or at a datagram reassembled from fragments.
+func (d *Decoder) decode(f *Frame) {
 	fi := d.classify(f.LinkType, f.Data)
 	if fi.odd|f.Record != 0 {
 		d.countOdd(f, &fi)
@@ -163,7 +171,7 @@ func (d *Decoder) Decode(f *Frame) {
 			}
 			return
 		}
-		emit(d.cmMessage(f, &fi))
+		d.ev.message(d.cmMessage(f, &fi))
 	case kindTCP:
 		if parseTCP(f.Data, &fi, &d.seg) {
 			d.seg.Frame, d.seg.Time = f.Index, f.Time
@@ -180,11 +188,14 @@ func (d *Decoder) Decode(f *Frame) {
 	}
 }
 
-// Flush reports what is still pending at the end of the input: MPA frames
-// whose stream never completed them.
-func (d *Decoder) Flush() {
+// Flush gives what is still pending at the end of the input: MPA frames
+// whose stream never completed them, and the end of the iWARP traffic
+// followed. The events are valid until the next call.
+func (d *Decoder) Flush() []Event {
+	d.ev.reset()
 	d.frag.Flush()
 	d.asm.Flush()
+	return d.ev.take()
 }
 
 // Notes are run-level findings: what an input's decoder saw
@@ -239,9 +250,6 @@ func (d *Decoder) Fragments() (n, first int) {
 	s := d.frag.Stats()
 	return s.Lost(), s.FlaggedFirst
 }
-
-// IPFragStats are the IP reassembler's counters.
-func (d *Decoder) IPFragStats() ipfrag.Stats { return d.frag.Stats() }
 
 // undecodableReason says where the decoding of the last candidate stopped.
 func (d *Decoder) undecodableReason() string {

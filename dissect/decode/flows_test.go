@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // bulkFlows makes frames of n concurrent TCP flows captured mid-stream: one
@@ -55,7 +54,7 @@ func (bf *bulkFlows) nextFrame() *Frame {
 func TestTCPFlowsNoAllocs(t *testing.T) {
 	for _, n := range []int{1000, 100000} {
 		bf := newBulkFlows(t, n, 1448)
-		d := New("t", Config{}, func(*record.Message) {})
+		d := New("t", Config{})
 		for range 3 * n {
 			d.Decode(bf.nextFrame())
 		}
@@ -80,7 +79,7 @@ func BenchmarkTCPFlows(b *testing.B) {
 	for _, n := range []int{1000, 100000, 1000000} {
 		b.Run(fmt.Sprintf("flows=%d", n), func(b *testing.B) {
 			bf := newBulkFlows(b, n, 1448)
-			d := New("t", Config{}, func(*record.Message) {})
+			d := New("t", Config{})
 			for range 2 * n {
 				d.Decode(bf.nextFrame())
 			}
@@ -97,7 +96,7 @@ func BenchmarkTCPFlows(b *testing.B) {
 	}{{"new", 400}, {"new-bulk", 1448}} {
 		b.Run(c.name, func(b *testing.B) {
 			bf := newBulkFlows(b, 1<<22, c.payload)
-			d := New("t", Config{}, func(*record.Message) {})
+			d := New("t", Config{})
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bf.frame)))
 			for b.Loop() {

@@ -105,7 +105,7 @@ func (d *Decoder) reassembled(f *Frame, dg *ipfrag.Datagram) {
 	saved := d.fragFrames
 	d.fragFrames = dg.Frames
 	d.fragDepth++
-	d.Decode(&sf)
+	d.decode(&sf)
 	d.fragDepth--
 	d.fragFrames = saved
 	if d.fragDepth == 0 && cap(d.syn) > 4*ipfrag.MaxDatagram {

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/gopacket/gopacket"
 
@@ -12,44 +13,52 @@ import (
 
 // The data path's share of the decoder: a frame the classifier found to be
 // Reliable Connected traffic (a BTH with an RC opcode, over RoCEv2, RoCEv1
-// or native InfiniBand) is decoded as far as the data path needs (the BTH,
-// its extended headers, where the payload lies) and handed to the
-// datapath.Follower. Nothing here allocates.
+// or native InfiniBand) is an event of its own, which the data path reads
+// through datapath.RCFrame: its key first, then, when the frame may belong
+// to a connection it follows, the BTH, its extended headers and where the
+// payload lies. Nothing here allocates.
 
-// rcState is what the decoder reuses for RC frames.
+// rcState is the RC frame of the call under way, decoded only as far as
+// the data path asks (datapath.RCFrame).
 type rcState struct {
-	pkt  datapath.Packet
-	reth layers.RETH
-	aeth layers.AETH
-	ieth layers.IETH
+	b     []byte
+	fi    frameInfo
+	frame int
+	at    time.Time
+	pkt   datapath.Packet
+	reth  layers.RETH
+	aeth  layers.AETH
+	ieth  layers.IETH
 }
-
-// SetDataPath hands the RC frames that follow to f (nil: the data path is
-// off, and the classifier skips them as before).
-func (d *Decoder) SetDataPath(f *datapath.Follower) { d.dp = f }
 
 // isRC reports whether a BTH at off carries an RC opcode.
 func isRC(b []byte, off int) bool {
 	return len(b) >= off+layers.BTHLen && layers.IsRC(b[off])
 }
 
-// rcFrame decodes an RC frame for the data path.
+// rcFrame keeps an RC frame for the data path.
 func (d *Decoder) rcFrame(f *Frame, fi *frameInfo) {
-	b := f.Data
+	d.rc.b, d.rc.fi, d.rc.frame, d.rc.at = f.Data, *fi, f.Index, f.Time
+	d.ev.out = append(d.ev.out, Event{RC: &d.rc})
+}
+
+// Key is what the data path's filter looks at first: the opcode, the
+// DestQP and the end of the destination address.
+func (r *rcState) Key() (op uint8, qp, dst4 uint32) {
+	b, bth := r.b, r.fi.bth
+	return b[bth], uint24(b[bth+5:]), rcDst4(b, &r.fi)
+}
+
+// Packet decodes the RC frame as far as the data path needs: the BTH, its
+// extended headers, where the payload lies.
+func (r *rcState) Packet() *datapath.Packet {
+	b, fi := r.b, &r.fi
 	bth := fi.bth
-	op, qp := b[bth], uint24(b[bth+5:])
-	// Most RC frames of a capture are data of a connection whose setup is
-	// not in it (or no SEND of one that is): the follower's filter says so
-	// from the DestQP and the destination, before the Packet is built.
-	if !datapath.IsSend(op) && !d.dp.Maybe(qp, rcDst4(b, fi)) {
-		d.dp.Orphan()
-		return
-	}
-	p := &d.rc.pkt
-	p.Frame, p.Time = f.Index, f.Time
-	p.OpCode = op
+	p := &r.pkt
+	p.Frame, p.Time = r.frame, r.at
+	p.OpCode = b[bth]
 	p.PadCnt = b[bth+1] >> 4 & 0x03
-	p.DestQP = qp
+	p.DestQP = uint24(b[bth+5:])
 	p.PSN = uint24(b[bth+9:])
 	switch fi.transport {
 	case record.RoCEv2:
@@ -79,7 +88,7 @@ func (d *Decoder) rcFrame(f *Frame, fi *frameInfo) {
 		end = len(b)
 	}
 	hdr := bth + layers.BTHLen
-	ext := d.rcExtended(p, b[hdr:min(end, len(b))])
+	ext := r.extended(p, b[hdr:min(end, len(b))])
 	start := hdr + ext
 	wire := end - layers.ICRCLen - int(p.PadCnt)
 	p.PayloadLen = max(wire-start, 0)
@@ -92,13 +101,13 @@ func (d *Decoder) rcFrame(f *Frame, fi *frameInfo) {
 	} else {
 		p.Payload = b[start:captured]
 	}
-	d.dp.Packet(p)
+	return p
 }
 
-// rcExtended decodes the extended headers of the opcode from data (what
+// extended decodes the extended headers of the opcode from data (what
 // follows the BTH) into p and returns their size. A header the capture cut
 // leaves its fields zero.
-func (d *Decoder) rcExtended(p *datapath.Packet, data []byte) int {
+func (r *rcState) extended(p *datapath.Packet, data []byte) int {
 	p.VA, p.RKey, p.DMALength, p.Syndrome, p.IETH = 0, 0, 0, 0, 0
 	n := 0
 	for _, t := range layers.ExtendedHeaders(p.OpCode) {
@@ -106,18 +115,18 @@ func (d *Decoder) rcExtended(p *datapath.Packet, data []byte) int {
 		df := gopacket.NilDecodeFeedback
 		switch t {
 		case layers.LayerTypeRETH:
-			if d.rc.reth.DecodeFromBytes(rest, df) == nil {
-				p.VA, p.RKey, p.DMALength = d.rc.reth.VA, d.rc.reth.RKey, d.rc.reth.DMALength
+			if r.reth.DecodeFromBytes(rest, df) == nil {
+				p.VA, p.RKey, p.DMALength = r.reth.VA, r.reth.RKey, r.reth.DMALength
 			}
 			n += layers.RETHLen
 		case layers.LayerTypeAETH:
-			if d.rc.aeth.DecodeFromBytes(rest, df) == nil {
-				p.Syndrome = d.rc.aeth.Syndrome
+			if r.aeth.DecodeFromBytes(rest, df) == nil {
+				p.Syndrome = r.aeth.Syndrome
 			}
 			n += layers.AETHLen
 		case layers.LayerTypeIETH:
-			if d.rc.ieth.DecodeFromBytes(rest, df) == nil {
-				p.IETH = d.rc.ieth.RKey
+			if r.ieth.DecodeFromBytes(rest, df) == nil {
+				p.IETH = r.ieth.RKey
 			}
 			n += layers.IETHLen
 		case layers.LayerTypeImmDt:

@@ -6,12 +6,12 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
-// rcRig is a decoder with the data path on: its messages go to a tracker,
-// which hands the connections it establishes to the follower.
+// rcRig is a decoder with the data path on, whose events go where the run
+// loop sends them: its messages to a tracker, whose connection events go to
+// the follower with the RC frames.
 type rcRig struct {
 	d       *Decoder
 	tracker *conn.Tracker
@@ -23,17 +23,34 @@ type rcRig struct {
 
 func newRCRig(mode datapath.Mode) *rcRig {
 	r := &rcRig{tracker: conn.NewTracker(false, 0)}
-	r.out = datapath.NewOutput(mode, datapath.Limits{}, "t", func(*record.RPC) { r.recs++ })
+	r.out = datapath.NewOutput(mode, datapath.Limits{}, "t")
 	r.fl = datapath.NewFollower(r.out)
-	r.tracker.SetHandover(r.fl)
-	r.d = New("t", Config{}, func(m *record.Message) { r.tracker.Message(m) })
-	r.d.SetDataPath(r.fl)
+	r.d = New("t", Config{Datapath: true})
 	return r
 }
 
 func (r *rcRig) decode(f craft.Frame) {
 	r.n++
-	r.d.Decode(&Frame{Data: f.Data, WireLen: len(f.Data), LinkType: f.LinkType, Time: f.Time, Index: r.n})
+	r.frame(&Frame{Data: f.Data, WireLen: len(f.Data), LinkType: f.LinkType, Time: f.Time, Index: r.n})
+}
+
+// frame decodes f and hands its events on.
+func (r *rcRig) frame(f *Frame) {
+	for _, e := range r.d.Decode(f) {
+		switch {
+		case e.Message != nil:
+			for _, ce := range r.tracker.Message(e.Message) {
+				if ce.Kind != conn.HandedOn {
+					r.fl.Connection(&ce)
+				}
+			}
+		case e.RC != nil:
+			r.fl.RC(e.RC)
+		case e.Traffic != nil:
+			r.fl.IWARP(e.Traffic)
+		}
+		r.recs += len(r.fl.Take())
+	}
 }
 
 // nfsRounds builds a connection's setup and then rounds of NFS-like
@@ -108,7 +125,7 @@ func TestRCOrphansNoAllocs(t *testing.T) {
 		}
 	}
 	f := &Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType, Index: 1}
-	if n := testing.AllocsPerRun(1000, func() { r.d.Decode(f) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { r.frame(f) }); n != 0 {
 		t.Errorf("%v allocations per frame", n)
 	}
 	if r.fl.OrphanFrames != 1001 {
@@ -141,7 +158,7 @@ func BenchmarkRCData(b *testing.B) {
 			data[42+9], data[42+10], data[42+11] = byte(psn>>16), byte(psn>>8), byte(psn)
 			psn++
 			f.Index++
-			r.d.Decode(f)
+			r.frame(f)
 		}
 	})
 	b.Run("no connection", func(b *testing.B) {
@@ -150,7 +167,7 @@ func BenchmarkRCData(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(write.Data)))
 		for b.Loop() {
-			r.d.Decode(f)
+			r.frame(f)
 		}
 	})
 }

@@ -4,28 +4,22 @@ import "github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 
 // testDecoder is a Decoder whose messages go to the emit function of the
 // call that produced them.
-type testDecoder struct {
-	*Decoder
-	out func(*record.Message)
-}
+type testDecoder struct{ *Decoder }
 
 // NewDecoder makes a testDecoder.
-func NewDecoder(name string, cfg Config) *testDecoder {
-	td := &testDecoder{}
-	td.Decoder = New(name, cfg, func(m *record.Message) {
-		if td.out != nil {
-			td.out(m)
-		}
-	})
-	return td
-}
+func NewDecoder(name string, cfg Config) *testDecoder { return &testDecoder{New(name, cfg)} }
 
 func (td *testDecoder) Decode(f *Frame, emit func(*record.Message)) {
-	td.out = emit
-	td.Decoder.Decode(f)
+	messages(td.Decoder.Decode(f), emit)
 }
 
-func (td *testDecoder) Flush(emit func(*record.Message)) {
-	td.out = emit
-	td.Decoder.Flush()
+func (td *testDecoder) Flush(emit func(*record.Message)) { messages(td.Decoder.Flush(), emit) }
+
+// messages hands the messages among the events to emit.
+func messages(evs []Event, emit func(*record.Message)) {
+	for _, e := range evs {
+		if e.Message != nil && emit != nil {
+			emit(e.Message)
+		}
+	}
 }

@@ -79,7 +79,7 @@ type Writer struct {
 	path   string
 	pcapng bool
 	opts   Options
-	next   dissect.Sink
+	next   record.Sink
 	f      *os.File
 	buf    *bufio.Writer
 	ng     *pcapgo.NgWriter
@@ -108,7 +108,7 @@ type ifaceKey struct {
 
 // Create starts a capture file at path: pcap for a name ending in .pcap,
 // pcapng otherwise. Records go on to next.
-func Create(path string, opts Options, next dissect.Sink) (*Writer, error) {
+func Create(path string, opts Options, next record.Sink) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -210,10 +210,7 @@ func (w *Writer) Message(m *record.Message) error {
 
 // RPC passes a data-path rpc record on (its frames are not taken).
 func (w *Writer) RPC(rec *record.RPC) error {
-	if next, ok := w.next.(interface{ RPC(*record.RPC) error }); ok {
-		return next.RPC(rec)
-	}
-	return nil
+	return w.next.RPC(rec)
 }
 
 func (w *Writer) take(m *record.Message) {

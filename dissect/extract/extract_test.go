@@ -25,6 +25,7 @@ type collect struct {
 func (c *collect) Message(m *record.Message) error       { c.msgs = append(c.msgs, m); return nil }
 func (c *collect) Connection(x *record.Connection) error { c.conns = append(c.conns, x); return nil }
 func (c *collect) Summary(s *record.Summary) error       { c.sum = s; return nil }
+func (*collect) RPC(*record.RPC) error                   { return nil }
 
 // busy writes a capture of an iWARP connection whose MPA Request is split
 // into three segments with other TCP traffic between them, a RoCEv2
@@ -117,10 +118,10 @@ func shape(c *collect) []string {
 		if m.RPCRDMA != nil {
 			rp = strings.Join([]string{string(rune('0' + m.RPCRDMA.SendSize/1024)), string(rune('0' + m.RPCRDMA.ReceiveSize/1024))}, "/")
 		}
-		out = append(out, m.Name()+" "+m.Src+">"+m.Dst+" "+rp+" "+findingCodes(m))
+		out = append(out, m.Name()+" "+m.Src.String()+">"+m.Dst.String()+" "+rp+" "+findingCodes(m))
 	}
 	for _, x := range c.conns {
-		out = append(out, "conn "+x.Initiator+">"+x.Responder+" "+string(x.State))
+		out = append(out, "conn "+x.Initiator.String()+">"+x.Responder.String()+" "+string(x.State))
 	}
 	return out
 }

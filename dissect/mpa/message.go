@@ -39,8 +39,8 @@ func (r *reader) report(frame []byte, e reassembly.End, complete bool) *record.M
 		Frames:    frames,
 		Time:      at.UTC(),
 		Transport: record.IWARP,
-		Src:       endpoint(fl.Src, fl.V6, fl.SrcPort),
-		Dst:       endpoint(fl.Dst, fl.V6, fl.DstPort),
+		Src:       record.TCPEndpoint(fl.Src, fl.V6, fl.SrcPort),
+		Dst:       record.TCPEndpoint(fl.Dst, fl.V6, fl.DstPort),
 		Kind:      record.KindMPAReply,
 	}
 	if n := min(16, len(frame)); mpa.Request || string(frame[:n]) == string(layers.MPARequestKey[:n]) {
@@ -258,13 +258,4 @@ func (r *reader) snapCut(want int) bool {
 		}
 	}
 	return false
-}
-
-// endpoint shows an address and port: 192.0.2.1:50000 or [2001:db8::1]:50000.
-func endpoint(addr [16]byte, v6 bool, port uint16) string {
-	a := netip.AddrFrom16(addr)
-	if !v6 {
-		a = netip.AddrFrom4([4]byte(addr[12:16]))
-	}
-	return netip.AddrPortFrom(a, port).String()
 }

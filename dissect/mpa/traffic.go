@@ -134,11 +134,12 @@ type iwConn struct {
 
 // frameSeen is what a connection keeps of one of its MPA frames.
 type frameSeen struct {
-	file, src, dst string
-	frame          int
-	at             time.Time
-	transport      record.Transport
-	hdr            *record.MPAHeader
+	file      string
+	src, dst  record.Endpoint
+	frame     int
+	at        time.Time
+	transport record.Transport
+	hdr       *record.MPAHeader
 }
 
 // message is the frame as the Pair shows it; nil when it was not seen.

@@ -208,29 +208,16 @@ func ContextOf(m *record.Message) Context {
 			c.Role = RoleAccept
 		}
 	}
+	c.Src, c.Dst = m.Src.IP(), m.Dst.IP()
 	if !m.Kind.IsMPA() {
-		c.Src, c.Dst = parseAddr(m.Src), parseAddr(m.Dst)
 		return c
 	}
 	if c.Consumer != layers.MPAIRDORDLen || len(m.PrivateData) < layers.MPAIRDORDLen {
 		c.Consumer = 0
 	}
-	src, _ := netip.ParseAddrPort(m.Src)
-	dst, _ := netip.ParseAddrPort(m.Dst)
-	c.Src, c.Dst = src.Addr().Unmap(), dst.Addr().Unmap()
-	c.HasPort, c.Port = true, src.Port()
+	c.HasPort, c.Port = true, m.Src.Port
 	if m.Kind == record.KindMPARequest {
-		c.Port = dst.Port()
+		c.Port = m.Dst.Port
 	}
 	return c
-}
-
-// parseAddr reads an address as messages show it (an IP address or a GID);
-// "LID 4" gives the zero Addr.
-func parseAddr(s string) netip.Addr {
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap()
 }

@@ -30,8 +30,8 @@ type Connection struct {
 	Number    int
 	File      string
 	Transport Transport
-	Initiator string
-	Responder string
+	Initiator Endpoint
+	Responder Endpoint
 	// The service: the REQ's Service ID (InfiniBand family) or the
 	// responder's TCP port (iWARP).
 	ServiceID    uint64
@@ -58,8 +58,14 @@ type Connection struct {
 	// ULP is the connection's upper layer ("" when unknown) and ULPEvidence
 	// what decided it; InitiatorULP and ResponderULP are what each side's
 	// private data said of it (nil when nothing).
-	ULP          ULPName
-	ULPEvidence  ULPEvidence
+	ULP         ULPName
+	ULPEvidence ULPEvidence
+	// RPCRDMARules: RPC-over-RDMA's rules apply (dissect/conn decides):
+	// its upper layer is RPC-over-RDMA, or it is unknown and the service
+	// is a TCP-port-space one, which NFS/RDMA may be. Only then do the
+	// 1024/1024 defaults, the inline thresholds, remote invalidation under
+	// RFC 8797 and the RPC-over-RDMA findings apply.
+	RPCRDMARules bool
 	InitiatorULP *ULP
 	ResponderULP *ULP
 	// Datapath is what was seen of the connection's RC traffic; nil when

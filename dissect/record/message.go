@@ -6,6 +6,7 @@ package record
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -78,7 +79,7 @@ type Message struct {
 	Frames    []int     // iWARP: every frame that carried part of the MPA frame
 	Time      time.Time // capture time of Frame, UTC; zero when the frame has none
 	Transport Transport
-	Src, Dst  string // addresses as shown: IP, GID, "LID n"; iWARP with port
+	Src, Dst  Endpoint // IP address, GID or LID; iWARP: IP address and TCP port
 	Kind      Kind
 	// Tunnel lists the encapsulations the frame travelled in, outermost
 	// first; nil when it travelled in none.
@@ -223,4 +224,34 @@ func NewRPCRDMA(m *layers.RPCRDMAPrivateData, off int) *RPCRDMA {
 		SendSizeEncoded:    m.SendSizeEncoded,
 		ReceiveSizeEncoded: m.ReceiveSizeEncoded,
 	}
+}
+
+// Clone is a copy of m that shares nothing that m's maker may reuse: a
+// Sink or the tracker that keeps a message keeps its Clone.
+func (m *Message) Clone() *Message {
+	c := *m
+	c.Frames = slices.Clone(m.Frames)
+	c.Tunnel = slices.Clone(m.Tunnel)
+	c.PrivateData = slices.Clone(m.PrivateData)
+	c.Findings = slices.Clone(m.Findings)
+	c.Held = slices.Clone(m.Held)
+	if m.RPCRDMA != nil {
+		v := *m.RPCRDMA
+		c.RPCRDMA = &v
+	}
+	if m.CMInfo != nil {
+		v := *m.CMInfo
+		v.ARI = slices.Clone(v.ARI)
+		c.CMInfo = &v
+	}
+	if m.MPAInfo != nil {
+		v := *m.MPAInfo
+		c.MPAInfo = &v
+	}
+	return &c
+}
+
+// DropLayers forgets the layers decoded for display.
+func (m *Message) DropLayers() {
+	m.IB, m.MAD, m.CM, m.IPCM, m.MPA = nil, nil, nil, nil, nil
 }

@@ -25,7 +25,7 @@ type RPC struct {
 	Frames    []int // every frame of it, in order (the first copy of a retransmitted packet)
 	Time      time.Time
 	Transport Transport
-	Src, Dst  string
+	Src, Dst  Endpoint
 	// InputStart is the capture time of the first frame of its input, for
 	// relative times (as Message.InputStart).
 	InputStart time.Time

@@ -102,23 +102,3 @@ func (m *Message) Release() {
 	}
 	m.Held = nil
 }
-
-// TCPPortSpace reports whether the connection's service is a TCP-port-space
-// one: an IP CM Service ID of the TCP port space, or any iWARP connection.
-func (c *Connection) TCPPortSpace() bool {
-	if c.Transport == IWARP {
-		return true
-	}
-	return c.HasServiceID && layers.IsIPCMServiceID(c.ServiceID) && layers.IPCMPortSpace(c.ServiceID) == layers.PortSpaceTCP
-}
-
-// RPCRDMARulesApply reports whether RPC-over-RDMA's rules apply to the
-// connection: its upper layer is RPC-over-RDMA, or it is unknown and the
-// service is a TCP-port-space one. Only then do the 1024/1024 defaults, the
-// inline thresholds, remote invalidation under RFC 8797 and the
-// RPC-over-RDMA findings (rpcrdma-absent, rpcrdma-one-sided,
-// remote-invalidation-one-sided; on the data path, its RPC-over-RDMA checks)
-// apply.
-func (c *Connection) RPCRDMARulesApply() bool {
-	return c.ULP == ULPRPCRDMA || c.ULP == "" && c.TCPPortSpace()
-}

@@ -1,0 +1,315 @@
+package datapath
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
+
+// The connections followed: the data path learns them from the tracker's
+// events, which the run loop hands it (Connection), keeps each by its
+// Number, and gives what its traffic showed to its record as the run loop
+// hands the record on (Annotate). A connection that ends before that (its
+// DREP, a reconnection on the same QPNs, the limit of connections
+// followed) keeps its figures and findings here until then; one that ends
+// after, when the record went out early (live capture, or a limit), has
+// them noted for the run (Notes).
+//
+// A connection's frames are matched on their addresses (IP for RoCEv2,
+// GIDs for RoCEv1, LIDs for native InfiniBand) and DestQP: the initiator's
+// frames go to the REP's Local QPN, the responder's to the REQ's. The
+// initiator's requests start at the REP's Starting PSN, the responder's at
+// the REQ's. Frames of no connection seen are counted; the Sends among them
+// are followed per direction (each decides by itself, from its first
+// Sends, whether it is RPC-over-RDMA), never judged against a setup that
+// was not seen.
+
+// Connection takes an event of the tracker: an established connection is
+// followed from now on, an ended one no longer. The event's record is read
+// during the call only.
+func (fl *Follower) Connection(e *conn.Event) {
+	switch e.Kind {
+	case conn.Established:
+		if e.Conn.Transport == record.IWARP {
+			fl.establishedIWARP(e.Conn, e.ReplyMPA)
+			return
+		}
+		fl.established(e)
+	case conn.Ended:
+		if f := fl.byConn[e.Conn.Number]; f != nil {
+			fl.release(f, nil)
+		}
+	}
+}
+
+// negotiatedOf is what a connection's record says it agreed.
+func negotiatedOf(c *record.Connection) Negotiated {
+	n := Negotiated{Known: true, Connection: c.RequestFrame, RemoteInvalidation: c.RemoteInvalidation, Rule: setupRule(c),
+		InitiatorRPCRDMA: c.InitiatorRPCRDMA != nil, ResponderRPCRDMA: c.ResponderRPCRDMA != nil,
+		InitiatorR:            c.InitiatorRPCRDMA != nil && c.InitiatorRPCRDMA.RemoteInvalidate,
+		ResponderR:            c.ResponderRPCRDMA != nil && c.ResponderRPCRDMA.RemoteInvalidate,
+		ISERForbidsInvalidate: conn.ISERForbidsInvalidate(c)}
+	if c.Inline != nil {
+		n.Inline = *c.Inline
+	}
+	return n
+}
+
+// established follows a connection of the InfiniBand family.
+func (fl *Follower) established(e *conn.Event) {
+	c := e.Conn
+	net, ok := netOf(c.Transport)
+	if !ok || e.Request == nil || e.Reply == nil {
+		return // no QPNs without the CM bodies
+	}
+	ini, res, ok := endpoints(net, c, e.Request)
+	if !ok {
+		return
+	}
+	req, rep := e.Request, e.Reply
+	f := &flow{id: c.Number, net: net, handed: -1, peers: Peers{c.Initiator, c.Responder}, neg: negotiatedOf(c)}
+	// Reads the initiator issues go to the responder: the initiator's
+	// Initiator Depth against the responder's Responder Resources; and the
+	// mirror.
+	f.neg.ReadLimit = [2]int{int(min(req.InitiatorDepth, rep.ResponderResources)), int(min(rep.InitiatorDepth, req.ResponderResources))}
+	f.neg.HasReadLimit = [2]bool{true, true}
+	f.neg.readWhy = [2]readWhy{{cmReads, uint16(req.InitiatorDepth), uint16(rep.ResponderResources)},
+		{cmReads | mirrored, uint16(rep.InitiatorDepth), uint16(req.ResponderResources)}}
+	if req.PathMTU >= 1 && req.PathMTU <= 5 {
+		f.mtu = 128 << req.PathMTU
+	}
+	f.start = [2]uint32{rep.StartingPSN, req.StartingPSN}
+	f.keys = [2]flowKey{{net, ini, res, rep.LocalQPN}, {net, res, ini, req.LocalQPN}}
+	// A reconnection on the same addresses and QPNs takes them over.
+	for side, k := range f.keys {
+		if old, ok := fl.index[k]; ok && old.f != f {
+			fl.release(old.f, nil)
+		}
+		fl.index[k] = flowRef{f, uint8(side)}
+		fl.filter[k.slot()]++
+	}
+	f.indexed = true
+	fl.byConn[f.id] = f
+	if len(fl.conns) >= fl.out.Limits.Connections {
+		fl.retireConn(e.Frame, false)
+	}
+	for !fl.take(connCost) {
+		if len(fl.conns) == 0 {
+			fl.force(connCost)
+			break
+		}
+		fl.retireConn(e.Frame, true)
+	}
+	f.slot = len(fl.conns)
+	fl.conns = append(fl.conns, f)
+	fl.cache.ok = false
+}
+
+// retireConn gives up the connection the eviction hand finds first that
+// was not active since it last passed, at frame (the setup that needs its
+// place, at the limit or, with full, because the budget is full). One that
+// showed no frame at all is forgotten without a finding.
+func (fl *Follower) retireConn(frame int, full bool) {
+	for {
+		f := fl.conns[fl.chand]
+		fl.chand = (fl.chand + 1) % len(fl.conns)
+		if f.used {
+			f.used = false
+			continue
+		}
+		if f.chk == nil {
+			// No frame of it was seen: nothing is lost by forgetting it
+			// (a later frame counts as of no connection), so no finding.
+			fl.release(f, nil)
+			return
+		}
+		fl.ConnectionsRetired++
+		why := finding.New(finding.StateLimitReached,
+			"more than %d connections' traffic was followed at once: this one's, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
+			fl.out.Limits.Connections, frame)
+		if full {
+			fl.out.Limits.Budget.Lost(budget.Datapath)
+			why = finding.New(finding.StateLimitReached,
+				"%s: this connection's traffic, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
+				fl.out.Limits.Budget.Full(), frame)
+		}
+		fl.release(f, &why)
+		return
+	}
+}
+
+// release stops following a connection: its Sends in progress are
+// delivered as far as they came, and what its traffic showed (with why, a
+// finding about its end) waits for its record, or goes to the notes when
+// its record was already handed on.
+func (fl *Follower) release(f *flow, why *finding.Finding) {
+	fl.unindex(f)
+	delete(fl.byConn, f.id)
+	fl.give(connCost)
+	last := len(fl.conns) - 1
+	fl.conns[f.slot] = fl.conns[last]
+	fl.conns[f.slot].slot = f.slot
+	fl.conns = fl.conns[:last]
+	if fl.chand >= last {
+		fl.chand = 0
+	}
+	var r result
+	if f.chk != nil {
+		r.fig, r.findings = f.chk.Figures(), f.chk.Findings()
+		f.chk.Close()
+	}
+	if why != nil {
+		r.findings = append(r.findings, *why)
+	}
+	fl.ended(f.id, f.handed, f.neg.Connection, f.peers, r)
+}
+
+// ended keeps what the traffic of connection id showed for its record, or
+// notes what its record does not show yet when it was handed on already
+// (handed is how many of the findings it got then; -1: not handed on).
+func (fl *Follower) ended(id, handed, request int, peers Peers, r result) {
+	if handed < 0 {
+		if r.fig != nil || len(r.findings) > 0 {
+			fl.results[id] = r
+		}
+		return
+	}
+	fl.noteConn(request, peers, r.findings[min(handed, len(r.findings)):])
+}
+
+// unindex stops matching frames to a flow, delivering its Sends in
+// progress.
+func (fl *Follower) unindex(f *flow) {
+	if !f.indexed {
+		return
+	}
+	for _, k := range f.keys {
+		if r, ok := fl.index[k]; ok && r.f == f {
+			delete(fl.index, k)
+			fl.filter[k.slot()]--
+		}
+	}
+	f.indexed = false
+	fl.cache.ok = false
+	if f.sides != nil {
+		for side := range f.sides {
+			fl.deliver(f, side, &f.sides[side], false, nil)
+		}
+		f.sides = nil
+	}
+}
+
+// maxNotes bounds the notes kept: the connection findings that came after
+// their connection's record was handed on.
+const maxNotes = 256
+
+// noteConn keeps connection findings that came after the record of the
+// connection of the request frame was handed on.
+func (fl *Follower) noteConn(request int, peers Peers, fs []finding.Finding) {
+	for _, x := range fs {
+		if len(fl.notes) == maxNotes {
+			fl.notesCut++
+			continue
+		}
+		x.Message = fmt.Sprintf("the connection of frame %d (%s → %s), after its record was written: %s",
+			request, peers[0], peers[1], x.Message)
+		fl.notes = append(fl.notes, x)
+	}
+}
+
+// netOf is the network of a transport the follower handles.
+func netOf(t record.Transport) (Net, bool) {
+	switch t {
+	case record.RoCEv2:
+		return NetRoCEv2, true
+	case record.RoCEv1:
+		return NetRoCEv1, true
+	case record.InfiniBand:
+		return NetIB, true
+	}
+	return 0, false
+}
+
+// endpoints are the initiator's and the responder's addresses as frames
+// carry them: the IP addresses or GIDs the connection record names, or the
+// LIDs of the REQ's LRH.
+func endpoints(net Net, c *record.Connection, req *record.CMInfo) (Addr, Addr, bool) {
+	if net == NetIB {
+		return LIDAddr(req.SLID), LIDAddr(req.DLID), true
+	}
+	ok := func(e record.Endpoint) bool { return e.Kind == record.IPv4 || e.Kind == record.IPv6 }
+	if !ok(c.Initiator) || !ok(c.Responder) {
+		return Addr{}, Addr{}, false
+	}
+	return c.Initiator.Addr, c.Responder.Addr, true
+}
+
+// Annotate adds to a connection record, as it is handed on, what the data
+// path saw of its traffic so far: its figures and its connection findings.
+// What shows after that goes to the notes.
+func (fl *Follower) Annotate(c *record.Connection) {
+	if r, ok := fl.results[c.Number]; ok {
+		delete(fl.results, c.Number)
+		c.Datapath = r.fig
+		c.Findings = append(c.Findings, r.findings...)
+		return
+	}
+	if c.Transport == record.IWARP && fl.annotateIWARP(c) {
+		return
+	}
+	f := fl.byConn[c.Number]
+	if f == nil {
+		return
+	}
+	f.handed = 0
+	if f.chk == nil {
+		return
+	}
+	c.Datapath = f.chk.Figures()
+	fs := f.chk.Findings()
+	c.Findings = append(c.Findings, fs...)
+	f.handed = len(fs)
+}
+
+// Notes are the data path's findings about the run, at the end of the
+// input: connection findings that came after the connection's record was
+// handed on (live capture), and the directions without a setup given up at
+// the limit.
+func (fl *Follower) Notes() []finding.Finding {
+	for _, f := range fl.conns {
+		if f.chk != nil && f.handed >= 0 {
+			fs := f.chk.Findings()
+			fl.noteConn(f.neg.Connection, f.peers, fs[min(f.handed, len(fs)):])
+			f.handed = len(fs)
+		}
+	}
+	open := make([]*iwFlow, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
+	for _, t := range fl.iwByConn {
+		open = append(open, t)
+	}
+	slices.SortFunc(open, func(a, b *iwFlow) int { return cmp.Compare(a.chk.neg.Connection, b.chk.neg.Connection) })
+	for _, t := range open {
+		if t.handed >= 0 {
+			fs := t.chk.Findings()
+			fl.noteConn(t.chk.neg.Connection, t.chk.peers, fs[min(t.handed, len(fs)):])
+			t.handed = len(fs)
+		}
+	}
+	out := fl.notes
+	if fl.notesCut > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%d more connection findings that came after their records were written are not listed", fl.notesCut))
+	}
+	fl.notes, fl.notesCut = nil, 0
+	if fl.OrphanEvictions > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%d directions of RC traffic without their connection setup were given up, the least recently active first, at the limit of %d followed at once",
+			fl.OrphanEvictions, fl.out.Limits.Directions))
+	}
+	return out
+}

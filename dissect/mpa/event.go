@@ -1,0 +1,65 @@
+package mpa
+
+import (
+	"time"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+)
+
+// The framer's calls of a connection's Traffic, as values: the decoder
+// records them as events, in order with the messages, instead of acting on
+// them at once, and after each frame the run loop replays them into the data
+// path, after the messages the frame completed before them have reached the
+// tracker. So the framer never calls into the data path, and the data path
+// learns a connection from the tracker before its first FPDU, as if the
+// calls had been made at once.
+
+// TrafficKind names a Traffic call.
+type TrafficKind uint8
+
+// The calls, and the link that gives a connection its Traffic.
+const (
+	TrafficLink TrafficKind = iota + 1 // the framer's link: Pair says which connection
+	TrafficFrame
+	TrafficSend
+	TrafficReadRequest
+	TrafficReadDone
+	TrafficLost
+	TrafficFinding
+	TrafficClose
+)
+
+// TrafficEvent is one call of a connection's Traffic. Conn numbers the
+// connection (from 1 in the order they were linked); Pair, Send (whose Head
+// and Frames are copies the recorder keeps until its next frame) and
+// Finding are the call's argument.
+type TrafficEvent struct {
+	Kind    TrafficKind
+	Conn    int
+	Side    int
+	Frame   int
+	Time    time.Time
+	Pair    *Pair
+	Send    Send
+	Finding finding.Finding
+}
+
+// Replay makes the call e recorded on t.
+func (e *TrafficEvent) Replay(t Traffic) {
+	switch e.Kind {
+	case TrafficFrame:
+		t.Frame()
+	case TrafficSend:
+		t.Send(&e.Send)
+	case TrafficReadRequest:
+		t.ReadRequest(e.Side, e.Frame, e.Time, nil)
+	case TrafficReadDone:
+		t.ReadDone(e.Side)
+	case TrafficLost:
+		t.Lost(e.Side)
+	case TrafficFinding:
+		t.Finding(e.Finding)
+	case TrafficClose:
+		t.Close()
+	}
+}
