@@ -45,6 +45,9 @@ type Assembler struct {
 	sinceSweep int
 }
 
+// maxPooled bounds the streams kept for reuse.
+const maxPooled = 1024
+
 // New returns an assembler that follows directions for protocol p.
 func New(opt Options, p Protocol) *Assembler {
 	a := &Assembler{opt: opt.WithDefaults(), p: p, t4: newTable(hash4), t6: newTable(hash6)}
