@@ -159,16 +159,12 @@ func (a *Assembler) chargeTables() {
 	}
 }
 
-// Segment takes one TCP segment.
+// Segment takes one TCP segment. It finds the segment's direction and hands
+// the segment to the handler of the direction's state, as doc.go draws them.
 func (a *Assembler) Segment(s *Segment) {
 	a.st.Segments++
 	a.tick(s.Time)
-	if a.sinceSweep++; a.clock-a.lastSweep >= int64(sweepPeriod) && a.sinceSweep >= len(a.all)/8 {
-		a.lastSweep, a.sinceSweep = a.clock, 0
-		if len(a.all) > 0 {
-			a.sweep()
-		}
-	}
+	a.sweepIfDue()
 	// The SYN occupies its own sequence number, before the first data
 	// octet (RFC 9293, section 3.4): data in a SYN (TCP Fast Open) starts at
 	// ISN+1.
@@ -176,193 +172,59 @@ func (a *Assembler) Segment(s *Segment) {
 	if s.SYN {
 		seq++
 	}
-	var str *stream
-	lost := false
-	d := a.lookup(&s.Flow)
-	if d != nil {
-		if d.kind == kindFollowed {
-			str = a.all[d.slot]
+	switch d := a.lookup(&s.Flow); {
+	case d == nil:
+		a.segmentNew(s, nil, seq, false)
+	case d.kind == kindFollowed:
+		if str := a.all[d.slot]; str.anchored {
+			a.segmentAnchored(str, s, seq)
 		} else {
-			// The common case, TCP bulk: a direction already decided.
-			if !a.takeUp(d, s, seq) {
-				return
-			}
-			lost = d.kind == kindLost && !s.SYN
+			a.segmentUnanchored(str, s, seq)
 		}
-	}
-	if str != nil && !s.SYN && len(s.Payload) > 0 && a.reused(str, s, seq) {
-		// The 4-tuple and its sequence numbers used again by a new
-		// connection whose SYN is not in the capture: what the old one
-		// began ends here.
-		a.finish(str, End{Kind: EndReplaced})
-		a.st.Reused++
-		str = nil
-	}
-	if str != nil && s.SYN {
-		switch {
-		case str.anchored && str.zero != seq:
-			// A SYN with another ISN: a new connection on the same addresses
-			// and ports. What the old one began ends here.
-			a.finish(str, End{Kind: EndReplaced})
-			str = nil
-		case !str.anchored:
-			a.anchorSYN(str, seq, s.Frame)
-		}
-	}
-	if str == nil {
-		ok, _ := a.p.Starts(s.Payload)
-		switch {
-		case s.SYN:
-			str = a.open(s, d, seq, true, lost)
-			str.syn = true
-			a.startReader(str)
-		case len(s.Payload) == 0:
-			return
-		case ok:
-			str = a.open(s, d, seq, true, lost)
-			a.startReader(str)
-		case len(s.Payload) > a.p.EarlyWindow() && (len(s.Payload) > a.opt.StreamBytes || a.unanchored >= a.opt.EarlyFlows):
-			// No handshake, no start, and longer than any first message within
-			// the RFC's limit: bulk data of a connection whose start is not in
-			// the capture, most likely. It is decided at once, without holding
-			// its octets, when it is more than a direction may hold, or when
-			// EarlyFlows directions wait for their start already: rather than
-			// give up the oldest of them (that may still be the later part of
-			// a first message) for a segment that would be one only of an
-			// over-long frame. A start that then arrives below it is counted
-			// (Stats.EarlyMissed).
-			if d == nil {
-				d = a.insert(&s.Flow)
-			}
-			*d = dirState{kind: kindDecided, flags: flagEarly, lo: s.Seq, end: s.Seq + uint32(len(s.Payload)), seen: uint32(a.st.Segments)}
-			if s.FIN || s.RST {
-				d.flags |= flagEnded
-			}
-			return
-		default:
-			// No handshake seen and this segment does not start one: the
-			// capture may begin mid-connection, or this may be a later part
-			// of a first message whose start arrives next.
-			str = a.open(s, d, seq, false, lost)
-		}
-	}
-	str.lastFrame, str.lastTime = s.Frame, s.Time
-	if len(s.Payload) > 0 {
-		cut := len(s.Payload) < s.WireLen
-		if !str.anchored {
-			ok, strong := a.p.Starts(s.Payload)
-			if ok && (str.nEarly == 0 || int32(str.lowSeq()-seq) >= 0 || strong && str.startsAbove(seq)) {
-				if !a.anchorAt(str, s, seq, cut) {
-					return
-				}
-			} else if !a.keepEarly(str, s, seq, cut) {
-				return
-			}
-		} else if !a.add(str, seq, s.Payload, s.Frame, s.Time, cut) {
-			return
-		}
-		if e := seq + uint32(len(s.Payload)); !str.anyData || int32(e-str.end) > 0 {
-			str.anyData, str.end = true, e
-		}
-	}
-	if str.capped != "" {
-		a.giveUp(str, EndLimit, str.capped)
-		return
-	}
-	if s.RST && str.rstInWindow(seq, a) {
-		a.finish(str, End{Kind: EndRST})
-		return
-	}
-	if s.FIN && !str.fin && str.finInWindow(seq+uint32(len(s.Payload))) {
-		str.fin, str.finSeq = true, seq+uint32(len(s.Payload))
-	}
-	// The direction ends at its FIN once every octet before it is in: what
-	// has not arrived will not.
-	if str.fin && str.anchored && int(int32(str.finSeq-str.start)) <= str.contiguous() {
-		a.finish(str, End{Kind: EndFIN})
+	case d.kind == kindLost:
+		a.segmentLost(d, s, seq)
+	default:
+		// The common case, TCP bulk: a direction already decided.
+		a.segmentDecided(d, s, seq)
 	}
 }
 
-// reused reports whether a segment of a followed direction begins a new
-// connection on the same 4-tuple whose SYN is not in the capture: one that
-// starts strongly (an MPA key) at a point outside the direction's sequence
-// space (more than ReuseWindow from it), as takeUp decides for a direction
-// already decided. A followed direction never ages, so without this such
-// a connection would be read as octets of the old one.
-func (a *Assembler) reused(str *stream, s *Segment, seq uint32) bool {
-	w := uint32(a.opt.ReuseWindow)
-	if !str.anchored || !str.anyData || seq-(str.zero-w) < (str.end-str.zero)+2*w {
-		return false
+// segmentNew takes a segment of a direction that is not followed: one
+// first seen (d is nil), or one whose entry d the segment starts afresh (a
+// decided or lost direction it takes up again, a followed one it ended as
+// a new connection on the same 4-tuple). lost says that the direction was
+// given up at a limit before its start was known (Dir.Lost).
+func (a *Assembler) segmentNew(s *Segment, d *dirState, seq uint32, lost bool) {
+	ok, _ := a.p.Starts(s.Payload)
+	switch {
+	case s.SYN:
+		str := a.open(s, d, seq, true, lost)
+		str.syn = true
+		a.startReader(str)
+		a.takeAnchored(str, s, seq)
+	case len(s.Payload) == 0:
+		// Nothing to follow: no handshake, and no octet to start from.
+	case ok:
+		str := a.open(s, d, seq, true, lost)
+		a.startReader(str)
+		a.takeAnchored(str, s, seq)
+	case len(s.Payload) > a.p.EarlyWindow() && (len(s.Payload) > a.opt.StreamBytes || a.unanchored >= a.opt.EarlyFlows):
+		// No handshake, no start, and longer than any first message within
+		// the RFC's limit: bulk data of a connection whose start is not in
+		// the capture, most likely. It is decided at once, without holding
+		// its octets, when it is more than a direction may hold, or when
+		// EarlyFlows directions wait for their start already: rather than
+		// give up the oldest of them (that may still be the later part of
+		// a first message) for a segment that would be one only of an
+		// over-long frame. A start that then arrives below it is counted
+		// (Stats.EarlyMissed).
+		a.decideEarly(s, d)
+	default:
+		// No handshake seen and this segment does not start one: the
+		// capture may begin mid-connection, or this may be a later part
+		// of a first message whose start arrives next.
+		a.takeUnanchored(a.open(s, d, seq, false, lost), s, seq)
 	}
-	_, strong := a.p.Starts(s.Payload)
-	return strong
-}
-
-// takeUp decides whether a segment of a decided or lost direction starts it
-// afresh.
-func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
-	d.seen = uint32(a.st.Segments)
-	take := false
-	switch d.kind {
-	case kindDecided, kindStart:
-		w := uint32(a.opt.ReuseWindow)
-		switch {
-		case s.SYN:
-			// Only a SYN of a new connection reopens it: one with the start
-			// already known is a retransmission.
-			take = !(d.kind == kindStart && d.lo == seq)
-		case d.flags&flagAged != 0 && seq == d.lo:
-			take, _ = a.p.Starts(s.Payload) // aged with nothing but its SYN: its start takes it up
-		case d.flags&flagEnded != 0 || seq-(d.lo-w) >= (d.end-d.lo)+2*w:
-			// After its FIN or RST, or outside [lo-w, end+w) of sequence space:
-			// a segment that starts strongly is a new connection on the
-			// 4-tuple, whose SYN is not in the capture.
-			if _, strong := a.p.Starts(s.Payload); strong {
-				take = true
-				a.st.Reused++
-			}
-		}
-	case kindLost:
-		// Given up at a limit before anything of interest: only a start (or
-		// a new SYN) takes it up again.
-		ok, _ := a.p.Starts(s.Payload)
-		take = s.SYN || ok
-	}
-	if !take && d.kind == kindDecided && d.flags&flagEarly != 0 && len(s.Payload) > 0 {
-		// Decided by the early window, its start never seen: a key below the
-		// octets that decided it is a start that came after all, one above
-		// them with a gap starts the direction there (as for a direction
-		// that waits: startsAbove), and one right after or among them is
-		// data of the direction going on. A segment that continues them is
-		// not looked into.
-		below, gap := int32(d.lo-s.Seq) > 0, int32(s.Seq-d.end) > 0
-		if below || gap {
-			switch ok, strong := a.p.Starts(s.Payload); {
-			case ok && below:
-				// Its first message is not shown. Counted once.
-				d.flags &^= flagEarly
-				if a.st.EarlyMissed++; a.st.EarlyMissed == 1 {
-					a.st.EarlyMissedFrame = s.Frame
-				}
-			case strong && gap:
-				take = true
-			}
-		}
-	}
-	if !take {
-		if n := len(s.Payload); n > 0 {
-			if e := s.Seq + uint32(n); int32(e-d.end) > 0 {
-				d.end = e
-			}
-			if d.kind == kindDecided && int32(d.lo-s.Seq) > 0 {
-				d.lo = s.Seq
-			}
-		}
-		if s.FIN || s.RST {
-			d.flags |= flagEnded
-		}
-	}
-	return take
 }
 
 // open starts following a direction. At the Flows limit the least recently
@@ -438,6 +300,29 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 	str.release()
 	if len(a.pool) < maxPooled {
 		a.pool = append(a.pool, str)
+	}
+}
+
+// ending ends a followed direction once a segment of it is taken, when
+// the segment made it reach a limit (it is given up), reset it within its
+// window, or completed it: its FIN is in, and every octet before the FIN.
+// A FIN within the window is recorded first.
+func (a *Assembler) ending(str *stream, s *Segment, seq uint32) {
+	if str.capped != "" {
+		a.giveUp(str, EndLimit, str.capped)
+		return
+	}
+	if s.RST && str.rstInWindow(seq, a) {
+		a.finish(str, End{Kind: EndRST})
+		return
+	}
+	if s.FIN && !str.fin && str.finInWindow(seq+uint32(len(s.Payload))) {
+		str.fin, str.finSeq = true, seq+uint32(len(s.Payload))
+	}
+	// The direction ends at its FIN once every octet before it is in: what
+	// has not arrived will not.
+	if str.fin && str.anchored && int(int32(str.finSeq-str.start)) <= str.contiguous() {
+		a.finish(str, End{Kind: EndFIN})
 	}
 }
 

@@ -42,6 +42,19 @@ func (a *Assembler) tick(t time.Time) {
 	}
 }
 
+// sweepIfDue sweeps when the ageing clock advanced sweepPeriod since the
+// last sweep and at least an eighth as many segments as directions are
+// followed came since: a sweep costs one look at each, so each segment pays
+// for a bounded number of looks.
+func (a *Assembler) sweepIfDue() {
+	if a.sinceSweep++; a.clock-a.lastSweep >= int64(sweepPeriod) && a.sinceSweep >= len(a.all)/8 {
+		a.lastSweep, a.sinceSweep = a.clock, 0
+		if len(a.all) > 0 {
+			a.sweep()
+		}
+	}
+}
+
 // nanos is a capture time in nanoseconds since 1970, clamped to about 290
 // years either side so that differences never overflow.
 func nanos(t time.Time) int64 {
