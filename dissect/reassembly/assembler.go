@@ -2,246 +2,9 @@ package reassembly
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
-
-// Flow names one direction of a TCP connection. IPv4 addresses sit in the
-// last 4 octets of Src and Dst.
-type Flow struct {
-	Src, Dst         [16]byte
-	SrcPort, DstPort uint16
-	V6               bool
-}
-
-// Segment is one TCP segment. Payload points into the frame and is only
-// read during the call.
-type Segment struct {
-	Flow          Flow
-	Seq           uint32
-	SYN, FIN, RST bool
-	Payload       []byte // the octets captured
-	WireLen       int    // octets of payload on the wire, by the IP and TCP headers (more than len(Payload) when the capture cut it)
-	Frame         int    // 1-based frame number
-	Time          time.Time
-}
-
-// Defaults of Options.
-const (
-	DefaultStreamBytes  = 20 + 0xffff // an MPA frame with the largest PD_Length fits
-	DefaultTotalBytes   = 16 << 20
-	DefaultFlows        = 32768
-	DefaultMaxEarlySegs = 1024
-	DefaultEarlyFlows   = 4096
-	DefaultRemembered   = 1 << 20
-	DefaultReuseWindow  = 1 << 20
-	DefaultQuietUnknown = 2 * time.Second
-	DefaultQuietNoData  = 10 * time.Second
-	DefaultQuietBegun   = 60 * time.Second
-)
-
-// Options bound what an Assembler keeps. Zero fields take the defaults.
-type Options struct {
-	StreamBytes  int // octets held for one direction
-	TotalBytes   int // octets held for all directions together, with what readers charge
-	Flows        int // directions followed at once
-	MaxEarlySegs int // segments kept from a direction whose start is not known
-	// EarlyFlows bounds the directions followed at once whose start is not
-	// known (captured mid-stream): octets kept before a start matter only
-	// if the start comes soon after them. At the limit, a new direction
-	// whose first segment is longer than the early window is decided at
-	// once; another gives up the oldest of them.
-	EarlyFlows int
-	Remembered int // directions remembered once decided
-	// ReuseWindow is how far from an old connection's sequence numbers a
-	// segment that Starts must lie to be taken for a new connection on the
-	// same 4-tuple.
-	ReuseWindow  int
-	QuietUnknown time.Duration // an unanchored direction quiet this long is given up
-	QuietNoData  time.Duration // an anchored one of no interest yet
-	QuietBegun   time.Duration // one whose reader is in the middle of something
-	// Budget, when set, is the run's memory budget: the octets held (and
-	// what readers charge) are charged to it too, and when it is full
-	// directions are given up as when TotalBytes is.
-	Budget *budget.Budget
-}
-
-// WithDefaults fills the zero fields.
-func (o Options) WithDefaults() Options {
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	def(&o.StreamBytes, DefaultStreamBytes)
-	def(&o.TotalBytes, DefaultTotalBytes)
-	def(&o.Flows, DefaultFlows)
-	def(&o.MaxEarlySegs, DefaultMaxEarlySegs)
-	def(&o.EarlyFlows, DefaultEarlyFlows)
-	def(&o.Remembered, DefaultRemembered)
-	def(&o.ReuseWindow, DefaultReuseWindow)
-	o.Remembered = min(o.Remembered, maxEntries)
-	defd := func(v *time.Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	defd(&o.QuietUnknown, DefaultQuietUnknown)
-	defd(&o.QuietNoData, DefaultQuietNoData)
-	defd(&o.QuietBegun, DefaultQuietBegun)
-	return o
-}
-
-// Protocol is what the assembler asks of the layer above.
-type Protocol interface {
-	// Starts says whether a segment whose payload is p can be the first
-	// of a direction whose start was not captured; strong when it shows
-	// enough to start one above octets already kept.
-	Starts(p []byte) (ok, strong bool)
-	// EarlyWindow is how many octets, from the lowest sequence number
-	// seen, are kept of a direction before its start is known: the span
-	// of the protocol's first message.
-	EarlyWindow() int
-	// Open returns the reader of a direction the assembler starts to
-	// deliver. The reader may keep d.
-	Open(d *Dir) Reader
-}
-
-// Interest is how much giving a direction up would lose.
-type Interest uint8
-
-// Interests, in increasing order.
-const (
-	// Nothing: the reader has seen nothing of its protocol.
-	Nothing Interest = iota
-	// Begun: it has seen the first octets of something it reads.
-	Begun
-	// Shown: it has seen enough that it will show what it read.
-	Shown
-	// Following: it follows a stream with no end in view (a connection's
-	// data traffic, after its setup): it is never given up for being
-	// quiet, only at a limit.
-	Following
-)
-
-// Status is what a reader says after octets were delivered.
-type Status uint8
-
-// Statuses.
-const (
-	More Status = iota // deliver more
-	Done               // the reader has seen all it wants: the direction is decided
-)
-
-// Reader reads one direction. Offsets are stream offsets: 0 is the first
-// octet after the start.
-type Reader interface {
-	// Seen says that the segment of frame carried octets [lo, hi) of the
-	// stream (lo may be negative for octets before the start), whether it
-	// added any octet not seen before, and whether the capture cut the
-	// segment just after hi. It comes before the octets are delivered.
-	Seen(lo, hi int, frame int, at time.Time, added, cut bool)
-	// Data delivers the next octets in order, at off.
-	Data(off int, b []byte) Status
-	// Again gives octets already delivered that a later segment (frame)
-	// carried again.
-	Again(off int, b []byte, frame int)
-	// Differ says that frame carried octet off again, with other contents,
-	// while it was held before delivery; the first copy is delivered.
-	Differ(off, frame int)
-	// Need is the stream offset up to which octets are worth holding.
-	Need() int
-	// Interest says how much giving the direction up would lose.
-	Interest() Interest
-	// End is the last call: the direction ends, or is given up.
-	End(e End)
-}
-
-// EndKind says why a direction ended.
-type EndKind uint8
-
-// End kinds.
-const (
-	EndInput    EndKind = iota // the input ended
-	EndFIN                     // the stream ended at its FIN, every octet before it delivered
-	EndRST                     // the connection was reset
-	EndReplaced                // a SYN with another initial sequence number started a new connection
-	EndQuiet                   // nothing more arrived for a while (Quiet): given up
-	EndLimit                   // a state limit (Detail): given up
-	EndIdle                    // quiet, and the reader's Interest was Nothing: no loss
-)
-
-// End tells a reader why its direction ends.
-type End struct {
-	Kind   EndKind
-	Detail string        // EndLimit: which limit
-	Quiet  time.Duration // EndQuiet: how long nothing arrived
-	// EndInput: a FIN was seen with octets missing before it.
-	FINMissing bool
-	// The last segment seen of the direction.
-	Frame int
-	Time  time.Time
-}
-
-// GivenUp reports whether the end is a give-up at a limit (or by age).
-func (e End) GivenUp() bool { return e.Kind == EndLimit || e.Kind == EndQuiet }
-
-// Dir is what a reader knows of its direction and may ask of the assembler.
-type Dir struct {
-	Flow Flow
-	// SYN: the start is the octet after a SYN (else the first octet of a
-	// segment the Protocol Starts).
-	SYN bool
-	// Lost: octets of this direction were given up at a limit before its
-	// start was known.
-	Lost bool
-	s    *stream
-	a    *Assembler
-}
-
-// Charge accounts n more octets held by the reader (negative to release),
-// within the total limit. When the total is full it reports false; the
-// octets are accounted all the same, and the direction is given up once the
-// current delivery returns.
-func (d *Dir) Charge(n int) bool { return d.a.charge(d.s, n) }
-
-// Limit gives the direction up at a limit of the reader's own, once the
-// current delivery returns.
-func (d *Dir) Limit(detail string) {
-	if d.s.capped == "" {
-		d.s.capped = detail
-	}
-}
-
-// Fits reports whether n more octets fit in the total (and the budget)
-// without giving anything up.
-func (d *Dir) Fits(n int) bool { return d.a.held+n <= d.a.opt.TotalBytes && d.a.acct.Fits(n) }
-
-// Last is the frame and capture time of the direction's latest segment:
-// the one being taken, during a delivery.
-func (d *Dir) Last() (frame int, at time.Time) { return d.s.lastFrame, d.s.lastTime }
-
-// StreamBytes is the per-direction limit.
-func (d *Dir) StreamBytes() int { return d.a.opt.StreamBytes }
-
-// Stats counts what an assembler did.
-type Stats struct {
-	Segments   int // segments taken
-	Followed   int // directions followed now
-	Remembered int // directions in the flow table
-	Held       int // octets held now, with what readers charged
-	Keyless    int // directions given up at a limit (or by age) whose reader had seen nothing of interest
-	Forgotten  int // decided directions forgotten at the Remembered limit
-	Sweeps     int // age sweeps run
-	Reused     int // decided directions started afresh by a segment that Starts, without a SYN
-	// EarlyMissed counts the directions decided by the early window (more
-	// octets before any start than the Protocol's EarlyWindow) whose start
-	// then came, below those octets: a first message lost to reordering.
-	// EarlyMissedFrame is the frame of the first such start.
-	EarlyMissed      int
-	EarlyMissedFrame int
-}
 
 // Assembler follows the TCP directions of one input. It is not safe for
 // concurrent use.
@@ -281,6 +44,9 @@ type Assembler struct {
 	behind     int
 	sinceSweep int
 }
+
+// maxPooled bounds the streams kept for reuse.
+const maxPooled = 1024
 
 // New returns an assembler that follows directions for protocol p.
 func New(opt Options, p Protocol) *Assembler {
@@ -393,16 +159,12 @@ func (a *Assembler) chargeTables() {
 	}
 }
 
-// Segment takes one TCP segment.
+// Segment takes one TCP segment. It finds the segment's direction and hands
+// the segment to the handler of the direction's state, as doc.go draws them.
 func (a *Assembler) Segment(s *Segment) {
 	a.st.Segments++
 	a.tick(s.Time)
-	if a.sinceSweep++; a.clock-a.lastSweep >= int64(sweepPeriod) && a.sinceSweep >= len(a.all)/8 {
-		a.lastSweep, a.sinceSweep = a.clock, 0
-		if len(a.all) > 0 {
-			a.sweep()
-		}
-	}
+	a.sweepIfDue()
 	// The SYN occupies its own sequence number, before the first data
 	// octet (RFC 9293, section 3.4): data in a SYN (TCP Fast Open) starts at
 	// ISN+1.
@@ -410,193 +172,59 @@ func (a *Assembler) Segment(s *Segment) {
 	if s.SYN {
 		seq++
 	}
-	var str *stream
-	lost := false
-	d := a.lookup(&s.Flow)
-	if d != nil {
-		if d.kind == kindFollowed {
-			str = a.all[d.slot]
+	switch d := a.lookup(&s.Flow); {
+	case d == nil:
+		a.segmentNew(s, nil, seq, false)
+	case d.kind == kindFollowed:
+		if str := a.all[d.slot]; str.anchored {
+			a.segmentAnchored(str, s, seq)
 		} else {
-			// The common case, TCP bulk: a direction already decided.
-			if !a.takeUp(d, s, seq) {
-				return
-			}
-			lost = d.kind == kindLost && !s.SYN
+			a.segmentUnanchored(str, s, seq)
 		}
-	}
-	if str != nil && !s.SYN && len(s.Payload) > 0 && a.reused(str, s, seq) {
-		// The 4-tuple and its sequence numbers used again by a new
-		// connection whose SYN is not in the capture: what the old one
-		// began ends here.
-		a.finish(str, End{Kind: EndReplaced})
-		a.st.Reused++
-		str = nil
-	}
-	if str != nil && s.SYN {
-		switch {
-		case str.anchored && str.zero != seq:
-			// A SYN with another ISN: a new connection on the same addresses
-			// and ports. What the old one began ends here.
-			a.finish(str, End{Kind: EndReplaced})
-			str = nil
-		case !str.anchored:
-			a.anchorSYN(str, seq, s.Frame)
-		}
-	}
-	if str == nil {
-		ok, _ := a.p.Starts(s.Payload)
-		switch {
-		case s.SYN:
-			str = a.open(s, d, seq, true, lost)
-			str.syn = true
-			a.startReader(str)
-		case len(s.Payload) == 0:
-			return
-		case ok:
-			str = a.open(s, d, seq, true, lost)
-			a.startReader(str)
-		case len(s.Payload) > a.p.EarlyWindow() && (len(s.Payload) > a.opt.StreamBytes || a.unanchored >= a.opt.EarlyFlows):
-			// No handshake, no start, and longer than any first message within
-			// the RFC's limit: bulk data of a connection whose start is not in
-			// the capture, most likely. It is decided at once, without holding
-			// its octets, when it is more than a direction may hold, or when
-			// EarlyFlows directions wait for their start already: rather than
-			// give up the oldest of them (that may still be the later part of
-			// a first message) for a segment that would be one only of an
-			// over-long frame. A start that then arrives below it is counted
-			// (Stats.EarlyMissed).
-			if d == nil {
-				d = a.insert(&s.Flow)
-			}
-			*d = dirState{kind: kindDecided, flags: flagEarly, lo: s.Seq, end: s.Seq + uint32(len(s.Payload)), seen: uint32(a.st.Segments)}
-			if s.FIN || s.RST {
-				d.flags |= flagEnded
-			}
-			return
-		default:
-			// No handshake seen and this segment does not start one: the
-			// capture may begin mid-connection, or this may be a later part
-			// of a first message whose start arrives next.
-			str = a.open(s, d, seq, false, lost)
-		}
-	}
-	str.lastFrame, str.lastTime = s.Frame, s.Time
-	if len(s.Payload) > 0 {
-		cut := len(s.Payload) < s.WireLen
-		if !str.anchored {
-			ok, strong := a.p.Starts(s.Payload)
-			if ok && (str.nEarly == 0 || int32(str.lowSeq()-seq) >= 0 || strong && str.startsAbove(seq)) {
-				if !a.anchorAt(str, s, seq, cut) {
-					return
-				}
-			} else if !a.keepEarly(str, s, seq, cut) {
-				return
-			}
-		} else if !a.add(str, seq, s.Payload, s.Frame, s.Time, cut) {
-			return
-		}
-		if e := seq + uint32(len(s.Payload)); !str.anyData || int32(e-str.end) > 0 {
-			str.anyData, str.end = true, e
-		}
-	}
-	if str.capped != "" {
-		a.giveUp(str, EndLimit, str.capped)
-		return
-	}
-	if s.RST && str.rstInWindow(seq, a) {
-		a.finish(str, End{Kind: EndRST})
-		return
-	}
-	if s.FIN && !str.fin && str.finInWindow(seq+uint32(len(s.Payload))) {
-		str.fin, str.finSeq = true, seq+uint32(len(s.Payload))
-	}
-	// The direction ends at its FIN once every octet before it is in: what
-	// has not arrived will not.
-	if str.fin && str.anchored && int(int32(str.finSeq-str.start)) <= str.contiguous() {
-		a.finish(str, End{Kind: EndFIN})
+	case d.kind == kindLost:
+		a.segmentLost(d, s, seq)
+	default:
+		// The common case, TCP bulk: a direction already decided.
+		a.segmentDecided(d, s, seq)
 	}
 }
 
-// reused reports whether a segment of a followed direction begins a new
-// connection on the same 4-tuple whose SYN is not in the capture: one that
-// starts strongly (an MPA key) at a point outside the direction's sequence
-// space (more than ReuseWindow from it), as takeUp decides for a direction
-// already decided. A followed direction never ages, so without this such
-// a connection would be read as octets of the old one.
-func (a *Assembler) reused(str *stream, s *Segment, seq uint32) bool {
-	w := uint32(a.opt.ReuseWindow)
-	if !str.anchored || !str.anyData || seq-(str.zero-w) < (str.end-str.zero)+2*w {
-		return false
+// segmentNew takes a segment of a direction that is not followed: one
+// first seen (d is nil), or one whose entry d the segment starts afresh (a
+// decided or lost direction it takes up again, a followed one it ended as
+// a new connection on the same 4-tuple). lost says that the direction was
+// given up at a limit before its start was known (Dir.Lost).
+func (a *Assembler) segmentNew(s *Segment, d *dirState, seq uint32, lost bool) {
+	ok, _ := a.p.Starts(s.Payload)
+	switch {
+	case s.SYN:
+		str := a.open(s, d, seq, true, lost)
+		str.syn = true
+		a.startReader(str)
+		a.takeAnchored(str, s, seq)
+	case len(s.Payload) == 0:
+		// Nothing to follow: no handshake, and no octet to start from.
+	case ok:
+		str := a.open(s, d, seq, true, lost)
+		a.startReader(str)
+		a.takeAnchored(str, s, seq)
+	case len(s.Payload) > a.p.EarlyWindow() && (len(s.Payload) > a.opt.StreamBytes || a.unanchored >= a.opt.EarlyFlows):
+		// No handshake, no start, and longer than any first message within
+		// the RFC's limit: bulk data of a connection whose start is not in
+		// the capture, most likely. It is decided at once, without holding
+		// its octets, when it is more than a direction may hold, or when
+		// EarlyFlows directions wait for their start already: rather than
+		// give up the oldest of them (that may still be the later part of
+		// a first message) for a segment that would be one only of an
+		// over-long frame. A start that then arrives below it is counted
+		// (Stats.EarlyMissed).
+		a.decideEarly(s, d)
+	default:
+		// No handshake seen and this segment does not start one: the
+		// capture may begin mid-connection, or this may be a later part
+		// of a first message whose start arrives next.
+		a.takeUnanchored(a.open(s, d, seq, false, lost), s, seq)
 	}
-	_, strong := a.p.Starts(s.Payload)
-	return strong
-}
-
-// takeUp decides whether a segment of a decided or lost direction starts it
-// afresh.
-func (a *Assembler) takeUp(d *dirState, s *Segment, seq uint32) bool {
-	d.seen = uint32(a.st.Segments)
-	take := false
-	switch d.kind {
-	case kindDecided, kindStart:
-		w := uint32(a.opt.ReuseWindow)
-		switch {
-		case s.SYN:
-			// Only a SYN of a new connection reopens it: one with the start
-			// already known is a retransmission.
-			take = !(d.kind == kindStart && d.lo == seq)
-		case d.flags&flagAged != 0 && seq == d.lo:
-			take, _ = a.p.Starts(s.Payload) // aged with nothing but its SYN: its start takes it up
-		case d.flags&flagEnded != 0 || seq-(d.lo-w) >= (d.end-d.lo)+2*w:
-			// After its FIN or RST, or outside [lo-w, end+w) of sequence space:
-			// a segment that starts strongly is a new connection on the
-			// 4-tuple, whose SYN is not in the capture.
-			if _, strong := a.p.Starts(s.Payload); strong {
-				take = true
-				a.st.Reused++
-			}
-		}
-	case kindLost:
-		// Given up at a limit before anything of interest: only a start (or
-		// a new SYN) takes it up again.
-		ok, _ := a.p.Starts(s.Payload)
-		take = s.SYN || ok
-	}
-	if !take && d.kind == kindDecided && d.flags&flagEarly != 0 && len(s.Payload) > 0 {
-		// Decided by the early window, its start never seen: a key below the
-		// octets that decided it is a start that came after all, one above
-		// them with a gap starts the direction there (as for a direction
-		// that waits: startsAbove), and one right after or among them is
-		// data of the direction going on. A segment that continues them is
-		// not looked into.
-		below, gap := int32(d.lo-s.Seq) > 0, int32(s.Seq-d.end) > 0
-		if below || gap {
-			switch ok, strong := a.p.Starts(s.Payload); {
-			case ok && below:
-				// Its first message is not shown. Counted once.
-				d.flags &^= flagEarly
-				if a.st.EarlyMissed++; a.st.EarlyMissed == 1 {
-					a.st.EarlyMissedFrame = s.Frame
-				}
-			case strong && gap:
-				take = true
-			}
-		}
-	}
-	if !take {
-		if n := len(s.Payload); n > 0 {
-			if e := s.Seq + uint32(n); int32(e-d.end) > 0 {
-				d.end = e
-			}
-			if d.kind == kindDecided && int32(d.lo-s.Seq) > 0 {
-				d.lo = s.Seq
-			}
-		}
-		if s.FIN || s.RST {
-			d.flags |= flagEnded
-		}
-	}
-	return take
 }
 
 // open starts following a direction. At the Flows limit the least recently
@@ -672,6 +300,29 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 	str.release()
 	if len(a.pool) < maxPooled {
 		a.pool = append(a.pool, str)
+	}
+}
+
+// ending ends a followed direction once a segment of it is taken, when
+// the segment made it reach a limit (it is given up), reset it within its
+// window, or completed it: its FIN is in, and every octet before the FIN.
+// A FIN within the window is recorded first.
+func (a *Assembler) ending(str *stream, s *Segment, seq uint32) {
+	if str.capped != "" {
+		a.giveUp(str, EndLimit, str.capped)
+		return
+	}
+	if s.RST && str.rstInWindow(seq, a) {
+		a.finish(str, End{Kind: EndRST})
+		return
+	}
+	if s.FIN && !str.fin && str.finInWindow(seq+uint32(len(s.Payload))) {
+		str.fin, str.finSeq = true, seq+uint32(len(s.Payload))
+	}
+	// The direction ends at its FIN once every octet before it is in: what
+	// has not arrived will not.
+	if str.fin && str.anchored && int(int32(str.finSeq-str.start)) <= str.contiguous() {
+		a.finish(str, End{Kind: EndFIN})
 	}
 }
 

@@ -64,6 +64,31 @@
 //	    Only a SYN or a segment that Starts takes it up again; the Reader is
 //	    then told (Dir.Lost), so that it can flag what it shows.
 //
+// # Where each state is handled
+//
+// Segment (assembler.go) finds a segment's direction in the flow table
+// (table.go) and hands the segment to the handler of its state:
+//
+//   - (none): segmentNew, in assembler.go. It also takes a segment that
+//     starts a direction afresh: a decided or lost one taken up again, a
+//     followed one that a new connection on the same 4-tuple replaced. A
+//     direction decided at its first segment is made by decideEarly, in
+//     decided.go.
+//   - unanchored: segmentUnanchored, in unanchored.go; keepEarly keeps the
+//     octets, anchorSYN and anchorAt anchor the direction.
+//   - anchored: segmentAnchored, in anchored.go; add delivers, holds or
+//     tells again the octets, drain delivers those held that became
+//     contiguous.
+//   - decided: segmentDecided, in decided.go.
+//   - lost: segmentLost, in decided.go.
+//
+// A direction followed (unanchored or anchored) is a stream (stream.go),
+// whose octets held sit in a ring buffer (ring.go); after each of its
+// segments, ending (assembler.go) ends it at a limit, an RST or its FIN.
+// A decided or lost direction is only its entry in the flow table. The
+// types other packages use are in api.go; the limits, the ageing and the
+// memory accounting in limits.go.
+//
 // # Limits
 //
 // Options bound everything: octets held per direction (StreamBytes) and in

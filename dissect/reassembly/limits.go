@@ -42,6 +42,19 @@ func (a *Assembler) tick(t time.Time) {
 	}
 }
 
+// sweepIfDue sweeps when the ageing clock advanced sweepPeriod since the
+// last sweep and at least an eighth as many segments as directions are
+// followed came since: a sweep costs one look at each, so each segment pays
+// for a bounded number of looks.
+func (a *Assembler) sweepIfDue() {
+	if a.sinceSweep++; a.clock-a.lastSweep >= int64(sweepPeriod) && a.sinceSweep >= len(a.all)/8 {
+		a.lastSweep, a.sinceSweep = a.clock, 0
+		if len(a.all) > 0 {
+			a.sweep()
+		}
+	}
+}
+
 // nanos is a capture time in nanoseconds since 1970, clamped to about 290
 // years either side so that differences never overflow.
 func nanos(t time.Time) int64 {
@@ -121,6 +134,49 @@ func (a *Assembler) lostFor(s *stream, why string) {
 	if (why == a.why.budgetRoom || why == a.why.budgetFlow || why == a.why.budgetFull) && s.r != nil && s.r.Interest() != Nothing {
 		a.acct.Lost()
 	}
+}
+
+// charge accounts n octets held by s (negative to release), to the total
+// and to the run's budget. Over the total limit, or when the budget is
+// full, it first gives up other directions (makeRoom); when that is not
+// enough it marks s given up and reports false. The octets are accounted
+// all the same (forced on the budget), and released when s lets go.
+func (a *Assembler) charge(s *stream, n int) bool {
+	b := &a.acct
+	if n <= 0 {
+		a.held += n
+		s.charged += n
+		b.Release(-n)
+		return true
+	}
+	if a.held+n > a.opt.TotalBytes {
+		a.makeRoom(s, max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n), a.why.room)
+	}
+	fits := b.Charge(n)
+	if !fits {
+		// Others hold the budget too: give up an eighth of what this
+		// holder has, least recently progressed first, and try again.
+		a.makeRoom(s, max(0, a.held-a.held/8-n), a.why.budgetRoom)
+		if fits = b.Charge(n); !fits {
+			b.Force(n)
+		}
+	}
+	a.held += n
+	s.charged += n
+	switch {
+	case a.held > a.opt.TotalBytes:
+		if s.capped == "" {
+			s.capped = a.why.full
+		}
+		return false
+	case !fits:
+		if s.capped == "" {
+			s.capped = a.why.budgetFull
+			a.lostFor(s, s.capped)
+		}
+		return false
+	}
+	return true
 }
 
 // makeRoom gives up other directions, least recently progressed first,
