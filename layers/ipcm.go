@@ -38,6 +38,12 @@ const (
 	PortSpaceIB       = 0x3f
 )
 
+// NFSRDMAPort is the well-known port of NFS over RPC-over-RDMA (RFC 8267
+// section 6.3; RFC 8166 section 5 on binding RPC-over-RDMA to a port). On
+// InfiniBand and RoCE it appears as the port of an IP CM Service ID in the
+// TCP port space.
+const NFSRDMAPort = 20049
+
 // IsIPCMServiceID reports whether a Service ID carries the IP CM prefix.
 func IsIPCMServiceID(sid uint64) bool { return sid>>24 == ipcmServicePrefix }
 
