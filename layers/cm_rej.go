@@ -90,23 +90,43 @@ func RejectReasonName(r uint16) string {
 	if int(r) < len(rejReasons) {
 		return rejReasons[r]
 	}
-	if r == 35 {
-		return "Vendor option not supported"
-	}
 	return ""
 }
 
+// rejReasons names the REJ reasons by code; 34 is not defined.
 var rejReasons = [...]string{
-	"", "No QP available", "No EEC available", "No resources available", "Timeout",
-	"Unsupported request", "Invalid Communication ID", "Invalid Communication Instance",
-	"Invalid Service ID", "Invalid Transport Service Type", "Stale connection",
-	"RDC does not exist", "Primary Remote Port GID rejected", "Primary Remote Port LID rejected",
-	"Invalid Primary SL", "Invalid Primary Traffic Class", "Invalid Primary Hop Limit",
-	"Invalid Primary Packet Rate", "Alternate Remote Port GID rejected",
-	"Alternate Remote Port LID rejected", "Invalid Alternate SL",
-	"Invalid Alternate Traffic Class", "Invalid Alternate Hop Limit",
-	"Invalid Alternate Packet Rate", "Port CM redirection", "Port redirection",
-	"Invalid Path MTU", "Insufficient Responder Resources", "Consumer reject",
-	"RNR Retry Count rejected", "Duplicate Local Comm ID", "Unsupported class version",
-	"Invalid Flow Label", "Invalid Alternate Flow Label",
+	1:  "No QP available",
+	2:  "No EEC available",
+	3:  "No resources available",
+	4:  "Timeout",
+	5:  "Unsupported request",
+	6:  "Invalid Communication ID",
+	7:  "Invalid Communication Instance",
+	8:  "Invalid Service ID",
+	9:  "Invalid Transport Service Type",
+	10: "Stale connection",
+	11: "RDC does not exist",
+	12: "Primary Remote Port GID rejected",
+	13: "Primary Remote Port LID rejected",
+	14: "Invalid Primary SL",
+	15: "Invalid Primary Traffic Class",
+	16: "Invalid Primary Hop Limit",
+	17: "Invalid Primary Packet Rate",
+	18: "Alternate Remote Port GID rejected",
+	19: "Alternate Remote Port LID rejected",
+	20: "Invalid Alternate SL",
+	21: "Invalid Alternate Traffic Class",
+	22: "Invalid Alternate Hop Limit",
+	23: "Invalid Alternate Packet Rate",
+	24: "Port CM redirection",
+	25: "Port redirection",
+	26: "Invalid Path MTU",
+	27: "Insufficient Responder Resources",
+	28: "Consumer reject",
+	29: "RNR Retry Count rejected",
+	30: "Duplicate Local Comm ID",
+	31: "Unsupported class version",
+	32: "Invalid Flow Label",
+	33: "Invalid Alternate Flow Label",
+	35: "Vendor option not supported",
 }

@@ -52,18 +52,13 @@ func IPCMPortSpace(sid uint64) uint8 { return uint8(sid >> 16) }
 func IPCMPort(sid uint64) uint16     { return uint16(sid) }
 
 // PortSpaceName names an IP CM port space ("TCP", "UDP", "IB", "IPoIB") or "".
-func PortSpaceName(ps uint8) string {
-	switch ps {
-	case PortSpaceTCP:
-		return "TCP"
-	case PortSpaceUDP:
-		return "UDP"
-	case PortSpaceIB:
-		return "IB"
-	case PortSpaceIPoIB:
-		return "IPoIB"
-	}
-	return ""
+func PortSpaceName(ps uint8) string { return portSpaceNames[ps] }
+
+var portSpaceNames = map[uint8]string{
+	PortSpaceTCP:   "TCP",
+	PortSpaceUDP:   "UDP",
+	PortSpaceIB:    "IB",
+	PortSpaceIPoIB: "IPoIB",
 }
 
 func (h *IPCMHeader) LayerType() gopacket.LayerType  { return LayerTypeIPCM }
