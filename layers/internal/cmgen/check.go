@@ -28,32 +28,38 @@ func (m *Message) check() error {
 			bad("%s is not after the field before it", f.Go)
 		}
 		prev = f.start()
-		if f.Bit < 0 || f.Bit > 7 || f.Bits < 1 || f.end() > len(used) {
+		if f.Octet < 0 || f.Bit < 0 || f.Bit > 7 || f.Bits < 1 || f.end() > len(used) {
 			bad("%s: bit %d, %d bits, do not fit the fixed part", f.Go, f.Bit, f.Bits)
 			continue
 		}
 		if err := m.checkShow(f); err != nil {
 			bad("%s: %v", f.Go, err)
 		}
-		bits := f.end() - f.start()
-		offset := f.start()
-		mine := make([]bool, bits)
-		for i := range mine {
-			mine[i] = true
-		}
-		if f.Show == Path && !m.part() {
-			mine = PathLayout.covered()
-		}
-		for i, b := range mine {
-			if b && used[offset+i] {
-				bad("%s overlaps another field at bit %d", f.Go, offset+i)
-				break
-			}
-			used[offset+i] = used[offset+i] || b
+		if at, ok := m.claim(used, f); !ok {
+			bad("%s overlaps another field at bit %d", f.Go, at)
 		}
 	}
 	m.checkRefs(bad)
 	return errors.Join(errs...)
+}
+
+// claim marks the bits a field occupies in used (a path's: those its own
+// fields occupy). It reports the first bit already marked, if any.
+func (m *Message) claim(used []bool, f Field) (int, bool) {
+	mine := make([]bool, f.Bits)
+	for i := range mine {
+		mine[i] = true
+	}
+	if inner := PathLayout.covered(); f.Show == Path && !m.part() && len(inner) == f.Bits {
+		mine = inner
+	}
+	for i, b := range mine {
+		if b && used[f.start()+i] {
+			return f.start() + i, false
+		}
+		used[f.start()+i] = used[f.start()+i] || b
+	}
+	return 0, true
 }
 
 // checkShow checks that a field's width suits how it is shown.

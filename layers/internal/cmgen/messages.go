@@ -6,8 +6,9 @@ package cmgen
 // it, then its Go name, its IBTA name and its JSON key. Bits no field claims
 // are reserved: the decoder ignores them and the encoder writes zeros.
 //
-// The octet and bit positions agree with Linux's ib_cm (ibta_vol1_c12.h),
-// which counts bits within an octet from the most significant as well.
+// Bits are counted within an octet as Linux's ib_cm counts them in
+// ibta_vol1_c12.h (the LAP's Alternate Packet Rate is octet 61, bit 2, 6 bits
+// there too), so its definitions can be compared line by line.
 var Messages = []Message{
 	{
 		Type: "CMReq", Name: "REQ", Article: "a", File: "cm_req.go", Attr: "AttrREQ", Layer: "LayerTypeCMReq",
