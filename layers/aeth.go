@@ -49,30 +49,33 @@ func (a *AETH) Kind() uint8 { return a.Syndrome >> 5 & 0x03 }
 // code.
 func (a *AETH) Value() uint8 { return a.Syndrome & 0x1f }
 
+// syndromeKinds says what the low five bits of each syndrome kind are; kind
+// 2 is reserved and has none.
+var syndromeKinds = [4]string{
+	SyndromeACK:    "ACK, credit count",
+	SyndromeRNRNAK: "RNR NAK, timer",
+	SyndromeNAK:    "NAK, code",
+}
+
+// nakCodes names the NAK codes (see AETH); codes 5 to 31 are reserved.
+var nakCodes = [...]string{
+	"PSN sequence error",
+	"invalid request",
+	"remote access error",
+	"remote operational error",
+	"invalid RD request",
+}
+
 // SyndromeName says what a syndrome means, for people.
 func SyndromeName(s uint8) string {
-	v := s & 0x1f
-	switch s >> 5 & 0x03 {
-	case SyndromeACK:
-		return fmt.Sprintf("ACK, credit count %d", v)
-	case SyndromeRNRNAK:
-		return fmt.Sprintf("RNR NAK, timer %d", v)
-	case SyndromeNAK:
-		switch v {
-		case 0:
-			return "NAK: PSN sequence error"
-		case 1:
-			return "NAK: invalid request"
-		case 2:
-			return "NAK: remote access error"
-		case 3:
-			return "NAK: remote operational error"
-		case 4:
-			return "NAK: invalid RD request"
-		}
-		return fmt.Sprintf("NAK, code %d", v)
+	kind, v := s>>5&0x03, s&0x1f
+	if kind == SyndromeNAK && int(v) < len(nakCodes) {
+		return "NAK: " + nakCodes[v]
 	}
-	return "reserved"
+	if syndromeKinds[kind] == "" {
+		return "reserved"
+	}
+	return fmt.Sprintf("%s %d", syndromeKinds[kind], v)
 }
 
 func (a *AETH) LayerType() gopacket.LayerType  { return LayerTypeAETH }

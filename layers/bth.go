@@ -188,29 +188,24 @@ func OpCodeName(op uint8) string {
 	}
 	low := op & 0x1f
 	name, ok := opNames[low]
-	if !ok {
+	t := opTransports[op>>5]
+	if !ok || t.ops&(1<<low) == 0 {
 		return ""
 	}
-	switch op & 0xe0 {
-	case TransportRC:
-		return "RC " + name
-	case TransportUC:
-		// UC: SEND and RDMA WRITE only (0x00-0x0b).
-		if low <= 0x0b {
-			return "UC " + name
-		}
-	case TransportRD:
-		// RD has the RC operations without SEND with Invalidate.
-		if low <= 0x14 {
-			return "RD " + name
-		}
-	case TransportUD:
-		// UD: SEND Only, with or without immediate data.
-		if low == 0x04 || low == 0x05 {
-			return "UD " + name
-		}
-	}
-	return ""
+	return t.prefix + " " + name
+}
+
+// opTransports is, for each transport (the opcode's top three bits), the
+// prefix of its opcode names and which of the operations in opNames it has:
+// bit n stands for operation n. The transports 0x80 to 0xe0 have none.
+var opTransports = [8]struct {
+	prefix string
+	ops    uint32
+}{
+	TransportRC >> 5: {"RC", ^uint32(0)},        // every operation
+	TransportUC >> 5: {"UC", 1<<0x0c - 1},       // SEND and RDMA WRITE (0x00-0x0b)
+	TransportRD >> 5: {"RD", 1<<0x15 - 1},       // RC's, without SEND with Invalidate (0x00-0x14)
+	TransportUD >> 5: {"UD", 1<<0x04 | 1<<0x05}, // SEND Only, with or without immediate data
 }
 
 var opNames = map[uint8]string{

@@ -1,11 +1,16 @@
 package layers
 
 import (
-	"encoding/binary"
-
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 )
+
+// Each CM message's layout is written once, in internal/cmgen/messages.go;
+// cm_generate.go writes from it the message's struct, octet diagram,
+// DecodeFromBytes, SerializeTo and Fields into cm_req.go, cm_rep.go and the
+// other cm_*.go files. The code they share is here.
+//
+//go:generate go run cm_generate.go
 
 // Communication Manager attribute IDs (IBTA Vol 1, table 104): each names the
 // message a CM MAD carries.
@@ -46,27 +51,27 @@ type CMMessage interface {
 	Fields() []Field
 }
 
-// cmInfo is the fixed layout of one CM message.
+// cmInfo names one CM message and makes its layer.
 type cmInfo struct {
 	name     string
-	pdOffset int
-	pdSize   int
 	newLayer func() CMMessage
 }
 
-// cmTable describes every CM message, indexed by attribute ID - 0x10.
+// cmTable describes every CM message, indexed by attribute ID - 0x10. Each
+// message's layout, private data offset and size included, is its own
+// (see the go:generate line above).
 var cmTable = [...]cmInfo{
-	{"REQ", 140, 92, func() CMMessage { return &CMReq{} }},
-	{"MRA", 10, 222, func() CMMessage { return &CMMra{} }},
-	{"REJ", 84, 148, func() CMMessage { return &CMRej{} }},
-	{"REP", 36, 196, func() CMMessage { return &CMRep{} }},
-	{"RTU", 8, 224, func() CMMessage { return &CMRtu{} }},
-	{"DREQ", 12, 220, func() CMMessage { return &CMDreq{} }},
-	{"DREP", 8, 224, func() CMMessage { return &CMDrep{} }},
-	{"SIDR_REQ", 16, 216, func() CMMessage { return &CMSidrReq{} }},
-	{"SIDR_REP", 96, 136, func() CMMessage { return &CMSidrRep{} }},
-	{"LAP", 64, 168, func() CMMessage { return &CMLap{} }},
-	{"APR", 84, 148, func() CMMessage { return &CMApr{} }},
+	{"REQ", func() CMMessage { return &CMReq{} }},
+	{"MRA", func() CMMessage { return &CMMra{} }},
+	{"REJ", func() CMMessage { return &CMRej{} }},
+	{"REP", func() CMMessage { return &CMRep{} }},
+	{"RTU", func() CMMessage { return &CMRtu{} }},
+	{"DREQ", func() CMMessage { return &CMDreq{} }},
+	{"DREP", func() CMMessage { return &CMDrep{} }},
+	{"SIDR_REQ", func() CMMessage { return &CMSidrReq{} }},
+	{"SIDR_REP", func() CMMessage { return &CMSidrRep{} }},
+	{"LAP", func() CMMessage { return &CMLap{} }},
+	{"APR", func() CMMessage { return &CMApr{} }},
 }
 
 func cmLookup(attr uint16) (*cmInfo, bool) {
@@ -114,21 +119,21 @@ type cmBase struct {
 
 func (c *cmBase) PrivateDataBytes() []byte { return c.PrivateData }
 
-// split checks that the fixed part is present and slices the private data,
-// clipping it to its size on the wire.
-func (c *cmBase) split(name string, data []byte, attr uint16, df gopacket.DecodeFeedback) error {
-	info, _ := cmLookup(attr)
-	if err := need(name, data, info.pdOffset); err != nil {
+// split checks that the fixed part, its first fixed octets, is present and
+// slices the private data, clipping it to its size on the wire: the rest of
+// the MAD data.
+func (c *cmBase) split(name string, data []byte, fixed int, df gopacket.DecodeFeedback) error {
+	if err := need(name, data, fixed); err != nil {
 		df.SetTruncated()
 		return err
 	}
-	pd := data[info.pdOffset:]
-	if len(pd) > info.pdSize {
-		pd = pd[:info.pdSize]
-	} else if len(pd) < info.pdSize {
+	pd := data[fixed:]
+	if size := MADDataLen - fixed; len(pd) > size {
+		pd = pd[:size]
+	} else if len(pd) < size {
 		df.SetTruncated()
 	}
-	c.Contents = data[:info.pdOffset]
+	c.Contents = data[:fixed]
 	c.Payload = pd
 	c.PrivateData = pd
 	return nil
@@ -146,19 +151,28 @@ func (c *cmBase) next() gopacket.LayerType {
 	return gopacket.LayerTypeZero
 }
 
-// serialize prepends the whole 232-octet MAD data: the fixed part, then the
-// private data, zero-filled or cut to its size on the wire; fill writes the
-// fixed fields. A CM message is always the whole MAD data.
-func (c *cmBase) serialize(b gopacket.SerializeBuffer, attr uint16, fill func(h []byte)) error {
-	info, _ := cmLookup(attr)
+// nextIPCM is NextLayerType for a message with a Service ID (REQ,
+// SIDR_REQ): the IP CM header when the Service ID carries the IP CM prefix,
+// otherwise as next says.
+func (c *cmBase) nextIPCM(serviceID uint64) gopacket.LayerType {
+	if IsIPCMServiceID(serviceID) && len(c.PrivateData) > 0 {
+		return LayerTypeIPCM
+	}
+	return c.next()
+}
+
+// serialize prepends the whole 232-octet MAD data and returns it, zeroed but
+// for the private data after the first fixed octets, itself zero-filled or
+// cut to its size on the wire. The caller writes the fixed fields into the
+// zeros: a CM message is always the whole MAD data.
+func (c *cmBase) serialize(b gopacket.SerializeBuffer, fixed int) ([]byte, error) {
 	h, err := b.PrependBytes(MADDataLen)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	clear(h)
-	copy(h[info.pdOffset:], c.PrivateData)
-	fill(h)
-	return nil
+	copy(h[fixed:], c.PrivateData)
+	return h, nil
 }
 
 func decodeCM(attr uint16) func([]byte, gopacket.PacketBuilder) error {
@@ -172,58 +186,57 @@ func decodeCM(attr uint16) func([]byte, gopacket.PacketBuilder) error {
 	}
 }
 
-// CMPath is one path description inside a REQ (primary or alternate): 44
-// octets (IBTA Vol 1, table 106).
-type CMPath struct {
-	LocalPortLID    uint16   // Local Port LID
-	RemotePortLID   uint16   // Remote Port LID
-	LocalPortGID    [16]byte // Local Port GID
-	RemotePortGID   [16]byte // Remote Port GID
-	FlowLabel       uint32   // Flow Label (20 bits)
-	PacketRate      uint8    // Packet Rate (6 bits)
-	TrafficClass    uint8    // Traffic Class
-	HopLimit        uint8    // Hop Limit
-	SL              uint8    // Service Level (4 bits)
-	SubnetLocal     bool     // Subnet Local
-	LocalACKTimeout uint8    // Local ACK Timeout (5 bits)
+// REJ reasons this package names (IBTA Vol 1, table 109).
+const (
+	RejReasonNoQP             = 1
+	RejReasonTimeout          = 4
+	RejReasonInvalidServiceID = 8
+	RejReasonStaleConn        = 10
+	RejReasonConsumerReject   = 28
+)
+
+// RejectReasonName names a REJ reason code (IBTA Vol 1, table 109), or "".
+func RejectReasonName(r uint16) string {
+	if int(r) < len(rejReasons) {
+		return rejReasons[r]
+	}
+	return ""
 }
 
-func (p *CMPath) decode(b []byte) {
-	p.LocalPortLID = binary.BigEndian.Uint16(b[0:2])
-	p.RemotePortLID = binary.BigEndian.Uint16(b[2:4])
-	copy(p.LocalPortGID[:], b[4:20])
-	copy(p.RemotePortGID[:], b[20:36])
-	p.FlowLabel = binary.BigEndian.Uint32(b[36:40]) >> 12
-	p.PacketRate = b[39] & 0x3f
-	p.TrafficClass = b[40]
-	p.HopLimit = b[41]
-	p.SL = b[42] >> 4
-	p.SubnetLocal = b[42]&0x08 != 0
-	p.LocalACKTimeout = b[43] >> 3
-}
-
-func (p *CMPath) encode(b []byte) {
-	binary.BigEndian.PutUint16(b[0:2], p.LocalPortLID)
-	binary.BigEndian.PutUint16(b[2:4], p.RemotePortLID)
-	copy(b[4:20], p.LocalPortGID[:])
-	copy(b[20:36], p.RemotePortGID[:])
-	binary.BigEndian.PutUint32(b[36:40], p.FlowLabel<<12|uint32(p.PacketRate&0x3f))
-	b[40] = p.TrafficClass
-	b[41] = p.HopLimit
-	b[42] = p.SL<<4 | bit(p.SubnetLocal, 0x08)
-	b[43] = b[43]&0x07 | p.LocalACKTimeout<<3
-}
-
-func (p *CMPath) fields(f *fieldList, name, key string) {
-	f.hex(name+" Local Port LID", key+"_local_lid", 16, uint64(p.LocalPortLID))
-	f.hex(name+" Remote Port LID", key+"_remote_lid", 16, uint64(p.RemotePortLID))
-	f.gid(name+" Local Port GID", key+"_local_gid", p.LocalPortGID)
-	f.gid(name+" Remote Port GID", key+"_remote_gid", p.RemotePortGID)
-	f.hex(name+" Flow Label", key+"_flow_label", 20, uint64(p.FlowLabel))
-	f.dec(name+" Packet Rate", key+"_packet_rate", uint64(p.PacketRate))
-	f.hex(name+" Traffic Class", key+"_traffic_class", 8, uint64(p.TrafficClass))
-	f.dec(name+" Hop Limit", key+"_hop_limit", uint64(p.HopLimit))
-	f.dec(name+" SL", key+"_sl", uint64(p.SL))
-	f.flag(name+" Subnet Local", key+"_subnet_local", p.SubnetLocal)
-	f.dec(name+" Local ACK Timeout", key+"_local_ack_timeout", uint64(p.LocalACKTimeout))
+// rejReasons names the REJ reasons by code; 34 is not defined.
+var rejReasons = [...]string{
+	1:  "No QP available",
+	2:  "No EEC available",
+	3:  "No resources available",
+	4:  "Timeout",
+	5:  "Unsupported request",
+	6:  "Invalid Communication ID",
+	7:  "Invalid Communication Instance",
+	8:  "Invalid Service ID",
+	9:  "Invalid Transport Service Type",
+	10: "Stale connection",
+	11: "RDC does not exist",
+	12: "Primary Remote Port GID rejected",
+	13: "Primary Remote Port LID rejected",
+	14: "Invalid Primary SL",
+	15: "Invalid Primary Traffic Class",
+	16: "Invalid Primary Hop Limit",
+	17: "Invalid Primary Packet Rate",
+	18: "Alternate Remote Port GID rejected",
+	19: "Alternate Remote Port LID rejected",
+	20: "Invalid Alternate SL",
+	21: "Invalid Alternate Traffic Class",
+	22: "Invalid Alternate Hop Limit",
+	23: "Invalid Alternate Packet Rate",
+	24: "Port CM redirection",
+	25: "Port redirection",
+	26: "Invalid Path MTU",
+	27: "Insufficient Responder Resources",
+	28: "Consumer reject",
+	29: "RNR Retry Count rejected",
+	30: "Duplicate Local Comm ID",
+	31: "Unsupported class version",
+	32: "Invalid Flow Label",
+	33: "Invalid Alternate Flow Label",
+	35: "Vendor option not supported",
 }

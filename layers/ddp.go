@@ -82,9 +82,6 @@ func RDMAPOpcodeName(op uint8) string {
 	return ""
 }
 
-// RDMAPIsSend reports whether an RDMAP opcode is one of the four Sends.
-func RDMAPIsSend(op uint8) bool { return op >= RDMAPOpSend && op <= RDMAPOpSendSEInvalidate }
-
 // RDMAPInvalidates reports whether an RDMAP opcode is a Send with Invalidate.
 func RDMAPInvalidates(op uint8) bool {
 	return op == RDMAPOpSendInvalidate || op == RDMAPOpSendSEInvalidate

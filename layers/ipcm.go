@@ -38,6 +38,12 @@ const (
 	PortSpaceIB       = 0x3f
 )
 
+// NFSRDMAPort is the well-known port of NFS over RPC-over-RDMA (RFC 8267
+// section 6.3; RFC 8166 section 5 on binding RPC-over-RDMA to a port). On
+// InfiniBand and RoCE it appears as the port of an IP CM Service ID in the
+// TCP port space.
+const NFSRDMAPort = 20049
+
 // IsIPCMServiceID reports whether a Service ID carries the IP CM prefix.
 func IsIPCMServiceID(sid uint64) bool { return sid>>24 == ipcmServicePrefix }
 
@@ -46,18 +52,13 @@ func IPCMPortSpace(sid uint64) uint8 { return uint8(sid >> 16) }
 func IPCMPort(sid uint64) uint16     { return uint16(sid) }
 
 // PortSpaceName names an IP CM port space ("TCP", "UDP", "IB", "IPoIB") or "".
-func PortSpaceName(ps uint8) string {
-	switch ps {
-	case PortSpaceTCP:
-		return "TCP"
-	case PortSpaceUDP:
-		return "UDP"
-	case PortSpaceIB:
-		return "IB"
-	case PortSpaceIPoIB:
-		return "IPoIB"
-	}
-	return ""
+func PortSpaceName(ps uint8) string { return portSpaceNames[ps] }
+
+var portSpaceNames = map[uint8]string{
+	PortSpaceTCP:   "TCP",
+	PortSpaceUDP:   "UDP",
+	PortSpaceIB:    "IB",
+	PortSpaceIPoIB: "IPoIB",
 }
 
 func (h *IPCMHeader) LayerType() gopacket.LayerType  { return LayerTypeIPCM }

@@ -90,58 +90,44 @@ func LustreO2IBOrder(b []byte) binary.ByteOrder {
 
 // LustreO2IBRejectName names an o2iblnd reject reason, or "".
 func LustreO2IBRejectName(why uint8) string {
-	switch why {
-	case 1:
-		return "connection race"
-	case 2:
-		return "no resources"
-	case 3:
-		return "fatal"
-	case 4:
-		return "incompatible version"
-	case 5:
-		return "stale peer"
-	case 6:
-		return "RDMA fragments do not match"
-	case 7:
-		return "message queue size does not match"
-	case 8:
-		return "invalid service ID"
-	case 9:
-		return "early"
+	if int(why) < len(lustreRejectNames) {
+		return lustreRejectNames[why]
 	}
 	return ""
 }
 
-// lustreTypeName names an o2iblnd message type, or "".
-func lustreTypeName(t uint8) string {
-	switch t {
-	case LustreO2IBConnReq:
-		return "CONNREQ"
-	case LustreO2IBConnAck:
-		return "CONNACK"
-	}
-	return ""
+// lustreRejectNames names the IBLND_REJECT_* reasons, by value.
+var lustreRejectNames = [...]string{
+	1: "connection race",
+	2: "no resources",
+	3: "fatal",
+	4: "incompatible version",
+	5: "stale peer",
+	6: "RDMA fragments do not match",
+	7: "message queue size does not match",
+	8: "invalid service ID",
+	9: "early",
 }
+
+// lustreTypeName names an o2iblnd message type, or "".
+func lustreTypeName(t uint8) string { return lustreTypeNames[t] }
+
+var lustreTypeNames = map[uint8]string{
+	LustreO2IBConnReq: "CONNREQ",
+	LustreO2IBConnAck: "CONNACK",
+}
+
+// lnetTypeNames names the LNet network types a NID may carry (LNet's
+// SOCKLND, O2IBLND, LOLND, GNILND, KFILND).
+var lnetTypeNames = map[uint32]string{2: "tcp", 5: "o2ib", 9: "lo", 13: "gni", 16: "kfi"}
 
 // LustreNIDString shows an LNet NID as Lustre does: 192.0.2.1@o2ib,
 // 192.0.2.1@o2ib1.
 func LustreNIDString(nid uint64) string {
 	addr, net := uint32(nid), uint32(nid>>32)
 	typ, num := net>>16, net&0xffff
-	var name string
-	switch typ {
-	case 2:
-		name = "tcp"
-	case 5:
-		name = "o2ib"
-	case 9:
-		name = "lo"
-	case 13:
-		name = "gni"
-	case 16:
-		name = "kfi"
-	default:
+	name, ok := lnetTypeNames[typ]
+	if !ok {
 		name = fmt.Sprintf("net%d-", typ)
 	}
 	if num != 0 {

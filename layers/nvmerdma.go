@@ -74,27 +74,22 @@ const (
 
 // NVMeRDMAStatusName names an RDMA_CM_REJECT status (Figure 11), or "".
 func NVMeRDMAStatusName(s uint16) string {
-	switch s {
-	case 1:
-		return "RDMA Invalid Private Data Length"
-	case 2:
-		return "RDMA Invalid RECFMT"
-	case 3:
-		return "RDMA Invalid QID"
-	case 4:
-		return "RDMA Invalid HSQSIZE"
-	case 5:
-		return "RDMA Invalid HRQSIZE"
-	case 6:
-		return "RDMA No Resources"
-	case 7:
-		return "RDMA Invalid IRD"
-	case 8:
-		return "RDMA Invalid ORD"
-	case 9:
-		return "RDMA Invalid CNTLID"
+	if int(s) < len(nvmeRDMAStatusNames) {
+		return nvmeRDMAStatusNames[s]
 	}
 	return ""
+}
+
+var nvmeRDMAStatusNames = [...]string{
+	1: "RDMA Invalid Private Data Length",
+	2: "RDMA Invalid RECFMT",
+	3: "RDMA Invalid QID",
+	4: "RDMA Invalid HSQSIZE",
+	5: "RDMA Invalid HRQSIZE",
+	6: "RDMA No Resources",
+	7: "RDMA Invalid IRD",
+	8: "RDMA Invalid ORD",
+	9: "RDMA Invalid CNTLID",
 }
 
 func (m *NVMeRDMACMReq) LayerType() gopacket.LayerType     { return LayerTypeNVMeRDMAReq }

@@ -197,15 +197,16 @@ func decodeRDMAPTerminate(data []byte, p gopacket.PacketBuilder) error {
 
 // TermLayerName names a Terminate's layer.
 func TermLayerName(l uint8) string {
-	switch l {
-	case TermLayerRDMAP:
-		return "RDMAP"
-	case TermLayerDDP:
-		return "DDP"
-	case TermLayerLLP:
-		return "LLP (MPA)"
+	if int(l) < len(termLayerNames) {
+		return termLayerNames[l]
 	}
 	return ""
+}
+
+var termLayerNames = [...]string{
+	TermLayerRDMAP: "RDMAP",
+	TermLayerDDP:   "DDP",
+	TermLayerLLP:   "LLP (MPA)",
 }
 
 // termErrors names the errors of RFC 5040 section 7 (with RFC 6581's for

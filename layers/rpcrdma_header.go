@@ -128,30 +128,31 @@ const (
 // RPCRDMAProcName is the name RFC 8166 gives a procedure, or "" for an
 // unknown one.
 func RPCRDMAProcName(p uint32) string {
-	switch p {
-	case RPCRDMAMsg:
-		return "RDMA_MSG"
-	case RPCRDMANoMsg:
-		return "RDMA_NOMSG"
-	case RPCRDMAMsgP:
-		return "RDMA_MSGP"
-	case RPCRDMADone:
-		return "RDMA_DONE"
-	case RPCRDMAError:
-		return "RDMA_ERROR"
+	if p < uint32(len(rpcrdmaProcNames)) {
+		return rpcrdmaProcNames[p]
 	}
 	return ""
 }
 
+var rpcrdmaProcNames = [...]string{
+	RPCRDMAMsg:   "RDMA_MSG",
+	RPCRDMANoMsg: "RDMA_NOMSG",
+	RPCRDMAMsgP:  "RDMA_MSGP",
+	RPCRDMADone:  "RDMA_DONE",
+	RPCRDMAError: "RDMA_ERROR",
+}
+
 // RPCRDMAErrName is the name of an rdma_err value, or "".
 func RPCRDMAErrName(e uint32) string {
-	switch e {
-	case RPCRDMAErrVers:
-		return "ERR_VERS"
-	case RPCRDMAErrChunk:
-		return "ERR_CHUNK"
+	if e < uint32(len(rpcrdmaErrNames)) {
+		return rpcrdmaErrNames[e]
 	}
 	return ""
+}
+
+var rpcrdmaErrNames = [...]string{
+	RPCRDMAErrVers:  "ERR_VERS",
+	RPCRDMAErrChunk: "ERR_CHUNK",
 }
 
 // XDRBoolError reports an XDR boolean (the "value follows" word of a list

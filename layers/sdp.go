@@ -105,14 +105,12 @@ func (h *SDPBSDH) encode(b []byte) {
 	be.PutUint32(b[12:], h.MSeqAck)
 }
 
+// sdpMIDNames names the message IDs of the two messages this package decodes.
+var sdpMIDNames = map[uint8]string{SDPMIDHello: "Hello", SDPMIDHelloAck: "HelloAck"}
+
 func (h *SDPBSDH) fields(f *fieldList) {
 	f.hex("MID", "mid", 8, uint64(h.MID))
-	switch h.MID {
-	case SDPMIDHello:
-		f.note("Hello")
-	case SDPMIDHelloAck:
-		f.note("HelloAck")
-	}
+	f.note(sdpMIDNames[h.MID])
 	f.hex("Flags", "flags", 8, uint64(h.Flags))
 	f.dec("Buffers", "bufs", uint64(h.Bufs))
 	f.dec("Length", "len", uint64(h.Len))

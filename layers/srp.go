@@ -114,24 +114,16 @@ type SRPLoginRej struct {
 }
 
 // SRPLoginRejReasonName names a login reject reason, or "".
-func SRPLoginRejReasonName(r uint32) string {
-	switch r {
-	case 0x00010000:
-		return "unable to establish RDMA channel, no reason specified"
-	case 0x00010001:
-		return "insufficient RDMA channel resources"
-	case 0x00010002:
-		return "requested maximum initiator to target IU length too large"
-	case 0x00010003:
-		return "unable to associate RDMA channel with I_T nexus"
-	case 0x00010004:
-		return "one or more requested data buffer descriptor formats not supported"
-	case 0x00010005:
-		return "multiple RDMA channels not supported"
-	case 0x00010006:
-		return "channel limit reached for this initiator"
-	}
-	return ""
+func SRPLoginRejReasonName(r uint32) string { return srpLoginRejReasons[r] }
+
+var srpLoginRejReasons = map[uint32]string{
+	0x00010000: "unable to establish RDMA channel, no reason specified",
+	0x00010001: "insufficient RDMA channel resources",
+	0x00010002: "requested maximum initiator to target IU length too large",
+	0x00010003: "unable to associate RDMA channel with I_T nexus",
+	0x00010004: "one or more requested data buffer descriptor formats not supported",
+	0x00010005: "multiple RDMA channels not supported",
+	0x00010006: "channel limit reached for this initiator",
 }
 
 // srpBufFmtName names a buffer format mask: "direct, indirect".
