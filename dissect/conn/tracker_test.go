@@ -19,7 +19,7 @@ import (
 const nfsServiceID = 0x0000000001064e51
 
 // hosts are the initiator and responder of exchange i: 192.0.2.(2i+1) and
-// 192.0.2.(2i+2), as dissect/craft addresses them.
+// 192.0.2.(2i+2), as internal/craft addresses them.
 func hosts(i int) (string, string) {
 	return fmt.Sprintf("192.0.2.%d", 2*i+1), fmt.Sprintf("192.0.2.%d", 2*i+2)
 }
@@ -292,7 +292,7 @@ func TestConnectionLimit(t *testing.T) {
 
 // exchange is a complete connection setup (REQ, REP, RTU) between the hosts
 // of index i, both sides advertising size; a later attempt between the same
-// hosts has new Communication and Transaction IDs, as dissect/craft gives
+// hosts has new Communication and Transaction IDs, as internal/craft gives
 // them.
 func exchange(i, attempt, size int) []cm {
 	n := uint32(i) + uint32(attempt)<<16
