@@ -1,4 +1,4 @@
-package craft
+package crafttest
 
 import (
 	"encoding/binary"
@@ -8,10 +8,10 @@ import (
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmacm-pd/rdmacm-pd/layers"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/internal/inet"
 )
 
-// Encapsulations craft can wrap a frame in: what captures from port
+// Encapsulations Wrap can put a frame in: what captures from port
 // mirrors, overlays and MPLS cores look like.
 type EncapKind string
 
@@ -53,7 +53,7 @@ type Encap struct {
 	VLAN, QinQ uint16
 }
 
-// Outer addresses of the encapsulations craft builds.
+// Outer addresses of the encapsulations Wrap builds.
 var (
 	OuterSrc4 = netip.MustParseAddr("198.51.100.1")
 	OuterDst4 = netip.MustParseAddr("198.51.100.2")
@@ -76,7 +76,7 @@ func Wrap(f []byte, e Encap) ([]byte, error) {
 	outerEther := uint16(0) // an EtherType on the outer Ethernet instead of an IP header
 	needIP := func() error {
 		if err != nil {
-			return fmt.Errorf("craft: %s carries an IP packet: %w", e.Kind, err)
+			return fmt.Errorf("crafttest: %s carries an IP packet: %w", e.Kind, err)
 		}
 		return nil
 	}
@@ -96,7 +96,7 @@ func Wrap(f []byte, e Encap) ([]byte, error) {
 		body = append([]byte{0x0c, 0, 0, np, byte(e.VNI >> 16), byte(e.VNI >> 8), byte(e.VNI), 0}, ip...)
 	case EncapGeneve:
 		if e.GeneveOptions%4 != 0 || e.GeneveOptions > 252 {
-			return nil, fmt.Errorf("craft: Geneve options of %d octets (a multiple of 4, at most 252)", e.GeneveOptions)
+			return nil, fmt.Errorf("crafttest: Geneve options of %d octets (a multiple of 4, at most 252)", e.GeneveOptions)
 		}
 		udpPort = 6081
 		h := []byte{byte(e.GeneveOptions / 4), 0, 0x65, 0x58, byte(e.VNI >> 16), byte(e.VNI >> 8), byte(e.VNI), 0}
@@ -173,10 +173,10 @@ func Wrap(f []byte, e Encap) ([]byte, error) {
 		}
 		body = ip
 	default:
-		return nil, fmt.Errorf("craft: unknown encapsulation %q", e.Kind)
+		return nil, fmt.Errorf("crafttest: unknown encapsulation %q", e.Kind)
 	}
 	if proto == golayers.IPProtocolGRE && e.Checksum {
-		binary.BigEndian.PutUint16(body[4:], checksum(body, 0))
+		binary.BigEndian.PutUint16(body[4:], inet.Checksum(body, 0))
 	}
 	eth := &golayers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0xff, 1}, DstMAC: []byte{2, 0, 0, 0, 0xff, 2}}
 	if outerEther != 0 {
@@ -211,7 +211,11 @@ func Wrap(f []byte, e Encap) ([]byte, error) {
 		ls = append(ls, udp)
 	}
 	ls = append(ls, gopacket.Payload(body))
-	return serialize(gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls)
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // greHeader builds a GRE header (version 0) with the words e asks for.
@@ -243,7 +247,7 @@ func etherHeader(eth *golayers.Ethernet, et uint16) []byte {
 // after the MAC addresses of an Ethernet frame.
 func tagFrame(f []byte, vlan, qinq uint16) ([]byte, error) {
 	if len(f) < 14 {
-		return nil, fmt.Errorf("craft: a frame of %d octets is no Ethernet frame", len(f))
+		return nil, fmt.Errorf("crafttest: a frame of %d octets is no Ethernet frame", len(f))
 	}
 	if vlan == 0 && qinq == 0 {
 		return f, nil
@@ -274,50 +278,4 @@ func ipPacket(f []byte) (golayers.EthernetType, []byte, error) {
 		}
 	}
 	return 0, nil, fmt.Errorf("a frame of %d octets is too short", len(f))
-}
-
-// ERF wraps a frame in an ERF record of type typ (link type 197), with n
-// extension headers. An Ethernet type keeps the frame (after 2 octets of
-// offset and pad); IPv4 and IPv6 types keep only its IP packet;
-// InfiniBand keeps the frame as it is (a native InfiniBand packet).
-func ERF(f Frame, typ uint8, n int) (Frame, error) {
-	var pkt []byte
-	switch {
-	case layers.ERFEthernet(typ):
-		pkt = append([]byte{0, 0}, f.Data...)
-	case typ == layers.ERFTypeIPv4 || typ == layers.ERFTypeIPv6:
-		_, ip, err := ipPacket(f.Data)
-		if err != nil {
-			return Frame{}, fmt.Errorf("craft: ERF type %d: %w", typ, err)
-		}
-		pkt = ip
-	case typ == layers.ERFTypeInfiniBand:
-		pkt = f.Data
-	default:
-		return Frame{}, fmt.Errorf("craft: ERF type %d carries nothing craft builds", typ)
-	}
-	h := make([]byte, layers.ERFHeaderLen+8*n)
-	ts := uint64(f.Time.Unix())<<32 | uint64(f.Time.Nanosecond())<<32/1e9
-	binary.LittleEndian.PutUint64(h, ts)
-	h[8] = typ
-	if n > 0 {
-		h[8] |= 0x80
-	}
-	h[9] = 0x04 // varying record length
-	rlen := len(h) + len(pkt)
-	binary.BigEndian.PutUint16(h[10:], uint16(rlen))
-	wlen := len(f.Data)
-	if !layers.ERFEthernet(typ) {
-		wlen = len(pkt)
-	}
-	binary.BigEndian.PutUint16(h[14:], uint16(wlen))
-	for i := 0; i < n; i++ {
-		e := h[layers.ERFHeaderLen+8*i:]
-		e[0] = 4 // InterceptID
-		if i < n-1 {
-			e[0] |= 0x80
-		}
-		binary.BigEndian.PutUint16(e[2:], uint16(0x100+i))
-	}
-	return Frame{Data: append(h, pkt...), Time: f.Time, LinkType: uint16(layers.LinkTypeERF)}, nil
 }
