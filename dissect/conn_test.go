@@ -311,7 +311,7 @@ func TestTrackerLimitsInSummary(t *testing.T) {
 	// which loses nothing, since 1 never reconnects.
 	limited := 0
 	for _, x := range c.conns {
-		if finding.Has(x.Findings, finding.StateLimitReached) {
+		if hasFinding(x.Findings, finding.StateLimitReached) {
 			limited++
 			if x.Initiator != "192.0.2.11" {
 				t.Errorf("%s limited", x.Initiator)
@@ -374,7 +374,7 @@ type countSink struct {
 
 func (c *countSink) Connection(x *record.Connection) error {
 	c.conns++
-	if finding.Has(x.Findings, finding.StateLimitReached) {
+	if hasFinding(x.Findings, finding.StateLimitReached) {
 		c.limited++
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,12 @@ func codes(fs []finding.Finding) []string {
 		out = append(out, f.Code.String())
 	}
 	return out
+}
+
+// hasFinding reports whether fs holds a finding of code c: only the tests
+// ask it, so it lives here rather than in package finding.
+func hasFinding(fs []finding.Finding, c finding.Code) bool {
+	return slices.ContainsFunc(fs, func(f finding.Finding) bool { return f.Code == c })
 }
 
 // pd builds private data of n octets with chunks placed at offsets.
