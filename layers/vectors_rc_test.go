@@ -2,7 +2,8 @@ package layers
 
 // RC data-path test vectors: RoCEv2 (IPv4) frames from 192.0.2.1 to
 // 192.0.2.2, DestQP 0x000201 (Ethernet 0, IPv4 14, UDP 34, BTH 42, extended
-// headers from 54), built once with internal/craft (craft.RCFrame) and pasted
+// headers from 54), built once with craft.RCFrame (removed since, having no
+// other caller; git show 8d9d63e:dissect/craft/traffic.go has it) and pasted
 // here. Cross-checked with tshark 4.0.17 (infiniband.bth.{opcode,padcnt},
 // infiniband.reth.{va,r_key,dmalen}, infiniband.immdt, infiniband.ieth,
 // infiniband.aeth.{syndrome,msn}, infiniband.atomiceth.{swapdt,cmpdt} with the
