@@ -60,10 +60,11 @@ func (c *Conn) take() ([]Frame, error) {
 
 // nfsConn is one connection of the workload.
 type nfsConn struct {
-	x   Exchange
-	c   *Conn
-	n   *NFS
-	ops int
+	x       Exchange
+	c       *Conn
+	n       *NFS
+	ops     int
+	attempt int // how many times the connection was set up before
 }
 
 // Write writes the workload as a pcap file and returns what it holds.
@@ -80,104 +81,131 @@ func (wl NFSWorkload) Write(w io.Writer) (NFSWorkloadCounts, error) {
 	if err != nil {
 		return cnt, err
 	}
-	emit := out.emit
 	tpl, err := newTemplates()
 	if err != nil {
 		return cnt, err
 	}
-	flush := func(c *Conn) error {
-		frames, err := c.take()
-		for _, f := range frames {
-			if err != nil {
-				break
-			}
-			op := f.Data[42]
-			if op == layers.OpUDSendOnly {
-				continue // counted by setup and disconnect
-			}
-			cnt.RCFrames++
-			err = emit(f.Data)
-		}
-		return err
-	}
-	emitCM := func(c *Conn) error { // the setup's or the disconnection's CM frames
-		frames, err := c.take()
-		for _, f := range frames {
-			if err != nil {
-				break
-			}
-			if f.Data[42] != layers.OpUDSendOnly {
-				cnt.RCFrames++
-			}
-			err = emit(f.Data)
-		}
-		return err
-	}
-	peer := Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
-	connect := func(i, attempt int) (*nfsConn, error) {
-		nc := &nfsConn{x: Exchange{Transport: RoCEv2, Index: 200 + i, Attempt: attempt, Initiator: peer, Responder: peer, PathMTU: 5}}
-		c, err := nc.x.Connect()
-		if err != nil {
-			return nil, err
-		}
-		nc.c, nc.n = c, &NFS{C: c, XID: uint32(i)<<24 | uint32(attempt)<<16, Credits: 32}
-		cnt.Setups++
-		return nc, emitCM(c)
-	}
+	nw := &nfsWriter{out: out, rng: rng, cnt: &cnt}
 	conns := make([]*nfsConn, wl.Connections)
-	attempts := make([]int, wl.Connections)
 	for i := range conns {
-		if conns[i], err = connect(i, 0); err != nil {
+		if conns[i], err = nw.connect(i, 0); err != nil {
 			return cnt, err
 		}
 	}
-	const va = 0x00007f0000000000
 	for op := 0; cnt.Octets < wl.Size; op++ {
 		i := op % wl.Connections
 		nc := conns[i]
-		c, n := nc.c, nc.n
-		stag := uint32(i)<<20 | uint32(nc.ops&0xfffff)
-		switch r := rng.IntN(10); {
-		case r < 5: // READ of 64 KiB into a write chunk
-			seg := layers.RPCRDMASegment{Handle: stag, Length: 65536, Offset: va}
-			xid := n.Call(RPCMessage{WriteList: []layers.RPCRDMAChunk{{seg}}, Size: 180})
-			c.Write(Responder, stag, va, 65536)
-			c.Ack(Initiator, c.LastPSN(Responder))
-			n.Reply(xid, RPCMessage{WriteList: []layers.RPCRDMAChunk{{seg}}, Size: 140}, SendOpts{WithInv: true, Invalidate: stag})
-			cnt.Reads++
-		case r < 8: // WRITE of 64 KiB from a read chunk
-			seg := layers.RPCRDMAReadSegment{Position: 160, RPCRDMASegment: layers.RPCRDMASegment{Handle: stag, Length: 65536, Offset: va}}
-			xid := n.Call(RPCMessage{ReadList: []layers.RPCRDMAReadSegment{seg}, Size: 200})
-			c.Read(Responder, stag, va, 65536)
-			n.Reply(xid, RPCMessage{Size: 160}, SendOpts{WithInv: true, Invalidate: stag})
-			cnt.Writes++
-		default: // a small Call and Reply, inline
-			n.Reply(n.Call(RPCMessage{Size: 240 + rng.IntN(200)}), RPCMessage{Size: 120 + rng.IntN(400)}, SendOpts{})
-			cnt.Small++
-		}
-		cnt.RPCMessages += 2
-		if err := flush(c); err != nil {
+		nw.operation(i, nc)
+		if err := nw.flush(nc.c); err != nil {
 			return cnt, err
 		}
 		// TCP bulk between operations: about a sixth of the octets.
 		for range rng.IntN(9) {
-			if err := emit(tpl.tcp(rng)); err != nil {
+			if err := out.emit(tpl.tcp(rng)); err != nil {
 				return cnt, err
 			}
 			cnt.TCPBulk++
 		}
 		if nc.ops++; nc.ops >= wl.ReconnectEvery {
-			c.Disconnect()
-			cnt.Disconnects++
-			if err := emitCM(c); err != nil {
-				return cnt, err
-			}
-			attempts[i]++
-			if conns[i], err = connect(i, attempts[i]); err != nil {
+			if conns[i], err = nw.reconnect(i, nc); err != nil {
 				return cnt, err
 			}
 		}
 	}
 	cnt.Invalidating = cnt.Reads + cnt.Writes
 	return cnt, out.flush()
+}
+
+// nfsWriter writes the frames of an NFSWorkload and counts them.
+type nfsWriter struct {
+	out *pcapOut
+	rng *rand.Rand
+	cnt *NFSWorkloadCounts
+}
+
+// nfsPeer is what both sides of every connection advertise.
+var nfsPeer = Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+
+// connect sets connection i up for the attempt-th time and writes its
+// setup.
+func (nw *nfsWriter) connect(i, attempt int) (*nfsConn, error) {
+	nc := &nfsConn{x: Exchange{Transport: RoCEv2, Index: 200 + i, Attempt: attempt, Initiator: nfsPeer, Responder: nfsPeer, PathMTU: 5},
+		attempt: attempt}
+	c, err := nc.x.Connect()
+	if err != nil {
+		return nil, err
+	}
+	nc.c, nc.n = c, &NFS{C: c, XID: uint32(i)<<24 | uint32(attempt)<<16, Credits: 32}
+	nw.cnt.Setups++
+	return nc, nw.emitCM(c)
+}
+
+// reconnect closes connection i (DREQ, DREP) and sets it up again.
+func (nw *nfsWriter) reconnect(i int, nc *nfsConn) (*nfsConn, error) {
+	nc.c.Disconnect()
+	nw.cnt.Disconnects++
+	if err := nw.emitCM(nc.c); err != nil {
+		return nil, err
+	}
+	return nw.connect(i, nc.attempt+1)
+}
+
+// operation has connection i carry one NFS operation, chosen at random:
+// a READ, a WRITE or a small inline Call and Reply.
+func (nw *nfsWriter) operation(i int, nc *nfsConn) {
+	const va = 0x00007f0000000000
+	c, n := nc.c, nc.n
+	stag := uint32(i)<<20 | uint32(nc.ops&0xfffff)
+	switch r := nw.rng.IntN(10); {
+	case r < 5: // READ of 64 KiB into a write chunk
+		seg := layers.RPCRDMASegment{Handle: stag, Length: 65536, Offset: va}
+		xid := n.Call(RPCMessage{WriteList: []layers.RPCRDMAChunk{{seg}}, Size: 180})
+		c.Write(Responder, stag, va, 65536)
+		c.Ack(Initiator, c.LastPSN(Responder))
+		n.Reply(xid, RPCMessage{WriteList: []layers.RPCRDMAChunk{{seg}}, Size: 140}, SendOpts{WithInv: true, Invalidate: stag})
+		nw.cnt.Reads++
+	case r < 8: // WRITE of 64 KiB from a read chunk
+		seg := layers.RPCRDMAReadSegment{Position: 160, RPCRDMASegment: layers.RPCRDMASegment{Handle: stag, Length: 65536, Offset: va}}
+		xid := n.Call(RPCMessage{ReadList: []layers.RPCRDMAReadSegment{seg}, Size: 200})
+		c.Read(Responder, stag, va, 65536)
+		n.Reply(xid, RPCMessage{Size: 160}, SendOpts{WithInv: true, Invalidate: stag})
+		nw.cnt.Writes++
+	default: // a small Call and Reply, inline
+		n.Reply(n.Call(RPCMessage{Size: 240 + nw.rng.IntN(200)}), RPCMessage{Size: 120 + nw.rng.IntN(400)}, SendOpts{})
+		nw.cnt.Small++
+	}
+	nw.cnt.RPCMessages += 2
+}
+
+// flush writes the RC frames an operation built on c. A CM frame is left
+// out: setups and disconnections are written, and counted, by emitCM.
+func (nw *nfsWriter) flush(c *Conn) error {
+	frames, err := c.take()
+	for _, f := range frames {
+		if err != nil {
+			break
+		}
+		if f.Data[42] == layers.OpUDSendOnly {
+			continue
+		}
+		nw.cnt.RCFrames++
+		err = nw.out.emit(f.Data)
+	}
+	return err
+}
+
+// emitCM writes all the frames of a setup or a disconnection, counting
+// any RC frame among them.
+func (nw *nfsWriter) emitCM(c *Conn) error {
+	frames, err := c.take()
+	for _, f := range frames {
+		if err != nil {
+			break
+		}
+		if f.Data[42] != layers.OpUDSendOnly {
+			nw.cnt.RCFrames++
+		}
+		err = nw.out.emit(f.Data)
+	}
+	return err
 }
