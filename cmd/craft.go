@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -11,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -130,12 +131,112 @@ raises one data-path finding.`,
 	return c
 }
 
+// craftMode is what one craft invocation writes; the flags choose it
+// (craftModeOf). Modes are bits so that a rule of craftRules can name the
+// several modes it applies to.
+type craftMode uint
+
+const (
+	modeExchange craftMode = 1 << iota // an InfiniBand-family setup: RoCEv2, RoCEv1 or native InfiniBand
+	modeIWARP                          // an iWARP setup: TCP handshake, MPA Request and Reply
+	modeULP                            // another upper layer's setup (--ulp)
+	modeTraffic                        // an RFC 8797 setup and NFS-like traffic after it (--traffic, --finding)
+	modeHex                            // only the initiator's 8 octets, in hex (--hex)
+	modeWorkload                       // a performance workload (--workload)
+	modeFlood                          // a hostile capture (--flood)
+
+	// modeSetups are the modes that write one connection setup to -w.
+	modeSetups = modeExchange | modeIWARP | modeULP | modeTraffic
+)
+
+// craftRuns holds the one function that writes each mode. Each runs after
+// checkCraft, so it only builds and writes.
+var craftRuns = map[craftMode]func(*IOStreams, *craftOptions) error{
+	modeExchange: runExchange,
+	modeIWARP:    runIWARP,
+	modeULP:      runULP,
+	modeTraffic:  runTraffic,
+	modeHex:      runHex,
+	modeWorkload: runWorkload,
+	modeFlood:    runFlood,
+}
+
+// runCraft writes what the flags ask for: it picks the mode, refuses the flag
+// combinations that make no sense in it, and runs the mode's function.
 func runCraft(s *IOStreams, opts *craftOptions) error {
-	if opts.Workload != "" {
-		return runWorkload(s, opts)
+	mode := craftModeOf(opts)
+	if err := checkCraft(opts, mode); err != nil {
+		return err
 	}
-	if opts.Flood != "" {
-		return runFlood(s, opts)
+	return craftRuns[mode](s, opts)
+}
+
+// craftModeOf picks the mode: a workload or a flood takes precedence over
+// everything else given, then --hex, then the kind of setup.
+func craftModeOf(opts *craftOptions) craftMode {
+	switch {
+	case opts.Workload != "":
+		return modeWorkload
+	case opts.Flood != "":
+		return modeFlood
+	case opts.HexOnly:
+		return modeHex
+	case opts.ULP != craft.ULPs[0]:
+		return modeULP
+	case opts.traffic():
+		return modeTraffic
+	case opts.Transport == craft.IWARP:
+		return modeIWARP
+	}
+	return modeExchange
+}
+
+// traffic reports whether the setup is to be followed by traffic.
+func (opts *craftOptions) traffic() bool { return opts.Traffic || len(opts.Findings) > 0 }
+
+// craftRule is one flag combination craft refuses: in the modes it names,
+// when broken holds, craft stops with msg as a usage error.
+type craftRule struct {
+	modes  craftMode
+	broken bool
+	msg    string
+}
+
+// checkCraft is the one place that refuses flag combinations: the first
+// rule of craftRules that applies to mode and is broken is the error. The
+// order of the rules decides which message a command line with several
+// mistakes meets, and tests and scripts know those messages: keep it.
+func checkCraft(opts *craftOptions, mode craftMode) error {
+	for _, r := range craftRules(opts) {
+		if r.modes&mode != 0 && r.broken {
+			return usageError("%s", r.msg)
+		}
+	}
+	return nil
+}
+
+// craftRules lists the rules in the order they are checked.
+func craftRules(opts *craftOptions) []craftRule {
+	iwarp := opts.Transport == craft.IWARP
+	split := len(opts.SplitAt) > 0
+	var sizeErr error
+	if opts.Workload != "" {
+		_, sizeErr = parseSize(opts.Workload)
+	}
+	rules := []craftRule{
+		{modeWorkload, sizeErr != nil, fmt.Sprintf("--workload: %v", sizeErr)},
+		{modeWorkload, !namesFile(opts.Write), "--workload needs -w FILE"},
+		{modeWorkload, opts.TCPFlows < 0, fmt.Sprintf("--tcp-flows: %d is negative", opts.TCPFlows)},
+		{modeWorkload, !within(opts.TCPSeg, 1, 9000), fmt.Sprintf("--tcp-segment: %d (want 1 to 9000 octets)", opts.TCPSeg)},
+		{modeWorkload, !within(opts.IWARPConn, 0, 10000), fmt.Sprintf("--iwarp-conns: %d (want 0 to 10000 connections)", opts.IWARPConn)},
+		{modeWorkload, opts.IWARPCRC < 0, fmt.Sprintf("--iwarp-crc-every: %d is negative", opts.IWARPCRC)},
+		{modeWorkload, opts.NFS && (opts.TCPFlows > 0 || opts.IWARPConn > 0),
+			"--nfs is a workload of its own: give it without --tcp-flows and --iwarp-conns"},
+
+		{modeFlood, !namesFile(opts.Write), "--flood needs -w FILE"},
+		{modeFlood, opts.Count < 1, fmt.Sprintf("--count: %d (want at least 1)", opts.Count)},
+		{modeFlood, !slices.Contains(craft.FloodKinds, opts.Flood),
+			fmt.Sprintf("--flood: unknown kind %q (want %s)", opts.Flood, orList(craft.FloodKinds))},
 	}
 	// The sizes must be given as sizes: 0 is not taken to mean the default.
 	for _, sz := range []struct {
@@ -143,90 +244,125 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 		v    int
 	}{{"send-size", opts.Initiator.SendSize}, {"receive-size", opts.Initiator.ReceiveSize},
 		{"reply-send-size", opts.Responder.SendSize}, {"reply-receive-size", opts.Responder.ReceiveSize}} {
-		if sz.v < layers.DefaultInline || sz.v > maxInlineSize || sz.v%layers.DefaultInline != 0 {
-			return usageError("--%s: %d is not a multiple of 1024 from 1024 to %d", sz.flag, sz.v, maxInlineSize)
-		}
+		rules = append(rules, craftRule{modeSetups | modeHex, !inlineSize(sz.v),
+			fmt.Sprintf("--%s: %d is not a multiple of 1024 from 1024 to %d", sz.flag, sz.v, maxInlineSize)})
 	}
-	if opts.HexOnly {
-		switch {
-		case opts.Write != "":
-			return usageError("--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both")
-		case opts.Initiator.Absent:
-			return usageError("--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print")
-		case opts.ULP != craft.ULPs[0]:
-			return usageError("--hex prints the initiator's RFC 8797 message: not with --ulp %s", opts.ULP)
-		}
-		b, err := opts.Initiator.Message()
-		if err != nil {
-			return usageError("%v", err)
-		}
-		fmt.Fprintln(s.Out, hex.EncodeToString(b))
-		return nil
-	}
-	if opts.Write == "" {
-		return usageError("craft needs -w FILE (or --hex)")
-	}
-	var frames []craft.Frame
-	var err error
-	switch tr := opts.Transport; {
-	case opts.ULP != craft.ULPs[0]:
-		if opts.Traffic || len(opts.Findings) > 0 {
-			return usageError("--traffic and --finding make RPC-over-RDMA traffic, not --ulp %s", opts.ULP)
-		}
-		if len(opts.SplitAt) > 0 {
-			return usageError("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)
-		}
-		if opts.MPARevSet && tr != craft.IWARP {
-			return usageError("--mpa-rev applies to --transport iwarp only")
-		}
-		if frames, err = craft.ULPExchange(opts.ULP, tr, opts.IPv6, opts.Reject, uint8(opts.MPARev)); err != nil {
-			return usageError("--ulp %s: %v", opts.ULP, err)
-		}
-	case tr == craft.RoCEv2 || tr == craft.RoCEv1 || tr == craft.InfiniBand:
-		if len(opts.SplitAt) > 0 {
-			return usageError("--split applies to --transport iwarp only")
-		}
-		if opts.MPARevSet {
-			return usageError("--mpa-rev applies to --transport iwarp only")
-		}
-		x := craft.Exchange{Transport: tr, IPv6: opts.IPv6, Initiator: opts.Initiator, Responder: opts.Responder, Reject: opts.Reject}
-		switch {
-		case (opts.Traffic || len(opts.Findings) > 0) && opts.Reject:
-			return usageError("--traffic and --finding need an accepted connection, not --reject")
-		case opts.Traffic || len(opts.Findings) > 0:
-			frames, err = x.NFSTraffic(craft.Traffic{Findings: opts.Findings})
-		default:
-			frames, err = x.Frames()
-		}
-	case tr == craft.IWARP:
-		if (opts.Traffic || len(opts.Findings) > 0) && opts.Reject {
-			return usageError("--traffic and --finding need an accepted connection, not --reject")
-		}
-		if opts.MPARev != 1 && opts.MPARev != 2 {
-			return usageError("--mpa-rev: %d (want 1 or 2)", opts.MPARev)
-		}
-		x := craft.IWARPExchange{IPv6: opts.IPv6, Rev: uint8(opts.MPARev), Initiator: opts.Initiator, Responder: opts.Responder,
-			Reject: opts.Reject, SplitAt: opts.SplitAt}
-		if opts.Traffic || len(opts.Findings) > 0 {
-			frames, err = x.NFSTraffic(craft.Traffic{Findings: opts.Findings})
-		} else {
-			frames, err = x.Frames()
-		}
-		if err != nil && len(opts.SplitAt) > 0 && strings.HasPrefix(err.Error(), "split offsets") {
-			return usageError("--split: %v", err)
-		}
-	}
+	return append(rules, []craftRule{
+		{modeHex, opts.Write != "", "--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both"},
+		{modeHex, opts.Initiator.Absent, "--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print"},
+		{modeHex, opts.ULP != craft.ULPs[0], fmt.Sprintf("--hex prints the initiator's RFC 8797 message: not with --ulp %s", opts.ULP)},
+
+		{modeSetups, opts.Write == "", "craft needs -w FILE (or --hex)"},
+		{modeULP, opts.traffic(), fmt.Sprintf("--traffic and --finding make RPC-over-RDMA traffic, not --ulp %s", opts.ULP)},
+		{modeULP, split, fmt.Sprintf("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)},
+		{modeExchange | modeTraffic, split && !iwarp, "--split applies to --transport iwarp only"},
+		{modeExchange | modeULP | modeTraffic, opts.MPARevSet && !iwarp, "--mpa-rev applies to --transport iwarp only"},
+		{modeTraffic, opts.Reject, "--traffic and --finding need an accepted connection, not --reject"},
+		// Only the RFC 8797 setups check the revision: --ulp hands it on.
+		{modeIWARP | modeTraffic, iwarp && !within(opts.MPARev, 1, 2), fmt.Sprintf("--mpa-rev: %d (want 1 or 2)", opts.MPARev)},
+	}...)
+}
+
+// namesFile reports whether -w names a file (a workload or a flood is not
+// written to standard output).
+func namesFile(w string) bool { return w != "" && w != "-" }
+
+// inlineSize reports whether v is a Send or Receive Size RFC 8797 can
+// encode: a multiple of 1024 from 1024 to maxInlineSize.
+func inlineSize(v int) bool {
+	return within(v, layers.DefaultInline, maxInlineSize) && v%layers.DefaultInline == 0
+}
+
+func within(v, lo, hi int) bool { return v >= lo && v <= hi }
+
+// runHex prints the initiator's RFC 8797 message.
+func runHex(s *IOStreams, opts *craftOptions) error {
+	b, err := opts.Initiator.Message()
 	if err != nil {
 		return usageError("%v", err)
 	}
-	if opts.Write == "-" {
+	fmt.Fprintln(s.Out, hex.EncodeToString(b))
+	return nil
+}
+
+// exchange is the InfiniBand-family setup the flags describe.
+func (opts *craftOptions) exchange() *craft.Exchange {
+	return &craft.Exchange{Transport: opts.Transport, IPv6: opts.IPv6, Initiator: opts.Initiator, Responder: opts.Responder,
+		Reject: opts.Reject}
+}
+
+// iwarpExchange is the iWARP setup the flags describe.
+func (opts *craftOptions) iwarpExchange() *craft.IWARPExchange {
+	return &craft.IWARPExchange{IPv6: opts.IPv6, Rev: uint8(opts.MPARev), Initiator: opts.Initiator, Responder: opts.Responder,
+		Reject: opts.Reject, SplitAt: opts.SplitAt}
+}
+
+// runExchange writes an InfiniBand-family setup.
+func runExchange(s *IOStreams, opts *craftOptions) error {
+	frames, err := opts.exchange().Frames()
+	if err != nil {
+		return usageError("%v", err)
+	}
+	return writeFrames(s, opts.Write, frames)
+}
+
+// runIWARP writes an iWARP setup.
+func runIWARP(s *IOStreams, opts *craftOptions) error {
+	frames, err := opts.iwarpExchange().Frames()
+	if err != nil {
+		return iwarpError(opts, err)
+	}
+	return writeFrames(s, opts.Write, frames)
+}
+
+// iwarpError is the usage error for what the iWARP builder refused: split
+// offsets that do not fit the MPA Request are a mistake in --split, and
+// say so.
+func iwarpError(opts *craftOptions, err error) error {
+	if len(opts.SplitAt) > 0 && strings.HasPrefix(err.Error(), "split offsets") {
+		return usageError("--split: %v", err)
+	}
+	return usageError("%v", err)
+}
+
+// runTraffic writes an RFC 8797 setup and the NFS-like traffic after it,
+// with the findings asked for, on either family.
+func runTraffic(s *IOStreams, opts *craftOptions) error {
+	t := craft.Traffic{Findings: opts.Findings}
+	if opts.Transport == craft.IWARP {
+		frames, err := opts.iwarpExchange().NFSTraffic(t)
+		if err != nil {
+			return iwarpError(opts, err)
+		}
+		return writeFrames(s, opts.Write, frames)
+	}
+	frames, err := opts.exchange().NFSTraffic(t)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	return writeFrames(s, opts.Write, frames)
+}
+
+// runULP writes another upper layer's setup.
+func runULP(s *IOStreams, opts *craftOptions) error {
+	frames, err := craft.ULPExchange(opts.ULP, opts.Transport, opts.IPv6, opts.Reject, uint8(opts.MPARev))
+	if err != nil {
+		return usageError("--ulp %s: %v", opts.ULP, err)
+	}
+	return writeFrames(s, opts.Write, frames)
+}
+
+// writeFrames writes a setup's frames to the file name, or as pcap to
+// standard output for "-".
+func writeFrames(s *IOStreams, name string, frames []craft.Frame) error {
+	if name == "-" {
 		w := bufio.NewWriter(s.Out)
 		if err := craft.Write(w, false, frames); err != nil {
 			return failure(err)
 		}
 		return w.Flush()
 	}
-	if err := craft.WriteFile(opts.Write, frames); err != nil {
+	if err := craft.WriteFile(name, frames); err != nil {
 		return failure(err)
 	}
 	return nil
@@ -234,47 +370,25 @@ func runCraft(s *IOStreams, opts *craftOptions) error {
 
 // runWorkload writes a performance workload and prints what it holds.
 func runWorkload(s *IOStreams, opts *craftOptions) error {
-	size, err := parseSize(opts.Workload)
-	if err != nil {
-		return usageError("--workload: %v", err)
-	}
-	if opts.Write == "" || opts.Write == "-" {
-		return usageError("--workload needs -w FILE")
-	}
-	switch {
-	case opts.TCPFlows < 0:
-		return usageError("--tcp-flows: %d is negative", opts.TCPFlows)
-	case opts.TCPSeg < 1 || opts.TCPSeg > 9000:
-		return usageError("--tcp-segment: %d (want 1 to 9000 octets)", opts.TCPSeg)
-	case opts.IWARPConn < 0 || opts.IWARPConn > 10000:
-		return usageError("--iwarp-conns: %d (want 0 to 10000 connections)", opts.IWARPConn)
-	case opts.IWARPCRC < 0:
-		return usageError("--iwarp-crc-every: %d is negative", opts.IWARPCRC)
-	case opts.NFS && (opts.TCPFlows > 0 || opts.IWARPConn > 0):
-		return usageError("--nfs is a workload of its own: give it without --tcp-flows and --iwarp-conns")
-	}
-	f, err := os.Create(opts.Write)
-	if err != nil {
-		return failure(err)
-	}
+	size, _ := parseSize(opts.Workload) // checkCraft refused a size that does not parse
 	var counts fmt.Stringer
-	switch {
-	case opts.NFS:
-		counts, err = craft.NFSWorkload{Size: size, Seed: opts.Seed}.Write(f)
-	case opts.IWARPConn > 0:
-		crc := opts.IWARPCRC
-		if crc == 0 {
-			crc = -1 // none
+	err := createFile(opts.Write, func(f io.Writer) (err error) {
+		switch {
+		case opts.NFS:
+			counts, err = craft.NFSWorkload{Size: size, Seed: opts.Seed}.Write(f)
+		case opts.IWARPConn > 0:
+			crc := opts.IWARPCRC
+			if crc == 0 {
+				crc = -1 // none
+			}
+			counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn, CRCEvery: crc}.Write(f)
+		default:
+			counts, err = craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
 		}
-		counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn, CRCEvery: crc}.Write(f)
-	default:
-		counts, err = craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+		return err
+	})
 	if err != nil {
-		return failure(fmt.Errorf("%s: %w", opts.Write, err))
+		return err
 	}
 	fmt.Fprintf(s.Out, "%s: %s\n", opts.Write, counts)
 	return nil
@@ -300,26 +414,31 @@ func parseSize(v string) (int64, error) {
 
 // runFlood writes a hostile capture.
 func runFlood(s *IOStreams, opts *craftOptions) error {
-	if opts.Write == "" || opts.Write == "-" {
-		return usageError("--flood needs -w FILE")
+	var n int
+	err := createFile(opts.Write, func(f io.Writer) (err error) {
+		n, err = craft.Flood(f, opts.Flood, opts.Count)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	if opts.Count < 1 {
-		return usageError("--count: %d (want at least 1)", opts.Count)
-	}
-	if !slices.Contains(craft.FloodKinds, opts.Flood) {
-		return usageError("--flood: unknown kind %q (want %s)", opts.Flood, orList(craft.FloodKinds))
-	}
-	f, err := os.Create(opts.Write)
+	fmt.Fprintf(s.Out, "%s: %d frames (%s, %d)\n", opts.Write, n, opts.Flood, opts.Count)
+	return nil
+}
+
+// createFile creates the file name, has write fill it and closes it. The
+// errors are failures; those after the file was created name it.
+func createFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(name)
 	if err != nil {
 		return failure(err)
 	}
-	n, err := craft.Flood(f, opts.Flood, opts.Count)
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return failure(fmt.Errorf("%s: %w", opts.Write, err))
+		return failure(fmt.Errorf("%s: %w", name, err))
 	}
-	fmt.Fprintf(s.Out, "%s: %d frames (%s, %d)\n", opts.Write, n, opts.Flood, opts.Count)
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/hexdump"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/hexdump"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )

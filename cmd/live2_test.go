@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // udpFrame is a captured IPv4 UDP datagram on lo.

@@ -21,8 +21,8 @@ import (
 
 	"github.com/gopacket/gopacket/afpacket"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // Live capture tests: they run the real binary as root, capture on the

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // BenchmarkDissectDatapath runs the whole pipeline over 64 MiB workloads

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // BenchmarkDissect runs the whole pipeline (read, classify, decode,

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // TestBudgetReleased: every holder gives back what it charged to the

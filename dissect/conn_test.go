@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // scenario builds a capture from exchanges; order, when set, gives the
@@ -312,7 +312,7 @@ func TestTrackerLimitsInSummary(t *testing.T) {
 	// which loses nothing, since 1 never reconnects.
 	limited := 0
 	for _, x := range c.conns {
-		if finding.Has(x.Findings, finding.StateLimitReached) {
+		if hasFinding(x.Findings, finding.StateLimitReached) {
 			limited++
 			if x.Initiator.String() != "192.0.2.11" {
 				t.Errorf("%s limited", x.Initiator)
@@ -375,7 +375,7 @@ type countSink struct {
 
 func (c *countSink) Connection(x *record.Connection) error {
 	c.conns++
-	if finding.Has(x.Findings, finding.StateLimitReached) {
+	if hasFinding(x.Findings, finding.StateLimitReached) {
 		c.limited++
 	}
 	return nil

@@ -7,15 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -48,6 +49,12 @@ func codes(fs []finding.Finding) []string {
 		out = append(out, f.Code.String())
 	}
 	return out
+}
+
+// hasFinding reports whether fs holds a finding of code c: only the tests
+// ask it, so it lives here rather than in package finding.
+func hasFinding(fs []finding.Finding, c finding.Code) bool {
+	return slices.ContainsFunc(fs, func(f finding.Finding) bool { return f.Code == c })
 }
 
 // pd builds private data of n octets with chunks placed at offsets.

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // ipv4Fragment turns the IPv4 packet of an Ethernet frame (header at 14,
@@ -116,7 +116,7 @@ func TestIPFragments(t *testing.T) {
 	want := p + ": 1 IP datagram whose first fragment holds the start of a CM MAD or an MPA frame was not reassembled (first at frame 4): " +
 		"1 incomplete at the end of the input (fragments missing from the capture); no message is shown for them"
 	if len(c.msgs) != 2 || c.msgs[1].Frame != 3 || !slices.Equal(c.msgs[1].Frames, []int{2, 3}) ||
-		!finding.Has(c.msgs[1].Findings, finding.LengthMismatch) || len(sum.Notes) != 1 || sum.Notes[0].Code != finding.IPFragmentSkipped || sum.Notes[0].Message != want ||
+		!hasFinding(c.msgs[1].Findings, finding.LengthMismatch) || len(sum.Notes) != 1 || sum.Notes[0].Code != finding.IPFragmentSkipped || sum.Notes[0].Message != want ||
 		sum.Notes[0].Severity != finding.Warning || sum.Findings[finding.IPFragmentSkipped] != 1 {
 		t.Errorf("%d messages, notes %+v", len(c.msgs), sum.Notes)
 	}

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // seg is a TCP segment of a test connection between the default endpoints:

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // step is what a sliceSource hands on next: a frame of an input, a pause

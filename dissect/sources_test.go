@@ -14,10 +14,11 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/crafttest"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -56,7 +57,7 @@ func TestERFTypes(t *testing.T) {
 			}
 			var frames []craft.Frame
 			for _, f := range xs {
-				e, err := craft.ERF(f, tc.typ, tc.ext)
+				e, err := crafttest.ERF(f, tc.typ, tc.ext)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,27 +75,27 @@ func TestERFTypes(t *testing.T) {
 // kind, AH (skipped by its own length rule), an atomic fragment, 8, 9 and
 // 16 headers; a 17-header chain is counted, not looked into.
 func TestIPv6Chains(t *testing.T) {
-	h := func(typ uint8, n int) craft.ExtHeader { return craft.ExtHeader{Type: typ, Len: n} }
-	many := func(n int) []craft.ExtHeader {
-		var out []craft.ExtHeader
+	h := func(typ uint8, n int) crafttest.ExtHeader { return crafttest.ExtHeader{Type: typ, Len: n} }
+	many := func(n int) []crafttest.ExtHeader {
+		var out []crafttest.ExtHeader
 		for i := range n {
-			out = append(out, h(craft.ExtDestOpts, 8*(1+i%3)))
+			out = append(out, h(crafttest.ExtDestOpts, 8*(1+i%3)))
 		}
 		return out
 	}
 	for _, tc := range []struct {
 		name   string
-		hdrs   []craft.ExtHeader
+		hdrs   []crafttest.ExtHeader
 		tshark bool
 		skip   bool // beyond the bound: no messages, a note
 	}{
-		{name: "hop-by-hop", hdrs: []craft.ExtHeader{h(craft.ExtHopByHop, 8)}, tshark: true},
-		{name: "routing", hdrs: []craft.ExtHeader{h(craft.ExtRouting, 24)}, tshark: true},
-		{name: "destination options", hdrs: []craft.ExtHeader{h(craft.ExtDestOpts, 16)}, tshark: true},
-		{name: "AH", hdrs: []craft.ExtHeader{h(craft.ExtAH, 24)}, tshark: true},
-		{name: "hop-by-hop, AH, destination options", hdrs: []craft.ExtHeader{h(craft.ExtHopByHop, 8), h(craft.ExtAH, 16), h(craft.ExtDestOpts, 8)}, tshark: true},
-		{name: "atomic fragment", hdrs: []craft.ExtHeader{h(craft.ExtFragment, 8)}, tshark: true},
-		{name: "mobility and experimental", hdrs: []craft.ExtHeader{h(craft.ExtMobility, 8), h(craft.ExtExperiment, 8)}},
+		{name: "hop-by-hop", hdrs: []crafttest.ExtHeader{h(crafttest.ExtHopByHop, 8)}, tshark: true},
+		{name: "routing", hdrs: []crafttest.ExtHeader{h(crafttest.ExtRouting, 24)}, tshark: true},
+		{name: "destination options", hdrs: []crafttest.ExtHeader{h(crafttest.ExtDestOpts, 16)}, tshark: true},
+		{name: "AH", hdrs: []crafttest.ExtHeader{h(crafttest.ExtAH, 24)}, tshark: true},
+		{name: "hop-by-hop, AH, destination options", hdrs: []crafttest.ExtHeader{h(crafttest.ExtHopByHop, 8), h(crafttest.ExtAH, 16), h(crafttest.ExtDestOpts, 8)}, tshark: true},
+		{name: "atomic fragment", hdrs: []crafttest.ExtHeader{h(crafttest.ExtFragment, 8)}, tshark: true},
+		{name: "mobility and experimental", hdrs: []crafttest.ExtHeader{h(crafttest.ExtMobility, 8), h(crafttest.ExtExperiment, 8)}},
 		{name: "8 headers", hdrs: many(8), tshark: true},
 		{name: "9 headers", hdrs: many(9), tshark: true},
 		{name: "16 headers", hdrs: many(16), tshark: true},
@@ -103,7 +104,7 @@ func TestIPv6Chains(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var frames []craft.Frame
 			for _, f := range exchangeFrames(t, true) {
-				b, err := craft.InsertIPv6Ext(f.Data, tc.hdrs...)
+				b, err := crafttest.InsertIPv6Ext(f.Data, tc.hdrs...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -134,18 +135,18 @@ func TestIPv6Chains(t *testing.T) {
 // is on the frame that completed it and lists its fragments. Missing
 // fragments and the limits give up datagrams, and say so.
 func TestIPReassembly(t *testing.T) {
-	build := func(t *testing.T, v6 bool, size int, order string, wrap *craft.Encap, outer *craft.Encap) ([]craft.Frame, [][]int) {
+	build := func(t *testing.T, v6 bool, size int, order string, wrap *crafttest.Encap, outer *crafttest.Encap) ([]craft.Frame, [][]int) {
 		var frames []craft.Frame
 		var lists [][]int
 		for i, f := range exchangeFrames(t, v6) {
 			data := f.Data
 			if outer != nil {
 				var err error
-				if data, err = craft.Wrap(data, *outer); err != nil {
+				if data, err = crafttest.Wrap(data, *outer); err != nil {
 					t.Fatal(err)
 				}
 			}
-			fs, err := craft.Fragment(data, size, uint32(100+i))
+			fs, err := crafttest.Fragment(data, size, uint32(100+i))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +159,7 @@ func TestIPReassembly(t *testing.T) {
 			var list []int
 			for _, b := range fs {
 				if wrap != nil {
-					if b, err = craft.Wrap(b, *wrap); err != nil {
+					if b, err = crafttest.Wrap(b, *wrap); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -174,8 +175,8 @@ func TestIPReassembly(t *testing.T) {
 		v6     bool
 		size   int
 		order  string
-		wrap   *craft.Encap // each fragment in this tunnel
-		outer  *craft.Encap // the tunnel packet fragmented
+		wrap   *crafttest.Encap // each fragment in this tunnel
+		outer  *crafttest.Encap // the tunnel packet fragmented
 		tshark bool
 	}{
 		{name: "IPv4 in order", size: 96, tshark: true},
@@ -183,8 +184,8 @@ func TestIPReassembly(t *testing.T) {
 		{name: "IPv4 with a duplicate", size: 64, order: "duplicated"},
 		{name: "IPv6 in order", v6: true, size: 104, tshark: true},
 		{name: "IPv6 reversed", v6: true, size: 64, order: "reversed", tshark: true},
-		{name: "IPv4 fragments inside VXLAN", size: 96, wrap: &craft.Encap{Kind: craft.EncapVXLAN, VNI: 4}, tshark: true},
-		{name: "a fragmented VXLAN packet", size: 200, outer: &craft.Encap{Kind: craft.EncapVXLAN, VNI: 4}, tshark: true},
+		{name: "IPv4 fragments inside VXLAN", size: 96, wrap: &crafttest.Encap{Kind: crafttest.EncapVXLAN, VNI: 4}, tshark: true},
+		{name: "a fragmented VXLAN packet", size: 200, outer: &crafttest.Encap{Kind: crafttest.EncapVXLAN, VNI: 4}, tshark: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			frames, lists := build(t, tc.v6, tc.size, tc.order, tc.wrap, tc.outer)
@@ -283,11 +284,11 @@ func TestIPLengthZero(t *testing.T) {
 		send := 4096
 		if m.Kind == record.KindREP {
 			send = 8192
-			if !finding.Has(m.Findings, finding.ICRCMismatch) {
+			if !hasFinding(m.Findings, finding.ICRCMismatch) {
 				t.Errorf("REP: findings %v, want icrc-mismatch as well", codes(m.Findings))
 			}
 		}
-		if !finding.Has(m.Findings, finding.IPLengthZero) || m.RPCRDMA == nil || m.RPCRDMA.SendSize != send {
+		if !hasFinding(m.Findings, finding.IPLengthZero) || m.RPCRDMA == nil || m.RPCRDMA.SendSize != send {
 			t.Errorf("%s frame %d: findings %v, rpcrdma %+v", m.Name(), m.Frame, codes(m.Findings), m.RPCRDMA)
 		}
 	}

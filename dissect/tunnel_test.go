@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/crafttest"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -154,56 +155,56 @@ func TestEncapsulations(t *testing.T) {
 	keys := []string{"src", "dst", "vni", "key", "seq", "session", "erspan_type", "dst_port", "inner_ip_version"}
 	tests := []struct {
 		name   string
-		encaps []craft.Encap // innermost first
-		v6     bool          // inner addresses
-		want   []string      // tunnelSummary, outermost first
-		tshark bool          // tshark 4.0 decodes the CM inside
+		encaps []crafttest.Encap // innermost first
+		v6     bool              // inner addresses
+		want   []string          // tunnelSummary, outermost first
+		tshark bool              // tshark 4.0 decodes the CM inside
 	}{
-		{name: "VXLAN", encaps: []craft.Encap{{Kind: craft.EncapVXLAN, VNI: 5001}},
+		{name: "VXLAN", encaps: []crafttest.Encap{{Kind: crafttest.EncapVXLAN, VNI: 5001}},
 			want: []string{"vxlan src=198.51.100.1 dst=198.51.100.2 dst_port=4789 vni=5001"}, tshark: true},
-		{name: "VXLAN with inner 802.1Q and 802.1ad tags", encaps: []craft.Encap{{Kind: craft.EncapVXLAN, VNI: 7, VLAN: 100, QinQ: 200}},
+		{name: "VXLAN with inner 802.1Q and 802.1ad tags", encaps: []crafttest.Encap{{Kind: crafttest.EncapVXLAN, VNI: 7, VLAN: 100, QinQ: 200}},
 			want: []string{"vxlan src=198.51.100.1 dst=198.51.100.2 dst_port=4789 vni=7 vlan=200 vlan=100"}, tshark: true},
-		{name: "VXLAN over IPv6, IPv6 inside", v6: true, encaps: []craft.Encap{{Kind: craft.EncapVXLAN, VNI: 1, OuterIPv6: true}},
+		{name: "VXLAN over IPv6, IPv6 inside", v6: true, encaps: []crafttest.Encap{{Kind: crafttest.EncapVXLAN, VNI: 1, OuterIPv6: true}},
 			want: []string{"vxlan src=2001:db8:ffff::1 dst=2001:db8:ffff::2 dst_port=4789 vni=1"}, tshark: true},
-		{name: "VXLAN-GPE", encaps: []craft.Encap{{Kind: craft.EncapVXLANGPE, VNI: 99}},
+		{name: "VXLAN-GPE", encaps: []crafttest.Encap{{Kind: crafttest.EncapVXLANGPE, VNI: 99}},
 			want: []string{"vxlan-gpe src=198.51.100.1 dst=198.51.100.2 dst_port=4790 vni=99"}, tshark: true},
-		{name: "Geneve with options", encaps: []craft.Encap{{Kind: craft.EncapGeneve, VNI: 0xabcdef, GeneveOptions: 8}},
+		{name: "Geneve with options", encaps: []crafttest.Encap{{Kind: crafttest.EncapGeneve, VNI: 0xabcdef, GeneveOptions: 8}},
 			want: []string{"geneve src=198.51.100.1 dst=198.51.100.2 dst_port=6081 vni=11259375"}, tshark: true},
-		{name: "GRE", encaps: []craft.Encap{{Kind: craft.EncapGRE}},
+		{name: "GRE", encaps: []crafttest.Encap{{Kind: crafttest.EncapGRE}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2"}, tshark: true},
-		{name: "GRE with checksum, key and sequence number", encaps: []craft.Encap{{Kind: craft.EncapGRE, Checksum: true, Key: 42, Seq: 9}},
+		{name: "GRE with checksum, key and sequence number", encaps: []crafttest.Encap{{Kind: crafttest.EncapGRE, Checksum: true, Key: 42, Seq: 9}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2 key=42 seq=9"}, tshark: true},
-		{name: "GRE carrying Ethernet, over IPv6", encaps: []craft.Encap{{Kind: craft.EncapGREEthernet, Key: 3, OuterIPv6: true}},
+		{name: "GRE carrying Ethernet, over IPv6", encaps: []crafttest.Encap{{Kind: crafttest.EncapGREEthernet, Key: 3, OuterIPv6: true}},
 			want: []string{"gre src=2001:db8:ffff::1 dst=2001:db8:ffff::2 key=3"}, tshark: true},
-		{name: "ERSPAN type I", encaps: []craft.Encap{{Kind: craft.EncapERSPAN1}},
+		{name: "ERSPAN type I", encaps: []crafttest.Encap{{Kind: crafttest.EncapERSPAN1}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2", "erspan erspan_type=1"}, tshark: true},
-		{name: "ERSPAN type II", encaps: []craft.Encap{{Kind: craft.EncapERSPAN2, Session: 300, Seq: 5}},
+		{name: "ERSPAN type II", encaps: []crafttest.Encap{{Kind: crafttest.EncapERSPAN2, Session: 300, Seq: 5}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2 seq=5", "erspan erspan_type=2 session=300"}, tshark: true},
-		{name: "ERSPAN type II of a tagged frame", encaps: []craft.Encap{{Kind: craft.EncapERSPAN2, Session: 1, VLAN: 42}},
+		{name: "ERSPAN type II of a tagged frame", encaps: []crafttest.Encap{{Kind: crafttest.EncapERSPAN2, Session: 1, VLAN: 42}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2 seq=1", "erspan erspan_type=2 session=1 vlan=42"}, tshark: true},
-		{name: "ERSPAN type III", encaps: []craft.Encap{{Kind: craft.EncapERSPAN3, Session: 1023, Seq: 77}},
+		{name: "ERSPAN type III", encaps: []crafttest.Encap{{Kind: crafttest.EncapERSPAN3, Session: 1023, Seq: 77}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2 seq=77", "erspan erspan_type=3 session=1023"}, tshark: true},
-		{name: "ERSPAN type III with the platform subheader", encaps: []craft.Encap{{Kind: craft.EncapERSPAN3, Session: 2, Platform: true}},
+		{name: "ERSPAN type III with the platform subheader", encaps: []crafttest.Encap{{Kind: crafttest.EncapERSPAN3, Session: 2, Platform: true}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2 seq=1", "erspan erspan_type=3 session=2"}, tshark: true},
-		{name: "MPLS", encaps: []craft.Encap{{Kind: craft.EncapMPLS, Labels: []uint32{100, 200, 300}}},
+		{name: "MPLS", encaps: []crafttest.Encap{{Kind: crafttest.EncapMPLS, Labels: []uint32{100, 200, 300}}},
 			want: []string{"mpls label=100 label=200 label=300"}, tshark: true},
-		{name: "MPLS over IPv6 inside", v6: true, encaps: []craft.Encap{{Kind: craft.EncapMPLS, Labels: []uint32{16}}},
+		{name: "MPLS over IPv6 inside", v6: true, encaps: []crafttest.Encap{{Kind: crafttest.EncapMPLS, Labels: []uint32{16}}},
 			want: []string{"mpls label=16"}, tshark: true},
-		{name: "MPLS Ethernet pseudowire with control word", encaps: []craft.Encap{{Kind: craft.EncapMPLSEthernet, Labels: []uint32{1000, 2000}}},
+		{name: "MPLS Ethernet pseudowire with control word", encaps: []crafttest.Encap{{Kind: crafttest.EncapMPLSEthernet, Labels: []uint32{1000, 2000}}},
 			// tshark 4.0 takes an MPLS payload for an Ethernet pseudowire only
 			// with a decode-as setting.
 			want: []string{"mpls label=1000 label=2000"}},
-		{name: "IP in IP", encaps: []craft.Encap{{Kind: craft.EncapIPinIP}},
+		{name: "IP in IP", encaps: []crafttest.Encap{{Kind: crafttest.EncapIPinIP}},
 			want: []string{"ip-in-ip src=198.51.100.1 dst=198.51.100.2 inner_ip_version=4"}, tshark: true},
-		{name: "IPv6 in IPv4", v6: true, encaps: []craft.Encap{{Kind: craft.EncapIPinIP}},
+		{name: "IPv6 in IPv4", v6: true, encaps: []crafttest.Encap{{Kind: crafttest.EncapIPinIP}},
 			want: []string{"ip-in-ip src=198.51.100.1 dst=198.51.100.2 inner_ip_version=6"}, tshark: true},
-		{name: "IPv4 in IPv6", encaps: []craft.Encap{{Kind: craft.EncapIPinIP, OuterIPv6: true}},
+		{name: "IPv4 in IPv6", encaps: []crafttest.Encap{{Kind: crafttest.EncapIPinIP, OuterIPv6: true}},
 			want: []string{"ip-in-ip src=2001:db8:ffff::1 dst=2001:db8:ffff::2 inner_ip_version=4"}, tshark: true},
 		{name: "VXLAN inside ERSPAN type II (a mirrored overlay)",
-			encaps: []craft.Encap{{Kind: craft.EncapVXLAN, VNI: 10}, {Kind: craft.EncapERSPAN2, Session: 8}},
+			encaps: []crafttest.Encap{{Kind: crafttest.EncapVXLAN, VNI: 10}, {Kind: crafttest.EncapERSPAN2, Session: 8}},
 			want: []string{"gre src=198.51.100.1 dst=198.51.100.2 seq=1", "erspan erspan_type=2 session=8",
 				"vxlan src=198.51.100.1 dst=198.51.100.2 dst_port=4789 vni=10"}, tshark: true},
-		{name: "Geneve over MPLS", encaps: []craft.Encap{{Kind: craft.EncapGeneve, VNI: 3}, {Kind: craft.EncapMPLS, Labels: []uint32{50}}},
+		{name: "Geneve over MPLS", encaps: []crafttest.Encap{{Kind: crafttest.EncapGeneve, VNI: 3}, {Kind: crafttest.EncapMPLS, Labels: []uint32{50}}},
 			want: []string{"mpls label=50", "geneve src=198.51.100.1 dst=198.51.100.2 dst_port=6081 vni=3"}, tshark: true},
 	}
 	for _, tc := range tests {
@@ -215,7 +216,7 @@ func TestEncapsulations(t *testing.T) {
 				for _, b := range [][]byte{bulk, f.Data} {
 					for _, e := range tc.encaps {
 						var err error
-						if b, err = craft.Wrap(b, e); err != nil {
+						if b, err = crafttest.Wrap(b, e); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -316,7 +317,7 @@ func TestTunnelDepthLimit(t *testing.T) {
 		b := xs[1].Data
 		for range depth {
 			var err error
-			if b, err = craft.Wrap(b, craft.Encap{Kind: craft.EncapIPinIP}); err != nil {
+			if b, err = crafttest.Wrap(b, crafttest.Encap{Kind: crafttest.EncapIPinIP}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -349,7 +350,7 @@ func TestIWARPInTunnel(t *testing.T) {
 			fs = fs[3:] // no handshake: the 4-tuple reused without a SYN
 		}
 		for _, f := range fs {
-			b, err := craft.Wrap(f.Data, craft.Encap{Kind: craft.EncapVXLAN, VNI: 77})
+			b, err := crafttest.Wrap(f.Data, crafttest.Encap{Kind: crafttest.EncapVXLAN, VNI: 77})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // The upper layers end to end: crafted exchanges of every upper layer,

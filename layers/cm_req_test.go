@@ -83,7 +83,7 @@ var reqBodyWant = CMReq{
 	SAPSupported: true,
 }
 
-// craftedReq is the REQ craft builds for exchange index n (dissect/craft's
+// craftedReq is the REQ craft builds for exchange index n (internal/craft's
 // Exchange), from lidA to lidB, with the given GIDs.
 func craftedReq(localID uint32, n uint32, lidA, lidB uint16, gidA, gidB [16]byte) CMReq {
 	return CMReq{

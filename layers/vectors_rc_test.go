@@ -2,7 +2,8 @@ package layers
 
 // RC data-path test vectors: RoCEv2 (IPv4) frames from 192.0.2.1 to
 // 192.0.2.2, DestQP 0x000201 (Ethernet 0, IPv4 14, UDP 34, BTH 42, extended
-// headers from 54), built once with dissect/craft (craft.RCFrame) and pasted
+// headers from 54), built once with craft.RCFrame (removed since, having no
+// other caller; git show 8d9d63e:dissect/craft/traffic.go has it) and pasted
 // here. Cross-checked with tshark 4.0.17 (infiniband.bth.{opcode,padcnt},
 // infiniband.reth.{va,r_key,dmalen}, infiniband.immdt, infiniband.ieth,
 // infiniband.aeth.{syndrome,msn}, infiniband.atomiceth.{swapdt,cmpdt} with the
@@ -168,7 +169,7 @@ var rcReadResponseFirst = []byte{
 }
 
 // RPC-over-RDMA transport headers (with the RPC message after an RDMA_MSG),
-// as dissect/craft's RPCMessage encodes them. Cross-checked with tshark 4.0.17
+// as internal/craft's RPCMessage encodes them. Cross-checked with tshark 4.0.17
 // (rpcordma.{xid,version,flow_control,msg_type,reads_count,writes_count,
 // reply_count,segment_count,position,rdma_handle,rdma_length,rdma_offset,
 // rdma_align,rdma_thresh,errcode,vers_low,vers_high}) on each carried in a SEND

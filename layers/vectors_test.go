@@ -1,7 +1,7 @@
 package layers
 
 // Test vectors: whole frames as octets, each under a hex dump, gopacket
-// style. The CM frames were built once with dissect/craft (craft.Exchange,
+// style. The CM frames were built once with internal/craft (craft.Exchange,
 // and craft.CM for the REQ with a GRH) and pasted here, so that the layer
 // tests do not depend on craft; the others are captures and built frames
 // published with scapy's RoCE tests (test/contrib/roce.uts), whose ICRCs come

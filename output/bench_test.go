@@ -4,8 +4,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 

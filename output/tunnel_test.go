@@ -4,7 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/crafttest"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
@@ -19,19 +20,19 @@ func tunnels(t *testing.T) string {
 		t.Fatal(err)
 	}
 	var out []craft.Frame
-	add := func(b []byte, es ...craft.Encap) {
+	add := func(b []byte, es ...crafttest.Encap) {
 		for _, e := range es {
-			if b, err = craft.Wrap(b, e); err != nil {
+			if b, err = crafttest.Wrap(b, e); err != nil {
 				t.Fatal(err)
 			}
 		}
 		out = append(out, craft.Frame{Data: b, Time: fs[1].Time.Add(1e6 * 1), LinkType: craft.LinkEthernet})
 	}
-	for _, k := range craft.EncapKinds {
-		add(fs[1].Data, craft.Encap{Kind: k, VNI: 5001, Key: 7, Seq: 9, Checksum: k == craft.EncapGRE, Session: 33, VLAN: 100,
+	for _, k := range crafttest.EncapKinds {
+		add(fs[1].Data, crafttest.Encap{Kind: k, VNI: 5001, Key: 7, Seq: 9, Checksum: k == crafttest.EncapGRE, Session: 33, VLAN: 100,
 			Labels: []uint32{16, 17}, GeneveOptions: 4})
 	}
-	add(fs[1].Data, craft.Encap{Kind: craft.EncapVXLAN, VNI: 2, QinQ: 300}, craft.Encap{Kind: craft.EncapERSPAN3, Session: 1, Platform: true, OuterIPv6: true})
+	add(fs[1].Data, crafttest.Encap{Kind: crafttest.EncapVXLAN, VNI: 2, QinQ: 300}, crafttest.Encap{Kind: crafttest.EncapERSPAN3, Session: 1, Platform: true, OuterIPv6: true})
 	p := filepath.Join(t.TempDir(), "tunnels.pcap")
 	if err := craft.WriteFile(p, out); err != nil {
 		t.Fatal(err)

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/crafttest"
 )
 
 // hotFrames builds one frame of each kind of the hot path.
@@ -77,9 +78,9 @@ func TestHotPathAllocs(t *testing.T) {
 	}
 	// Decapsulation on the fast path allocates nothing either: RoCE data
 	// and TCP bulk inside VXLAN, ERSPAN, MPLS and GRE.
-	for _, k := range []craft.EncapKind{craft.EncapVXLAN, craft.EncapERSPAN2, craft.EncapMPLS, craft.EncapGRE} {
+	for _, k := range []crafttest.EncapKind{crafttest.EncapVXLAN, crafttest.EncapERSPAN2, crafttest.EncapMPLS, crafttest.EncapGRE} {
 		for _, name := range []string{"roce data", "tcp bulk"} {
-			b, err := craft.Wrap(frames[name].Data, craft.Encap{Kind: k, VNI: 1})
+			b, err := crafttest.Wrap(frames[name].Data, crafttest.Encap{Kind: k, VNI: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

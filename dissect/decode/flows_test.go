@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // bulkFlows makes frames of n concurrent TCP flows captured mid-stream: one

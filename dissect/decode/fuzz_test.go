@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/crafttest"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -66,25 +67,25 @@ func tunnelSeeds(f *testing.F) [][]byte {
 	}
 	req := frames[0].Data
 	var out [][]byte
-	for _, k := range craft.EncapKinds {
-		b, err := craft.Wrap(req, craft.Encap{Kind: k, VNI: 1, Key: 2, Seq: 3, Session: 4, VLAN: 5})
+	for _, k := range crafttest.EncapKinds {
+		b, err := crafttest.Wrap(req, crafttest.Encap{Kind: k, VNI: 1, Key: 2, Seq: 3, Session: 4, VLAN: 5})
 		if err != nil {
 			f.Fatal(err)
 		}
 		out = append(out, b)
 	}
 	v := out[0]
-	if b, err := craft.Wrap(v, craft.Encap{Kind: craft.EncapERSPAN3, Platform: true}); err == nil {
+	if b, err := crafttest.Wrap(v, crafttest.Encap{Kind: crafttest.EncapERSPAN3, Platform: true}); err == nil {
 		out = append(out, b)
 	}
 	x6 := craft.Exchange{Transport: craft.RoCEv2, IPv6: true}
 	f6, _ := x6.Frames()
-	if b, err := craft.InsertIPv6Ext(f6[0].Data, craft.ExtHeader{Type: craft.ExtHopByHop, Len: 8},
-		craft.ExtHeader{Type: craft.ExtAH, Len: 16}, craft.ExtHeader{Type: craft.ExtFragment, Len: 8}); err == nil {
+	if b, err := crafttest.InsertIPv6Ext(f6[0].Data, crafttest.ExtHeader{Type: crafttest.ExtHopByHop, Len: 8},
+		crafttest.ExtHeader{Type: crafttest.ExtAH, Len: 16}, crafttest.ExtHeader{Type: crafttest.ExtFragment, Len: 8}); err == nil {
 		out = append(out, b)
 	}
 	for _, b := range [][]byte{req, f6[0].Data, v} {
-		if fs, err := craft.Fragment(b, 96, 7); err == nil {
+		if fs, err := crafttest.Fragment(b, 96, 7); err == nil {
 			out = append(out, fs...)
 		}
 	}
@@ -95,7 +96,7 @@ func tunnelSeeds(f *testing.F) [][]byte {
 // in front) to one decoder: IP reassembly and decapsulation across frames
 // must never panic, and what comes out is consistent.
 func FuzzDecodeFrames(f *testing.F) {
-	for _, group := range [][][]byte{tunnelSeeds(f)[len(craft.EncapKinds)+2:]} {
+	for _, group := range [][][]byte{tunnelSeeds(f)[len(crafttest.EncapKinds)+2:]} {
 		var in []byte
 		for _, b := range group {
 			in = append(in, byte(len(b)>>8), byte(len(b)))

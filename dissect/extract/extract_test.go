@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/extract"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // collect keeps the messages and connections of a run.

@@ -69,13 +69,3 @@ func Max(fs []Finding) Severity {
 	}
 	return s
 }
-
-// Has reports whether fs holds a finding of code c.
-func Has(fs []Finding, c Code) bool {
-	for _, f := range fs {
-		if f.Code == c {
-			return true
-		}
-	}
-	return false
-}

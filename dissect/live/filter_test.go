@@ -9,7 +9,7 @@ import (
 	golayers "github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/bpf"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 

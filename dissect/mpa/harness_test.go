@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // The assembler and the framer together, driven segment by segment: what

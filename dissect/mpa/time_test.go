@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // Timestamps that jump back and forth by more than the sweep period do not

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
 // A direction whose Request was shown is remembered exactly: after other

@@ -59,6 +59,32 @@ type iwConnState struct {
 // Write writes the workload as a pcap file.
 func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 	var c IWARPWorkloadCounts
+	wl = wl.withDefaults()
+	rng := rand.New(rand.NewPCG(wl.Seed, 0x1a4b))
+	out, err := newPcapOut(w, rng, 1000, 1000, &c.Frames, &c.Octets)
+	if err != nil {
+		return c, err
+	}
+	conns := make([]*iwConnState, wl.Conns)
+	for i := range conns {
+		if conns[i], err = wl.connect(i, out, &c); err != nil {
+			return c, err
+		}
+	}
+	data := make([]byte, wl.ReadSize)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	for n := 0; c.Octets < wl.Size; n++ {
+		if err := wl.read(conns[n%len(conns)], n, data, out.emit, &c); err != nil {
+			return c, err
+		}
+	}
+	return c, out.flush()
+}
+
+// withDefaults is the workload with the defaults in place of zero values.
+func (wl IWARPWorkload) withDefaults() IWARPWorkload {
 	if wl.Conns <= 0 {
 		wl.Conns = 64
 	}
@@ -74,80 +100,77 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 	if wl.CRCEvery == 0 {
 		wl.CRCEvery = 1
 	}
-	rng := rand.New(rand.NewPCG(wl.Seed, 0x1a4b))
-	out, err := newPcapOut(w, rng, 1000, 1000, &c.Frames, &c.Octets)
+	return wl
+}
+
+// connect writes the setup of connection i (the handshake, the MPA
+// Request and Reply), with markers and CRC as the workload asks for, and
+// returns the connection's state after it.
+func (wl IWARPWorkload) connect(i int, out *pcapOut, c *IWARPWorkloadCounts) (*iwConnState, error) {
+	markers := wl.MarkersEvery > 0 && i%wl.MarkersEvery == wl.MarkersEvery-1
+	crc := wl.CRCEvery > 0 && i%wl.CRCEvery == wl.CRCEvery-1
+	x := IWARPExchange{Rev: 2, Index: i, Start: out.t, InitiatorMarkers: markers, ResponderMarkers: markers, NoCRC: !crc,
+		Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
+		Responder: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
+	frames, err := x.Frames()
 	if err != nil {
-		return c, err
+		return nil, err
 	}
-	emit := out.emit
-	conns := make([]*iwConnState, wl.Conns)
-	for i := range conns {
-		markers := wl.MarkersEvery > 0 && i%wl.MarkersEvery == wl.MarkersEvery-1
-		crc := wl.CRCEvery > 0 && i%wl.CRCEvery == wl.CRCEvery-1
-		x := IWARPExchange{Rev: 2, Index: i, Start: out.t, InitiatorMarkers: markers, ResponderMarkers: markers, NoCRC: !crc,
-			Initiator: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true},
-			Responder: Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}}
-		frames, err := x.Frames()
-		if err != nil {
-			return c, err
-		}
-		for _, f := range frames {
-			if err := emit(f.Data); err != nil {
-				return c, err
-			}
-		}
-		// The sequence numbers after the MPA frames: the last two frames
-		// are the Request and the Reply.
-		st := &iwConnState{markers: markers, crc: crc, xid: uint32(i) << 20}
-		for side, f := range frames[len(frames)-2:] {
-			p := gopacket.NewPacket(f.Data, golayers.LayerTypeEthernet, gopacket.NoCopy)
-			tcp := p.Layer(golayers.LayerTypeTCP).(*golayers.TCP)
-			st.seq[side] = tcp.Seq + uint32(len(tcp.Payload))
-		}
-		st.ep[0], st.ep[1] = Endpoints(i, false)
-		st.ep[1].Port = 20049
-		conns[i] = st
-		c.Conns++
-		if markers {
-			c.MarkedConns++
-		}
-		if crc {
-			c.CRCConns++
+	for _, f := range frames {
+		if err := out.emit(f.Data); err != nil {
+			return nil, err
 		}
 	}
-	data := make([]byte, wl.ReadSize)
-	for i := range data {
-		data[i] = byte(i * 13)
+	// The sequence numbers after the MPA frames: the last two frames
+	// are the Request and the Reply.
+	st := &iwConnState{markers: markers, crc: crc, xid: uint32(i) << 20}
+	for side, f := range frames[len(frames)-2:] {
+		p := gopacket.NewPacket(f.Data, golayers.LayerTypeEthernet, gopacket.NoCopy)
+		tcp := p.Layer(golayers.LayerTypeTCP).(*golayers.TCP)
+		st.seq[side] = tcp.Seq + uint32(len(tcp.Payload))
 	}
+	st.ep[0], st.ep[1] = Endpoints(i, false)
+	st.ep[1].Port = 20049
+	c.Conns++
+	if markers {
+		c.MarkedConns++
+	}
+	if crc {
+		c.CRCConns++
+	}
+	return st, nil
+}
+
+// read writes the n-th NFS READ, on st: the Call, data in RDMA Writes of
+// at most one segment each, and the Reply with Invalidate of the chunk's
+// STag.
+func (wl IWARPWorkload) read(st *iwConnState, n int, data []byte, emit func([]byte) error, c *IWARPWorkloadCounts) error {
 	maxPayload := wl.MSS - 64 // FPDU framing, headers and markers fit in a segment
-	for n := 0; c.Octets < wl.Size; n++ {
-		st := conns[n%len(conns)]
-		st.xid++
-		stag := 0x1000 + uint32(n%4096)
-		// The Call: RDMA_MSG with one Write chunk for the data.
-		call := rpcrdmaMsg(st.xid, 128, []uint32{stag}, uint32(wl.ReadSize), 140, false)
-		if err := st.send(emit, 0, []FPDUUnit{{DDP: layers.DDP{Opcode: layers.RDMAPOpSend, QN: layers.QNSend, MSN: st.next(0), Last: true}, Payload: call}}, wl.MSS); err != nil {
-			return c, err
-		}
-		c.Calls++
-		// The data, in RDMA Writes of at most one segment each.
-		var units []FPDUUnit
-		for off := 0; off < len(data); off += maxPayload {
-			end := min(len(data), off+maxPayload)
-			units = append(units, FPDUUnit{DDP: layers.DDP{Tagged: true, Opcode: layers.RDMAPOpWrite, STag: stag, TaggedOffset: uint64(off), Last: end == len(data)},
-				Payload: data[off:end]})
-		}
-		c.WriteFPDUs += len(units)
-		// The Reply, with Invalidate of the chunk's STag.
-		reply := rpcrdmaMsg(st.xid, 128, nil, 0, 116, true)
-		units = append(units, FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, QN: layers.QNSend, MSN: st.next(1), Last: true, InvalidateSTag: stag}, Payload: reply})
-		if err := st.send(emit, 1, units, wl.MSS); err != nil {
-			return c, err
-		}
-		c.Replies++
-		c.SendWithInvalidates++
+	st.xid++
+	stag := 0x1000 + uint32(n%4096)
+	// The Call: RDMA_MSG with one Write chunk for the data.
+	call := rpcrdmaMsg(st.xid, 128, []uint32{stag}, uint32(wl.ReadSize), 140, false)
+	if err := st.send(emit, 0, []FPDUUnit{{DDP: layers.DDP{Opcode: layers.RDMAPOpSend, QN: layers.QNSend, MSN: st.next(0), Last: true}, Payload: call}}, wl.MSS); err != nil {
+		return err
 	}
-	return c, out.flush()
+	c.Calls++
+	// The data, in RDMA Writes of at most one segment each.
+	var units []FPDUUnit
+	for off := 0; off < len(data); off += maxPayload {
+		end := min(len(data), off+maxPayload)
+		units = append(units, FPDUUnit{DDP: layers.DDP{Tagged: true, Opcode: layers.RDMAPOpWrite, STag: stag, TaggedOffset: uint64(off), Last: end == len(data)},
+			Payload: data[off:end]})
+	}
+	c.WriteFPDUs += len(units)
+	// The Reply, with Invalidate of the chunk's STag.
+	reply := rpcrdmaMsg(st.xid, 128, nil, 0, 116, true)
+	units = append(units, FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, QN: layers.QNSend, MSN: st.next(1), Last: true, InvalidateSTag: stag}, Payload: reply})
+	if err := st.send(emit, 1, units, wl.MSS); err != nil {
+		return err
+	}
+	c.Replies++
+	c.SendWithInvalidates++
+	return nil
 }
 
 func (st *iwConnState) next(side int) uint32 {

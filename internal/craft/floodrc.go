@@ -72,6 +72,14 @@ func floodIWARP(n int, emit func([]byte) error) error {
 	return nil
 }
 
+// floodRCConns writes n RoCEv2 connections of FloodRCConns.
+func floodRCConns(n int, emit func([]byte) error) error { return floodRC(FloodRCConns, n, emit) }
+
+// floodRCDirections writes n RC directions of FloodRCDirections.
+func floodRCDirections(n int, emit func([]byte) error) error {
+	return floodRC(FloodRCDirections, n, emit)
+}
+
 // floodRC writes n units of a data-path flood kind through emit.
 func floodRC(kind string, n int, emit func([]byte) error) error {
 	segs := make([]layers.RPCRDMAReadSegment, 20)

@@ -2,6 +2,8 @@ package craft
 
 import (
 	"encoding/binary"
+
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/internal/inet"
 )
 
 // Floods for the memory budget: what each holder of state is made to hold,
@@ -130,9 +132,9 @@ func floodCombined(scale int, emit func([]byte) error) error {
 
 // resealIPv4 recomputes what the addresses of an Ethernet frame over an
 // IPv4 header of 20 octets enter into: the header checksum, the UDP or TCP
-// checksum and a RoCEv2 ICRC (fixTransport).
+// checksum and a RoCEv2 ICRC (inet.FixTransport).
 func resealIPv4(f []byte) {
 	f[24], f[25] = 0, 0
-	binary.BigEndian.PutUint16(f[24:], checksum(f[14:34], 0))
-	fixTransport(f, 14, 34, f[23])
+	binary.BigEndian.PutUint16(f[24:], inet.Checksum(f[14:34], 0))
+	inet.FixTransport(f, 14, 34, f[23])
 }

@@ -17,6 +17,9 @@ var IWARPFindings = []string{"mpa-crc-mismatch", "mpa-crc-missing", "rdmap-termi
 // 1500-octet MTU less the headers).
 const iwarpSegment = 1400
 
+// iwarpVA is where the initiator's buffers of the NFS-like exchange start.
+const iwarpVA = 0x00007f0000100000
+
 // InlineThresholds are the inline thresholds the exchange negotiates, each
 // way, as Exchange.InlineThresholds.
 func (x *IWARPExchange) InlineThresholds() (toResponder, toInitiator int) {
@@ -46,6 +49,22 @@ func (x *IWARPExchange) NFSTraffic(t Traffic) ([]Frame, error) {
 		}
 	}
 	want := func(code string) bool { return slices.Contains(t.Findings, code) }
+	xx := x.forFindings(want)
+	inv := t.Invalidate || want("send-with-invalidate-not-allowed") ||
+		!xx.Initiator.Absent && !xx.Responder.Absent && xx.Initiator.RemoteInvalidate && xx.Responder.RemoteInvalidate
+	n := iwNFS{xid: 0x5f000000, credits: 32}
+	n.exchange(inv, want)
+	n.findings(&xx, want)
+	xx.Traffic = append(slices.Clone(x.Traffic), n.msgs...)
+	return xx.Frames()
+}
+
+// forFindings is the exchange set up as the findings wanted need it: MPA
+// revision 2 (the default) with a Request IRD of 1 for
+// rdma-read-limit-exceeded, the responder's R cleared for
+// send-with-invalidate-not-allowed, CRC for the CRC findings and markers
+// towards the responder for fpdu-framing-lost.
+func (x *IWARPExchange) forFindings(want func(string) bool) IWARPExchange {
 	xx := *x
 	if xx.Rev == 0 {
 		xx.Rev = 2
@@ -62,17 +81,20 @@ func (x *IWARPExchange) NFSTraffic(t Traffic) ([]Frame, error) {
 	if want("fpdu-framing-lost") {
 		xx.ResponderMarkers = true // the responder asks for markers: the initiator's FPDUs carry them
 	}
-	inv := t.Invalidate || want("send-with-invalidate-not-allowed") ||
-		!xx.Initiator.Absent && !xx.Responder.Absent && xx.Initiator.RemoteInvalidate && xx.Responder.RemoteInvalidate
-	n := iwNFS{xid: 0x5f000000, credits: 32}
+	return xx
+}
 
+// exchange adds the usual NFS-like exchange, the steps of
+// Exchange.NFSTraffic, with Send with Invalidate for the Replies to Calls
+// with chunks when inv; credits-exceeded and invalidate-stag-unknown, when
+// wanted, change steps of it.
+func (n *iwNFS) exchange(inv bool, want func(string) bool) {
 	null := n.call(RPCMessage{}, IWARPMessage{})
 	if want("credits-exceeded") {
 		n.call(RPCMessage{}, IWARPMessage{})
 	}
 	n.reply(null, RPCMessage{}, false, 0)
-	const va = 0x00007f0000100000
-	w1 := layers.RPCRDMASegment{Handle: 0x00010001, Length: 8192, Offset: va}
+	w1 := layers.RPCRDMASegment{Handle: 0x00010001, Length: 8192, Offset: iwarpVA}
 	read := n.call(RPCMessage{WriteList: []layers.RPCRDMAChunk{{w1}}, Size: 164}, IWARPMessage{})
 	n.write(w1.Handle, w1.Offset, 8192)
 	stag := w1.Handle
@@ -80,20 +102,24 @@ func (x *IWARPExchange) NFSTraffic(t Traffic) ([]Frame, error) {
 		stag = 0x0001ffff
 	}
 	n.reply(read, RPCMessage{WriteList: []layers.RPCRDMAChunk{{w1}}, Size: 140}, inv || want("invalidate-stag-unknown"), stag)
-	r1 := layers.RPCRDMAReadSegment{Position: 128, RPCRDMASegment: layers.RPCRDMASegment{Handle: 0x00020001, Length: 4096, Offset: va + 0x10000}}
+	r1 := layers.RPCRDMAReadSegment{Position: 128, RPCRDMASegment: layers.RPCRDMASegment{Handle: 0x00020001, Length: 4096, Offset: iwarpVA + 0x10000}}
 	write := n.call(RPCMessage{ReadList: []layers.RPCRDMAReadSegment{r1}, Size: 200}, IWARPMessage{})
 	n.readRequest(r1.Handle, r1.Offset, 4096)
 	n.readResponse(4096)
 	n.reply(write, RPCMessage{Size: 136}, inv, r1.Handle)
 	long := n.call(RPCMessage{Size: 3001}, IWARPMessage{})
 	n.reply(long, RPCMessage{Size: 100}, false, 0)
-	c1 := layers.RPCRDMASegment{Handle: 0x00030001, Length: 16384, Offset: va + 0x20000}
+	c1 := layers.RPCRDMASegment{Handle: 0x00030001, Length: 16384, Offset: iwarpVA + 0x20000}
 	lr := n.call(RPCMessage{ReplyChunk: layers.RPCRDMAChunk{c1}, HasReplyChunk: true, Size: 180}, IWARPMessage{})
 	n.write(c1.Handle, c1.Offset, 6000)
 	got := c1
 	got.Length = 6000
 	n.reply(lr, RPCMessage{Proc: layers.RPCRDMANoMsg, ReplyChunk: layers.RPCRDMAChunk{got}, HasReplyChunk: true}, inv, c1.Handle)
+}
 
+// findings adds, after the usual exchange, the steps that raise the
+// other findings wanted on the exchange xx.
+func (n *iwNFS) findings(xx *IWARPExchange, want func(string) bool) {
 	if want("inline-threshold-exceeded") {
 		toRes, _ := xx.InlineThresholds()
 		big := n.call(RPCMessage{Size: toRes + 4}, IWARPMessage{})
@@ -108,9 +134,9 @@ func (x *IWARPExchange) NFSTraffic(t Traffic) ([]Frame, error) {
 		n.reply(e, RPCMessage{Proc: layers.RPCRDMAError, Err: layers.RPCRDMAErrChunk}, false, 0)
 	}
 	if want("rdma-read-limit-exceeded") {
-		r2 := layers.RPCRDMAReadSegment{Position: 128, RPCRDMASegment: layers.RPCRDMASegment{Handle: 0x00040001, Length: 2048, Offset: va + 0x30000}}
+		r2 := layers.RPCRDMAReadSegment{Position: 128, RPCRDMASegment: layers.RPCRDMASegment{Handle: 0x00040001, Length: 2048, Offset: iwarpVA + 0x30000}}
 		r3 := r2
-		r3.Position, r3.Handle, r3.Offset = 1152, 0x00040002, va+0x40000
+		r3.Position, r3.Handle, r3.Offset = 1152, 0x00040002, iwarpVA+0x40000
 		big := n.call(RPCMessage{ReadList: []layers.RPCRDMAReadSegment{r2, r3}, Size: 220}, IWARPMessage{})
 		n.readRequest(r2.Handle, r2.Offset, 2048) // two Reads at once, where the Request's IRD allows one
 		n.readRequest(r3.Handle, r3.Offset, 2048)
@@ -135,8 +161,6 @@ func (x *IWARPExchange) NFSTraffic(t Traffic) ([]Frame, error) {
 		n.msgs = append(n.msgs, IWARPMessage{FromResponder: want("fpdu-framing-lost"), Opcode: layers.RDMAPOpTerminate,
 			Term: &layers.RDMAPTerminate{Layer: 1, EType: 2, ErrorCode: 0x05}})
 	}
-	xx.Traffic = append(slices.Clone(x.Traffic), n.msgs...)
-	return xx.Frames()
 }
 
 // iwNFS builds the RDMAP messages of an NFS-like exchange: Calls from the

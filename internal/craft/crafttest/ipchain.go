@@ -1,17 +1,17 @@
-package craft
+package crafttest
 
 import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/rdmacm-pd/rdmacm-pd/layers"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/internal/inet"
 )
 
 // IPv6 extension headers and IP fragments, inserted into frames craft
 // built: what RoCEv2 and iWARP look like behind IPsec AH, routing headers,
 // tunnels with a small MTU.
 
-// IPv6 extension header types craft inserts.
+// IPv6 extension header types InsertIPv6Ext inserts.
 const (
 	ExtHopByHop   = 0
 	ExtRouting    = 43
@@ -36,7 +36,7 @@ type ExtHeader struct {
 func InsertIPv6Ext(f []byte, hdrs ...ExtHeader) ([]byte, error) {
 	const l3 = 14
 	if len(f) < l3+40 || binary.BigEndian.Uint16(f[12:]) != 0x86dd {
-		return nil, fmt.Errorf("craft: not an IPv6 frame")
+		return nil, fmt.Errorf("crafttest: not an IPv6 frame")
 	}
 	nh := f[l3+6]
 	var ext []byte
@@ -55,7 +55,7 @@ func InsertIPv6Ext(f []byte, hdrs ...ExtHeader) ([]byte, error) {
 			b = []byte{next, 0, 0, 0, 0, 0, 0x12, 0x34}
 		case ExtAH:
 			if h.Len < 12 || h.Len%4 != 0 {
-				return nil, fmt.Errorf("craft: AH of %d octets", h.Len)
+				return nil, fmt.Errorf("crafttest: AH of %d octets", h.Len)
 			}
 			b = make([]byte, h.Len)
 			b[0], b[1] = next, byte(h.Len/4-2)
@@ -63,7 +63,7 @@ func InsertIPv6Ext(f []byte, hdrs ...ExtHeader) ([]byte, error) {
 			binary.BigEndian.PutUint32(b[8:], 1)     // sequence number
 		default:
 			if h.Len < 8 || h.Len%8 != 0 || h.Len > 2048 {
-				return nil, fmt.Errorf("craft: extension header of %d octets", h.Len)
+				return nil, fmt.Errorf("crafttest: extension header of %d octets", h.Len)
 			}
 			b = make([]byte, h.Len)
 			b[0], b[1] = next, byte(h.Len/8-1)
@@ -82,61 +82,8 @@ func InsertIPv6Ext(f []byte, hdrs ...ExtHeader) ([]byte, error) {
 	}
 	binary.BigEndian.PutUint16(f[l3+4:], uint16(len(f)-l3-40))
 	l4 := l3 + 40 + len(ext)
-	fixTransport(f, l3, l4, nh)
+	inet.FixTransport(f, l3, l4, nh)
 	return f, nil
-}
-
-// fixTransport recomputes the ICRC of a RoCEv2 packet and the UDP or TCP
-// checksum of the transport header at l4 (protocol proto) of the IP packet
-// at l3.
-func fixTransport(f []byte, l3, l4 int, proto uint8) {
-	v6 := f[l3]>>4 == 6
-	switch proto {
-	case 17:
-		ulen := int(binary.BigEndian.Uint16(f[l4+4:]))
-		end := l4 + ulen
-		if binary.BigEndian.Uint16(f[l4+2:]) == layers.RoCEv2Port && end <= len(f) && ulen >= 8+layers.BTHLen+layers.ICRCLen {
-			icrc := layers.ICRCRoCEv2(f[l3:l4], f[l4:l4+8], f[l4+8:end-layers.ICRCLen])
-			binary.LittleEndian.PutUint32(f[end-layers.ICRCLen:], icrc)
-		}
-		f[l4+6], f[l4+7] = 0, 0
-		c := checksum(f[l4:min(end, len(f))], pseudo(f, l3, v6, 17, ulen))
-		if c == 0 {
-			c = 0xffff
-		}
-		binary.BigEndian.PutUint16(f[l4+6:], c)
-	case 6:
-		tlen := len(f) - l4
-		f[l4+16], f[l4+17] = 0, 0
-		binary.BigEndian.PutUint16(f[l4+16:], checksum(f[l4:], pseudo(f, l3, v6, 6, tlen)))
-	}
-}
-
-// pseudo is the sum of the pseudo-header of RFC 768 / RFC 8200 section 8.1.
-func pseudo(f []byte, l3 int, v6 bool, proto uint8, n int) uint32 {
-	var s uint32
-	addr := f[l3+12 : l3+20]
-	if v6 {
-		addr = f[l3+8 : l3+40]
-	}
-	for i := 0; i+1 < len(addr); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(addr[i:]))
-	}
-	return s + uint32(proto) + uint32(n>>16) + uint32(n&0xffff)
-}
-
-// checksum is the Internet checksum of b, starting from the sum s.
-func checksum(b []byte, s uint32) uint16 {
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s > 0xffff {
-		s = s>>16 + s&0xffff
-	}
-	return ^uint16(s)
 }
 
 // Fragment splits the IP packet of an Ethernet frame built by craft (no
@@ -148,11 +95,11 @@ func checksum(b []byte, s uint32) uint16 {
 func Fragment(f []byte, size int, id uint32) ([][]byte, error) {
 	const l3 = 14
 	if len(f) < l3+20 {
-		return nil, fmt.Errorf("craft: frame too short to fragment")
+		return nil, fmt.Errorf("crafttest: frame too short to fragment")
 	}
 	size &^= 7
 	if size <= 0 {
-		return nil, fmt.Errorf("craft: fragments of %d octets", size)
+		return nil, fmt.Errorf("crafttest: fragments of %d octets", size)
 	}
 	f = append([]byte(nil), f...)
 	var out [][]byte
@@ -162,8 +109,8 @@ func Fragment(f []byte, size int, id uint32) ([][]byte, error) {
 		f[l3+6] &^= 0x40 // DF
 		binary.BigEndian.PutUint16(f[l3+4:], uint16(id))
 		f[l3+10], f[l3+11] = 0, 0
-		binary.BigEndian.PutUint16(f[l3+10:], checksum(f[l3:l3+ihl], 0))
-		fixTransport(f, l3, l3+ihl, f[l3+9])
+		binary.BigEndian.PutUint16(f[l3+10:], inet.Checksum(f[l3:l3+ihl], 0))
+		inet.FixTransport(f, l3, l3+ihl, f[l3+9])
 		payload := f[l3+ihl:]
 		for off := 0; off < len(payload); off += size {
 			end := min(off+size, len(payload))
@@ -176,7 +123,7 @@ func Fragment(f []byte, size int, id uint32) ([][]byte, error) {
 			}
 			binary.BigEndian.PutUint16(fr[l3+6:], fo)
 			fr[l3+10], fr[l3+11] = 0, 0
-			binary.BigEndian.PutUint16(fr[l3+10:], checksum(fr[l3:l3+ihl], 0))
+			binary.BigEndian.PutUint16(fr[l3+10:], inet.Checksum(fr[l3:l3+ihl], 0))
 			out = append(out, fr)
 		}
 	case 0x86dd:
@@ -196,7 +143,7 @@ func Fragment(f []byte, size int, id uint32) ([][]byte, error) {
 			out = append(out, fr)
 		}
 	default:
-		return nil, fmt.Errorf("craft: not an IP frame")
+		return nil, fmt.Errorf("crafttest: not an IP frame")
 	}
 	return out, nil
 }

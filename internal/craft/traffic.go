@@ -95,9 +95,6 @@ func (x *Exchange) Connect() (*Conn, error) {
 // Frames is the connection's frames so far: its setup, then its traffic.
 func (c *Conn) Frames() ([]Frame, error) { return c.frames, c.err }
 
-// MTU is the path MTU in octets.
-func (c *Conn) MTU() int { return c.mtu }
-
 // packet adds one RC packet from side: BTH, extended headers, payload
 // padded to 4 octets.
 func (c *Conn) packet(side Side, op uint8, psn uint32, ack bool, ext []gopacket.SerializableLayer, payload []byte) {
@@ -276,17 +273,4 @@ func fill(n int, seed byte) []byte {
 		b[i] = seed + byte(i)
 	}
 	return b
-}
-
-// RCFrame builds one RC packet from src to dst over the transport: the BTH
-// (its PadCnt as given), the extended headers, the payload (with its pad,
-// if any, already in it), the ICRC (and VCRC).
-func RCFrame(t Transport, src, dst Endpoint, bth *layers.BTH, ext []gopacket.SerializableLayer, payload []byte) (Frame, error) {
-	ls := append([]gopacket.SerializableLayer{bth}, ext...)
-	if len(payload) > 0 {
-		ls = append(ls, gopacket.Payload(payload))
-	}
-	cm := &CM{Transport: t, Src: src, Dst: dst}
-	data, link, err := cm.build(ls)
-	return Frame{Data: data, Time: DefaultStart, LinkType: link}, err
 }
