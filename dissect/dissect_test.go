@@ -307,8 +307,8 @@ func TestMessageIdentity(t *testing.T) {
 			if !msgs[0].HasServiceID || msgs[0].ServiceID != craft.NFSServiceID || msgs[0].ExpectedOffset != 36 {
 				t.Errorf("REQ service ID %x (has %v), expected offset %d", msgs[0].ServiceID, msgs[0].HasServiceID, msgs[0].ExpectedOffset)
 			}
-			if msgs[0].IPCM == nil || msgs[1].IPCM != nil {
-				t.Errorf("IP CM header on REQ %v, on REP %v", msgs[0].IPCM != nil, msgs[1].IPCM != nil)
+			if msgs[0].Layers().IPCM == nil || msgs[1].Layers().IPCM != nil {
+				t.Errorf("IP CM header on REQ %v, on REP %v", msgs[0].Layers().IPCM != nil, msgs[1].Layers().IPCM != nil)
 			}
 			if len(msgs[0].PrivateData) != 92 || len(msgs[1].PrivateData) != 196 || len(msgs[2].PrivateData) != 224 {
 				t.Errorf("private data lengths %d %d %d", len(msgs[0].PrivateData), len(msgs[1].PrivateData), len(msgs[2].PrivateData))

@@ -67,7 +67,7 @@ func TestInteropTsharkMPA(t *testing.T) {
 					continue
 				}
 				f := map[string]string{}
-				for _, fl := range m.MPA {
+				for _, fl := range m.Layers().MPA {
 					f[fl.Key] = fl.Text()
 				}
 				b := func(s string) string { return map[string]string{"true": "1", "false": "0"}[s] }

@@ -466,23 +466,23 @@ func (c *interopCmp) compare(r interopRow, m *record.Message) {
 		c.errorf("IB headers", "the dissector has none")
 		return
 	}
-	c.field("BTH opcode", r["infiniband.bth.opcode"], m.IB.BTH, "opcode")
-	c.field("BTH P_Key", r["infiniband.bth.p_key"], m.IB.BTH, "p_key")
-	c.field("BTH DestQP", r["infiniband.bth.destqp"], m.IB.BTH, "dest_qp")
-	c.field("BTH PSN", r["infiniband.bth.psn"], m.IB.BTH, "psn")
-	c.field("DETH Q_Key", r["infiniband.deth.q_key"], m.IB.DETH, "q_key")
-	c.field("DETH SrcQP", r["infiniband.deth.srcqp"], m.IB.DETH, "src_qp")
-	c.field("MAD transaction ID", r["infiniband.mad.transactionid"], m.MAD, "transaction_id")
+	c.field("BTH opcode", r["infiniband.bth.opcode"], m.Layers().BTH, "opcode")
+	c.field("BTH P_Key", r["infiniband.bth.p_key"], m.Layers().BTH, "p_key")
+	c.field("BTH DestQP", r["infiniband.bth.destqp"], m.Layers().BTH, "dest_qp")
+	c.field("BTH PSN", r["infiniband.bth.psn"], m.Layers().BTH, "psn")
+	c.field("DETH Q_Key", r["infiniband.deth.q_key"], m.Layers().DETH, "q_key")
+	c.field("DETH SrcQP", r["infiniband.deth.srcqp"], m.Layers().DETH, "src_qp")
+	c.field("MAD transaction ID", r["infiniband.mad.transactionid"], m.Layers().MAD, "transaction_id")
 
-	c.field(cm.name+" Local Comm ID", r[cm.local], m.CM, "local_comm_id")
+	c.field(cm.name+" Local Comm ID", r[cm.local], m.Layers().CM, "local_comm_id")
 	if cm.remote != "" {
-		c.field(cm.name+" Remote Comm ID", r[cm.remote], m.CM, "remote_comm_id")
+		c.field(cm.name+" Remote Comm ID", r[cm.remote], m.Layers().CM, "remote_comm_id")
 	}
 
 	ipcm := false
 	if m.AttributeID == layers.AttrREQ {
-		c.field("REQ Service ID", r["infiniband.cm.req.serviceid"], m.CM, "service_id")
-		sid, _ := interopField(m.CM, "service_id")
+		c.field("REQ Service ID", r["infiniband.cm.req.serviceid"], m.Layers().CM, "service_id")
+		sid, _ := interopField(m.Layers().CM, "service_id")
 		ipcm = layers.IsIPCMServiceID(sid.Value)
 	}
 	if ipcm {
@@ -532,20 +532,20 @@ func (c *interopCmp) compareIPCM(r interopRow, m *record.Message) {
 	}
 	c.blob("REQ IP CM consumer private data", r["infiniband.cm.req.ip_cm.private"], m.PrivateData[layers.IPCMHeaderLen:])
 
-	if m.IPCM == nil {
+	if m.Layers().IPCM == nil {
 		c.fields++
 		c.errorf("REQ IP CM header", "IP CM Service ID, the dissector decodes no IP CM header")
 		return
 	}
-	ver, okv := interopField(m.IPCM, "version")
+	ver, okv := interopField(m.Layers().IPCM, "version")
 	c.num("IP CM major version", r["infiniband.cm.req.ip_cm.majv"], ver.Value>>4, okv)
 	c.num("IP CM minor version", r["infiniband.cm.req.ip_cm.minv"], ver.Value&0x0f, okv)
-	c.field("IP CM IP version", r["infiniband.cm.req.ip_cm.ipv"], m.IPCM, "ip_version")
-	c.field("IP CM source port", r["infiniband.cm.req.ip_cm.sport"], m.IPCM, "src_port")
+	c.field("IP CM IP version", r["infiniband.cm.req.ip_cm.ipv"], m.Layers().IPCM, "ip_version")
+	c.field("IP CM source port", r["infiniband.cm.req.ip_cm.sport"], m.Layers().IPCM, "src_port")
 
-	ipv, _ := interopField(m.IPCM, "ip_version")
-	src, oks := interopField(m.IPCM, "src")
-	dst, okd := interopField(m.IPCM, "dst")
+	ipv, _ := interopField(m.Layers().IPCM, "ip_version")
+	src, oks := interopField(m.Layers().IPCM, "src")
+	dst, okd := interopField(m.Layers().IPCM, "dst")
 	sa, _ := netip.AddrFromSlice(src.Bytes)
 	da, _ := netip.AddrFromSlice(dst.Bytes)
 	sk, dk := "infiniband.cm.req.ip_cm.sip6", "infiniband.cm.req.ip_cm.dip6"

@@ -112,7 +112,7 @@ func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) 
 func frameTime(i int) time.Time { return craft.DefaultStart.Add(time.Duration(i) * time.Millisecond) }
 
 func field(m *record.Message, key string) string {
-	for _, f := range m.MPA {
+	for _, f := range m.Layers().MPA {
 		if f.Key == key {
 			return f.Text()
 		}
@@ -167,7 +167,7 @@ func TestMPA(t *testing.T) {
 				}
 				if field(ms[0], "rev") != "1" || field(ms[0], "crc") != "true" || field(ms[0], "ird") != "<none>" ||
 					field(ms[0], "key") != "MPA ID Req Frame" || field(ms[1], "key") != "MPA ID Rep Frame" {
-					t.Errorf("fields %v", ms[0].MPA)
+					t.Errorf("fields %v", ms[0].Layers().MPA)
 				}
 				if ms[0].RPCRDMA.RemoteInvalidate != true || ms[1].RPCRDMA.SendSize != 8192 || ms[0].ExpectedOffset != 0 {
 					t.Errorf("rpcrdma %+v %+v", ms[0].RPCRDMA, ms[1].RPCRDMA)
@@ -237,8 +237,8 @@ func TestMPA(t *testing.T) {
 			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
 			contains: "the capture ends after 12 of the MPA frame's 20 octets",
 			check: func(t *testing.T, ms []*record.Message) {
-				if field(ms[0], "key") != "MPA ID Req F" || field(ms[0], "rev") != "<none>" || len(ms[0].MPA) != 1 {
-					t.Errorf("fields %v", ms[0].MPA)
+				if field(ms[0], "key") != "MPA ID Req F" || field(ms[0], "rev") != "<none>" || len(ms[0].Layers().MPA) != 1 {
+					t.Errorf("fields %v", ms[0].Layers().MPA)
 				}
 			}},
 		{name: "Reply ends inside the key (FIN)", segs: with(seg{payload: rep1[:10]}, seg{off: 10, fin: true}),
@@ -258,7 +258,7 @@ func TestMPA(t *testing.T) {
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"mpa-truncated"}}},
 			check: func(t *testing.T, ms []*record.Message) {
 				if field(ms[0], "crc") != "true" || field(ms[0], "rev") != "<none>" {
-					t.Errorf("fields %v", ms[0].MPA)
+					t.Errorf("fields %v", ms[0].Layers().MPA)
 				}
 			}},
 		{name: "capture ends early", segs: with(seg{fromA: true, payload: req1[:17]}),

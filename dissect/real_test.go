@@ -87,14 +87,14 @@ func TestRealIPCM(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := c.msgs[0]
-	if req.ServiceID != 0x0000000001061d2f || req.ExpectedOffset != 36 || req.IPCM == nil || req.RPCRDMA != nil {
-		t.Fatalf("REQ: sid %x, expected offset %d, ip cm %v", req.ServiceID, req.ExpectedOffset, req.IPCM != nil)
+	if req.ServiceID != 0x0000000001061d2f || req.ExpectedOffset != 36 || req.Layers().IPCM == nil || req.RPCRDMA != nil {
+		t.Fatalf("REQ: sid %x, expected offset %d, ip cm %v", req.ServiceID, req.ExpectedOffset, req.Layers().IPCM != nil)
 	}
 	if got := codes(req.Findings); !reflect.DeepEqual(got, []string{"rpcrdma-absent"}) {
 		t.Errorf("REQ findings %v", req.Findings)
 	}
 	fields := map[string]string{}
-	for _, f := range req.IPCM {
+	for _, f := range req.Layers().IPCM {
 		fields[f.Key] = f.Text()
 	}
 	if fields["ip_version"] != "4" || fields["src"] != req.Src.String() || fields["dst"] != req.Dst.String() {

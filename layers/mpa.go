@@ -216,3 +216,33 @@ func decodeMPA(data []byte, p gopacket.PacketBuilder) error {
 	p.AddLayer(m)
 	return p.NextDecoder(m.NextLayerType())
 }
+
+// MPAFields lists the fields of an MPA frame's first octets, as far as
+// they arrived: what arrived of the key, then the flags (octet 16), Rev
+// (17), PD_Length (18-19) and revision 2's IRD and ORD words. Twenty-four
+// octets are all it reads.
+func MPAFields(b []byte) []Field {
+	var m MPAFrame
+	switch n := len(b); {
+	case n >= MPAHeaderLen:
+		_ = m.DecodeFromBytes(b, gopacket.NilDecodeFeedback) // the key was checked; a short header leaves zeros
+		return m.Fields()
+	case n <= len(m.Key):
+		// The frame ends inside its key: the octets of it that arrived.
+		return []Field{{Name: "Key", Key: "key", Kind: Text, Bytes: append([]byte(nil), b...)}}
+	default:
+		// It ends inside its header: the flags, then Rev, are shown;
+		// PD_Length never arrived.
+		var hdr [MPAHeaderLen]byte
+		copy(hdr[:], b)
+		_ = m.DecodeFromBytes(hdr[:], gopacket.NilDecodeFeedback)
+		fields := m.Fields()
+		if n == 17 {
+			return fields[:6] // through the reserved flag bits
+		}
+		return fields[:7] // through Rev
+	}
+}
+
+// MPAFieldsLen is how many of an MPA frame's first octets MPAFields reads.
+const MPAFieldsLen = MPAHeaderLen + MPAIRDORDLen

@@ -227,20 +227,21 @@ func mpaSummary(m *record.Message) string {
 // tree writes every decoded layer with its fields.
 func (r *textRenderer) tree(m *record.Message) {
 	r.tunnelTree(m.Tunnel)
+	l := m.Layers()
 	if ib := m.IB; ib != nil {
-		r.layer("LRH", ib.LRH)
-		r.layer("GRH", ib.GRH)
-		r.layer("BTH", ib.BTH)
-		r.layer("DETH", ib.DETH)
+		r.layer("LRH", l.LRH)
+		r.layer("GRH", l.GRH)
+		r.layer("BTH", l.BTH)
+		r.layer("DETH", l.DETH)
 		r.crc("ICRC", ib.ICRC, 8)
 		r.crc("VCRC", ib.VCRC, 4)
 	}
-	r.layer("MAD", m.MAD)
-	if m.CM != nil {
-		r.layer("CM "+m.Name(), m.CM)
+	r.layer("MAD", l.MAD)
+	if l.CM != nil {
+		r.layer("CM "+m.Name(), l.CM)
 	}
-	r.layer("IP CM Header", m.IPCM)
-	r.layer("MPA "+mpaKind(m.Kind), m.MPA)
+	r.layer("IP CM Header", l.IPCM)
+	r.layer("MPA "+mpaKind(m.Kind), l.MPA)
 	if m.PrivateDataSize > 0 || len(m.PrivateData) > 0 {
 		fmt.Fprintf(r.w, "%s%s: %d octets", indent, r.p.bold.Sprint("Private Data"), len(m.PrivateData))
 		if len(m.PrivateData) < m.PrivateDataSize {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
-	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // The tests drive the tracker with the messages the decoder hands it,
@@ -439,14 +438,14 @@ func TestForgottenOnlyWhenLost(t *testing.T) {
 	}
 }
 
-// An orphan reply keeps little: no field lists, its private data cut to
+// An orphan reply keeps little: no layers' octets, its private data cut to
 // orphanPD octets in a buffer of its own; what pairing reads stays.
 func TestSlimOrphan(t *testing.T) {
 	pd := make([]byte, 65000)
 	m := &record.Message{Frame: 7, Src: ep("a"), Dst: ep("b"), Kind: record.KindMPAReply, PrivateData: pd, PrivateDataSize: len(pd),
-		MPA: make([]layers.Field, 12), MPAInfo: &record.MPAHeader{Rev: 1}, Findings: []finding.Finding{{Code: finding.MPAPDTooLong}}}
+		Octets: record.Octets{MPA: make([]byte, 24)}, MPAInfo: &record.MPAHeader{Rev: 1}, Findings: []finding.Finding{{Code: finding.MPAPDTooLong}}}
 	s := slimOrphan(m)
-	if len(s.PrivateData) != orphanPD || cap(s.PrivateData) != orphanPD || s.PrivateDataSize != 65000 || s.MPA != nil ||
+	if len(s.PrivateData) != orphanPD || cap(s.PrivateData) != orphanPD || s.PrivateDataSize != 65000 || s.Octets.MPA != nil ||
 		*s.MPAInfo != *m.MPAInfo || s.Frame != 7 || s.Src != ep("a") || s.Kind != record.KindMPAReply || len(s.Findings) != 1 {
 		t.Errorf("%+v", s)
 	}

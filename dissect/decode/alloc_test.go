@@ -103,7 +103,7 @@ func TestHotPathAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("CM decode: %v allocations per frame", n)
 	}
-	if d.has.cm == nil || d.has.cm.AttributeID() != 0x0010 || !d.has.bth || !d.has.mad {
+	if d.ib.CM == nil || d.ib.CM.AttributeID() != 0x0010 || !d.ib.Has.BTH || !d.ib.Has.MAD {
 		t.Errorf("the CM frame was not decoded: %+v", d.has)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/gopacket/gopacket"
@@ -21,38 +20,23 @@ import (
 // header) with a DecodingLayerParser that starts at the first of them. The
 // link layers the classifier stepped over are not decoded again.
 
-// layerSet records which layers the last decode produced.
+// layerSet records which layers in front of the InfiniBand ones the last
+// decode produced (those are in the Decoder's IBStack).
 type layerSet struct {
-	lrh, grh, bth, deth, mad, ip4, ip6, udp, ipcm, erf bool
-	cm                                                 layers.CMMessage
-	err                                                error // the decoding error that stopped the decode, or nil
-}
-
-// parser returns the decoding-layer parser of the InfiniBand layers that
-// starts at first (LRH, GRH or BTH).
-func (d *Decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser {
-	if p, ok := d.parsers[first]; ok {
-		return p
-	}
-	all := []gopacket.DecodingLayer{&d.lrh, &d.grh, &d.bth, &d.deth, &d.mad, &d.ipcm, &d.rpc}
-	for _, cm := range d.cms {
-		all = append(all, cm)
-	}
-	p := gopacket.NewDecodingLayerParser(first, all...)
-	p.IgnoreUnsupported = true
-	d.parsers[first] = p
-	return p
+	ip4, ip6, udp, erf bool
+	err                error // the decoding error that stopped the decode, or nil
 }
 
 // decodeLayers decodes a CM candidate's layers. It does not allocate.
 func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {
 	d.has = layerSet{}
+	d.ib.Has, d.ib.CM, d.ibOctets = layers.IBLayers{}, nil, nil
 	b := f.Data
 	d.lens = lengthsOf(b, fi)
 	// A capture cut short inside the IB packet holds no ICRC at its end.
 	end := d.lens.end
 	fi.ibEnd = end
-	d.bth.NoICRC = end > len(b) || end < fi.bth+layers.BTHLen+layers.ICRCLen
+	d.noICRC = end > len(b) || end < fi.bth+layers.BTHLen+layers.ICRCLen
 	if f.LinkType == linkERF {
 		if d.has.err = d.erf.DecodeFromBytes(b, gopacket.NilDecodeFeedback); d.has.err != nil {
 			return
@@ -60,19 +44,19 @@ func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {
 		d.has.erf = true
 	}
 	var ib []byte
-	first := layers.LayerTypeBTH
+	d.ibFirst = layers.LayerTypeBTH
 	switch {
 	case fi.lrh >= 0:
-		ib, first = b[fi.lrh:], layers.LayerTypeLRH
+		ib, d.ibFirst = b[fi.lrh:], layers.LayerTypeLRH
 	case fi.transport == record.RoCEv1:
-		ib, first = b[fi.grh:], layers.LayerTypeGRH
+		ib, d.ibFirst = b[fi.grh:], layers.LayerTypeGRH
 	default: // RoCEv2: the IP and UDP headers first
 		if ib = d.decodeIPUDP(b, fi); ib == nil {
 			return
 		}
 	}
-	d.has.err = d.parser(first).DecodeLayers(ib, &d.decoded) // errors show as missing layers
-	d.note(d.decoded)
+	d.ib.Decode(d.ibFirst, ib, d.noICRC)
+	d.has.err, d.ibOctets = d.ib.Err, ib
 }
 
 // decodeIPUDP decodes the IP and UDP headers of a RoCEv2 candidate and
@@ -108,141 +92,113 @@ func (d *Decoder) decodeIPUDP(b []byte, fi *frameInfo) []byte {
 	return d.udp.Payload
 }
 
-func (d *Decoder) note(decoded []gopacket.LayerType) {
-	for _, t := range decoded {
-		switch t {
-		case layers.LayerTypeLRH:
-			d.has.lrh = true
-		case layers.LayerTypeGRH:
-			d.has.grh = true
-		case layers.LayerTypeBTH:
-			d.has.bth = true
-		case layers.LayerTypeDETH:
-			d.has.deth = true
-		case layers.LayerTypeMAD:
-			d.has.mad = true
-		case layers.LayerTypeIPCM:
-			d.has.ipcm = true
-		default:
-			// The CM layer types are registered in attribute order.
-			if t >= layers.LayerTypeCMReq && t <= layers.LayerTypeCMApr {
-				d.has.cm = d.cms[t-layers.LayerTypeCMReq]
-			}
-		}
-	}
-}
-
 // cmMessage builds the message of a decoded CM candidate. Its findings are
 // raised as each layer is checked: the lengths and CRCs of the packet, the
 // MAD header and addressing, the IP CM header, then the RFC 8797 step.
 func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
-	m := &record.Message{
-		File:      d.file,
-		Frame:     f.Index,
-		Time:      f.Time.UTC(),
-		Transport: fi.transport,
-		IB:        &record.IBHeaders{},
-	}
-	var fs []finding.Finding
-	add := func(c finding.Code, format string, args ...any) { fs = append(fs, finding.New(c, format, args...)) }
+	m := d.msgs.next()
+	m.File, m.Frame, m.Time, m.Transport = d.file, f.Index, f.Time.UTC(), fi.transport
+	m.IB = d.msgs.ibHeaders()
 	m.Src, m.Dst = d.addresses(fi)
-	if d.has.lrh {
-		m.IB.LRH = d.lrh.Fields()
+	if d.ibOctets != nil {
+		m.Octets = record.Octets{IB: d.msgs.octets(d.ibOctets), IBFirst: d.ibFirst, NoICRC: d.noICRC}
 	}
-	if d.has.grh {
-		m.IB.GRH = d.grh.Fields()
-	}
-	if d.has.bth {
-		m.IB.BTH = d.bth.Fields()
-	}
-	if d.has.deth {
-		m.IB.DETH = d.deth.Fields()
-	}
-	fs = d.checkLengths(f, fi, fs)
+	fs := d.checkLengths(f, fi, m.Findings)
 	d.checkCRCs(f, fi, m)
 	if k := m.IB.ICRC; k != nil && !k.Valid {
-		add(finding.ICRCMismatch, "ICRC is 0x%08x, the packet gives 0x%08x", k.Value, k.Computed)
+		fs = append(fs, finding.New(finding.ICRCMismatch, "ICRC is 0x%08x, the packet gives 0x%08x", k.Value, k.Computed))
 	}
 	if k := m.IB.VCRC; k != nil && !k.Valid {
-		add(finding.VCRCMismatch, "VCRC is 0x%04x, the packet gives 0x%04x", k.Value, k.Computed)
+		fs = append(fs, finding.New(finding.VCRCMismatch, "VCRC is 0x%04x, the packet gives 0x%04x", k.Value, k.Computed))
 	}
-
-	if d.has.mad {
-		m.MAD = d.mad.Fields()
-		m.AttributeID = d.mad.AttributeID
-		m.TransactionID = d.mad.TransactionID
-		m.Kind = record.KindOfAttribute(d.mad.AttributeID)
-		if d.mad.BaseVersion != 1 || d.mad.ClassVersion != 2 {
-			add(finding.MADUnexpectedHeader, "CM MAD with Base Version %d and Class Version %d (expected 1 and 2)",
-				d.mad.BaseVersion, d.mad.ClassVersion)
-		}
-	} else {
-		m.Kind = record.KindCM // the capture cut the MAD header: which message is unknown
-	}
-	var why []string
-	if d.has.bth && d.bth.DestQP != 1 {
-		why = append(why, fmt.Sprintf("sent to QP 0x%06x, not QP1", d.bth.DestQP))
-	}
-	if d.has.deth && d.deth.QKey != layers.GSIQKey {
-		why = append(why, fmt.Sprintf("Q_Key 0x%08x, not 0x80010000", d.deth.QKey))
-	}
-	if len(why) > 0 {
-		add(finding.CMNotGSI, "CM MAD %s", strings.Join(why, " and "))
-	}
-
+	fs = d.madHeader(m, fs)
 	carrier := privdata.Carrier{Where: "its carrier"}
 	var pd []byte
-	if cm := d.has.cm; cm != nil {
-		m.CM = cm.Fields()
-		m.LocalCommID, m.RemoteCommID = cm.CommIDs()
-		pd = cm.PrivateDataBytes()
-		m.PrivateData = append([]byte(nil), pd...)
-		m.PrivateDataSize = cm.PrivateDataSize()
-		switch v := cm.(type) {
-		case *layers.CMReq:
-			m.ServiceID, m.HasServiceID = v.ServiceID, true
-			m.CMInfo = &record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
-				InitiatorDepth: v.InitiatorDepth, PathMTU: v.PathPacketPayloadMTU}
-		case *layers.CMRep:
-			m.CMInfo = &record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
-				InitiatorDepth: v.InitiatorDepth}
-		case *layers.CMRej:
-			m.CMInfo = &record.CMInfo{RejectReason: v.Reason, ARI: slices.Clone(v.ARI[:min(int(v.RejectInfoLength), len(v.ARI))])}
-		case *layers.CMSidrReq:
-			m.ServiceID, m.HasServiceID = v.ServiceID, true
-		case *layers.CMSidrRep:
-			m.ServiceID, m.HasServiceID = v.ServiceID, true
-		}
-		if m.CMInfo != nil && d.has.lrh { // native IB: the data path matches on the LIDs
-			m.CMInfo.SLID, m.CMInfo.DLID = d.lrh.SLID, d.lrh.DLID
-		}
-		carrier = privdata.Carrier{Name: m.Name(), Where: "the " + m.Name(), Size: m.PrivateDataSize}
-		switch cm.AttributeID() {
-		case layers.AttrREQ, layers.AttrREP, layers.AttrREJ:
-			carrier.AbsentMatters = true
-		}
-		if m.HasServiceID && layers.IsIPCMServiceID(m.ServiceID) &&
-			(cm.AttributeID() == layers.AttrREQ || cm.AttributeID() == layers.AttrSIDRREQ) {
-			m.ExpectedOffset = layers.IPCMHeaderLen
-			carrier.Where = "an IP CM header"
-			switch {
-			case d.has.ipcm:
-				m.IPCM = d.ipcm.Fields()
-				if p := d.ipcm.Problem(); p != "" {
-					add(finding.CMIPHeaderInvalid, "IP CM header: %s", p)
-				}
-			case len(pd) >= m.PrivateDataSize: // else the capture cut it: capture-truncated says so
-				add(finding.CMIPHeaderInvalid, "IP CM Service ID but only %d octets of private data", len(pd))
-			}
-		}
+	if cm := d.ib.CM; cm != nil {
+		pd, carrier, fs = d.cmBody(m, cm, fs)
 	}
 	carrier.Expected = m.ExpectedOffset
+	carrier.Into = d.msgs.rpcrdma()
 	res := privdata.Examine(pd, carrier, d.ulpContext(m, fi))
 	m.RPCRDMA, m.ULP = res.RPCRDMA, res.ULP
 	res.Hold(m, len(fs))
 	m.Findings = append(fs, res.Findings...)
 	d.annotate(m, f, fi)
 	return m
+}
+
+// madHeader takes what the MAD header says of the message (which it is,
+// its Transaction ID) and checks it and the addressing: a CM MAD goes to
+// QP1 with the GSI's Q_Key.
+func (d *Decoder) madHeader(m *record.Message, fs []finding.Finding) []finding.Finding {
+	if mad := &d.ib.MAD; d.ib.Has.MAD {
+		m.AttributeID, m.TransactionID = mad.AttributeID, mad.TransactionID
+		m.Kind = record.KindOfAttribute(mad.AttributeID)
+		if mad.BaseVersion != 1 || mad.ClassVersion != 2 {
+			fs = append(fs, finding.New(finding.MADUnexpectedHeader, "CM MAD with Base Version %d and Class Version %d (expected 1 and 2)",
+				mad.BaseVersion, mad.ClassVersion))
+		}
+	} else {
+		m.Kind = record.KindCM // the capture cut the MAD header: which message is unknown
+	}
+	qp := d.ib.Has.BTH && d.ib.BTH.DestQP != 1
+	qkey := d.ib.Has.DETH && d.ib.DETH.QKey != layers.GSIQKey
+	switch {
+	case qp && qkey:
+		fs = append(fs, finding.New(finding.CMNotGSI, "CM MAD sent to QP 0x%06x, not QP1 and Q_Key 0x%08x, not 0x80010000",
+			d.ib.BTH.DestQP, d.ib.DETH.QKey))
+	case qp:
+		fs = append(fs, finding.New(finding.CMNotGSI, "CM MAD sent to QP 0x%06x, not QP1", d.ib.BTH.DestQP))
+	case qkey:
+		fs = append(fs, finding.New(finding.CMNotGSI, "CM MAD Q_Key 0x%08x, not 0x80010000", d.ib.DETH.QKey))
+	}
+	return fs
+}
+
+// cmBody takes what the CM message's body says: its Communication IDs,
+// its private data, the fields pairing and the data path read, and the IP
+// CM header when the Service ID announces one. It returns the private data
+// and how its carrier puts the RFC 8797 message.
+func (d *Decoder) cmBody(m *record.Message, cm layers.CMMessage, fs []finding.Finding) ([]byte, privdata.Carrier, []finding.Finding) {
+	m.LocalCommID, m.RemoteCommID = cm.CommIDs()
+	pd := cm.PrivateDataBytes()
+	m.PrivateData = d.msgs.privateData(pd)
+	m.PrivateDataSize = cm.PrivateDataSize()
+	switch v := cm.(type) {
+	case *layers.CMReq:
+		m.ServiceID, m.HasServiceID = v.ServiceID, true
+		m.CMInfo = d.msgs.cmInfo(record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
+			InitiatorDepth: v.InitiatorDepth, PathMTU: v.PathPacketPayloadMTU})
+	case *layers.CMRep:
+		m.CMInfo = d.msgs.cmInfo(record.CMInfo{LocalQPN: v.LocalQPN, StartingPSN: v.StartingPSN, ResponderResources: v.ResponderResources,
+			InitiatorDepth: v.InitiatorDepth})
+	case *layers.CMRej:
+		m.CMInfo = d.msgs.cmInfo(record.CMInfo{RejectReason: v.Reason})
+		m.CMInfo.ARI = d.msgs.ari(v.ARI[:min(int(v.RejectInfoLength), len(v.ARI))])
+	case *layers.CMSidrReq:
+		m.ServiceID, m.HasServiceID = v.ServiceID, true
+	case *layers.CMSidrRep:
+		m.ServiceID, m.HasServiceID = v.ServiceID, true
+	}
+	if m.CMInfo != nil && d.ib.Has.LRH { // native IB: the data path matches on the LIDs
+		m.CMInfo.SLID, m.CMInfo.DLID = d.ib.LRH.SLID, d.ib.LRH.DLID
+	}
+	carrier := privdata.Carrier{Name: m.Name(), Where: "the " + m.Name(), Size: m.PrivateDataSize}
+	attr := cm.AttributeID()
+	carrier.AbsentMatters = attr == layers.AttrREQ || attr == layers.AttrREP || attr == layers.AttrREJ
+	if m.HasServiceID && layers.IsIPCMServiceID(m.ServiceID) && (attr == layers.AttrREQ || attr == layers.AttrSIDRREQ) {
+		m.ExpectedOffset = layers.IPCMHeaderLen
+		carrier.Where = "an IP CM header"
+		switch {
+		case d.ib.Has.IPCM:
+			if p := d.ib.IPCM.Problem(); p != "" {
+				fs = append(fs, finding.New(finding.CMIPHeaderInvalid, "IP CM header: %s", p))
+			}
+		case len(pd) >= m.PrivateDataSize: // else the capture cut it: capture-truncated says so
+			fs = append(fs, finding.New(finding.CMIPHeaderInvalid, "IP CM Service ID but only %d octets of private data", len(pd)))
+		}
+	}
+	return pd, carrier, fs
 }
 
 // ulpContext is what the upper layer step needs to know of a CM message:
@@ -253,8 +209,8 @@ func (d *Decoder) ulpContext(m *record.Message, fi *frameInfo) privdata.Context 
 	switch m.Kind {
 	case record.KindREQ:
 		c.Role, c.ServiceID, c.HasServiceID = privdata.RoleRequest, m.ServiceID, m.HasServiceID
-		if d.has.ipcm && d.ipcm.Problem() == "" {
-			c.IPCMSrc, c.IPCMDst = d.ipcm.Src(), d.ipcm.Dst()
+		if d.ib.Has.IPCM && d.ib.IPCM.Problem() == "" {
+			c.IPCMSrc, c.IPCMDst = d.ib.IPCM.Src(), d.ib.IPCM.Dst()
 		}
 	case record.KindREP:
 		c.Role = privdata.RoleAccept
@@ -268,8 +224,8 @@ func (d *Decoder) ulpContext(m *record.Message, fi *frameInfo) privdata.Context 
 		c.Src, c.Dst = addr(d.ip4.SrcIP), addr(d.ip4.DstIP)
 	case fi.transport == record.RoCEv2 && d.has.ip6:
 		c.Src, c.Dst = addr(d.ip6.SrcIP), addr(d.ip6.DstIP)
-	case d.has.grh:
-		c.Src, c.Dst = netip.AddrFrom16(d.grh.SGID).Unmap(), netip.AddrFrom16(d.grh.DGID).Unmap()
+	case d.ib.Has.GRH:
+		c.Src, c.Dst = netip.AddrFrom16(d.ib.GRH.SGID).Unmap(), netip.AddrFrom16(d.ib.GRH.DGID).Unmap()
 	}
 	return c
 }
@@ -286,10 +242,10 @@ func (d *Decoder) addresses(fi *frameInfo) (record.Endpoint, record.Endpoint) {
 		return record.IPEndpoint(d.ip4.SrcIP), record.IPEndpoint(d.ip4.DstIP)
 	case fi.transport == record.RoCEv2 && d.has.ip6:
 		return record.IPEndpoint(d.ip6.SrcIP), record.IPEndpoint(d.ip6.DstIP)
-	case d.has.grh:
-		return record.GIDEndpoint(d.grh.SGID), record.GIDEndpoint(d.grh.DGID)
-	case d.has.lrh:
-		return record.LIDEndpoint(d.lrh.SLID), record.LIDEndpoint(d.lrh.DLID)
+	case d.ib.Has.GRH:
+		return record.GIDEndpoint(d.ib.GRH.SGID), record.GIDEndpoint(d.ib.GRH.DGID)
+	case d.ib.Has.LRH:
+		return record.LIDEndpoint(d.ib.LRH.SLID), record.LIDEndpoint(d.ib.LRH.DLID)
 	}
 	return record.Endpoint{}, record.Endpoint{}
 }
@@ -298,7 +254,7 @@ func (d *Decoder) addresses(fi *frameInfo) (record.Endpoint, record.Endpoint) {
 // capture holds them.
 func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, m *record.Message) {
 	b := f.Data
-	if !d.has.bth || !d.bth.HasICRC || fi.ibEnd > len(b) {
+	if !d.ib.Has.BTH || !d.ib.BTH.HasICRC || fi.ibEnd > len(b) {
 		return
 	}
 	icrcAt := fi.ibEnd - layers.ICRCLen
@@ -314,10 +270,10 @@ func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, m *record.Message) {
 	default:
 		return
 	}
-	m.IB.ICRC = &record.CRCCheck{Value: d.bth.ICRC, Computed: crc, Valid: crc == d.bth.ICRC}
-	if fi.lrh >= 0 && d.has.lrh && d.lrh.HasVCRC {
+	m.IB.ICRC = d.msgs.crc(0, record.CRCCheck{Value: d.ib.BTH.ICRC, Computed: crc, Valid: crc == d.ib.BTH.ICRC})
+	if fi.lrh >= 0 && d.ib.Has.LRH && d.ib.LRH.HasVCRC {
 		v := layers.VCRC(b[fi.lrh:fi.ibEnd])
-		m.IB.VCRC = &record.CRCCheck{Value: uint32(d.lrh.VCRC), Computed: uint32(v), Valid: v == d.lrh.VCRC}
+		m.IB.VCRC = d.msgs.crc(1, record.CRCCheck{Value: uint32(d.ib.LRH.VCRC), Computed: uint32(v), Valid: v == d.ib.LRH.VCRC})
 	}
 }
 

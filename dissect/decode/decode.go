@@ -31,6 +31,10 @@ type Config struct {
 	// Datapath: the data path is on, so RC frames are events of their own
 	// and the FPDUs of iWARP connections are followed.
 	Datapath bool
+	// ReuseMessages: whoever takes the events reads each CM message during
+	// the call only (the run loop's sink does not keep one), so the decoder
+	// builds every CM message in the same storage.
+	ReuseMessages bool
 }
 
 // Frame is one captured frame handed to a Decoder. Data is only read during
@@ -61,19 +65,14 @@ type Decoder struct {
 	ip6  golayers.IPv6
 	udp  golayers.UDP
 	erf  layers.ERF
-	lrh  layers.LRH
-	grh  layers.GRH
-	bth  layers.BTH
-	deth layers.DETH
-	mad  layers.MAD
-	cms  [11]layers.CMMessage
-	ipcm layers.IPCMHeader
-	rpc  layers.RPCRDMAPrivateData
 
-	parsers map[gopacket.LayerType]*gopacket.DecodingLayerParser
-	decoded []gopacket.LayerType
-	has     layerSet
-	lens    lengths // the length fields of the candidate being decoded
+	ib       *layers.IBStack // the InfiniBand layers of a CM candidate
+	has      layerSet        // the layers in front of them
+	ibOctets []byte          // what the IB layers were decoded from (nil: nothing)
+	ibFirst  gopacket.LayerType
+	noICRC   bool
+	lens     lengths // the length fields of the candidate being decoded
+	msgs     msgStore
 
 	asm *reassembly.Assembler
 	mpa *mpa.Framer
@@ -106,7 +105,7 @@ type Decoder struct {
 
 // New makes a decoder for the input named file.
 func New(file string, cfg Config) *Decoder {
-	d := &Decoder{file: file, datapath: cfg.Datapath, parsers: map[gopacket.LayerType]*gopacket.DecodingLayerParser{}}
+	d := &Decoder{file: file, datapath: cfg.Datapath, ib: layers.NewIBStack(), msgs: msgStore{reuse: cfg.ReuseMessages}}
 	d.mpa = mpa.New(file, d.emitMPA)
 	d.mpa.SetBudget(cfg.TCP.Budget)
 	if cfg.Datapath {
@@ -119,10 +118,6 @@ func New(file string, cfg Config) *Decoder {
 	for _, p := range cfg.RoCEPorts {
 		d.rocePorts.add(p)
 	}
-	for i := range d.cms {
-		d.cms[i] = layers.NewCMMessage(uint16(layers.AttrREQ + i))
-	}
-	d.decoded = make([]gopacket.LayerType, 0, 16)
 	return d
 }
 
@@ -160,7 +155,7 @@ func (d *Decoder) decode(f *Frame) {
 	switch fi.kind {
 	case kindCM:
 		d.decodeLayers(f, &fi)
-		if !d.has.mad && !(d.has.deth && d.captureCut(f)) {
+		if !d.ib.Has.MAD && !(d.ib.Has.DETH && d.captureCut(f)) {
 			// The fast filter took it for a CM MAD, but its headers do not
 			// decode that far (and the capture did not cut it): no message,
 			// counted for a run-level finding.
@@ -258,13 +253,13 @@ func (d *Decoder) undecodableReason() string {
 	}
 	last := "the link header"
 	switch {
-	case d.has.deth:
+	case d.ib.Has.DETH:
 		last = "the DETH"
-	case d.has.bth:
+	case d.ib.Has.BTH:
 		last = "the BTH"
-	case d.has.grh:
+	case d.ib.Has.GRH:
 		last = "the GRH"
-	case d.has.lrh:
+	case d.ib.Has.LRH:
 		last = "the LRH"
 	case d.has.udp:
 		last = "the UDP header"

@@ -200,7 +200,7 @@ func FuzzCraftRoundTrip(f *testing.F) {
 			if rp == nil || rp.SendSize != want.SendSize || rp.ReceiveSize != want.ReceiveSize || rp.RemoteInvalidate != want.RemoteInvalidate {
 				t.Fatalf("%s: decoded %+v, encoded %+v", m.Name(), rp, want)
 			}
-			if m.IB != nil && (m.IB.ICRC == nil || !m.IB.ICRC.Valid || (m.IB.LRH != nil && (m.IB.VCRC == nil || !m.IB.VCRC.Valid))) {
+			if m.IB != nil && (m.IB.ICRC == nil || !m.IB.ICRC.Valid || (m.Layers().LRH != nil && (m.IB.VCRC == nil || !m.IB.VCRC.Valid))) {
 				t.Fatalf("%s: CRCs %+v", m.Name(), m.IB)
 			}
 			for _, fd := range m.Findings {
@@ -244,7 +244,7 @@ func TestFuzzCorpusCoversLinks(t *testing.T) {
 		n := 0
 		NewDecoder("seed", Config{}).Decode(&Frame{Data: []byte(data), WireLen: len(data), LinkType: lt, Index: 1},
 			func(m *record.Message) {
-				if m.MAD != nil {
+				if m.Layers().MAD != nil {
 					n++
 				}
 			})

@@ -48,30 +48,20 @@ func (r *reader) report(frame []byte, e reassembly.End, complete bool) *record.M
 	}
 	var pd []byte
 	pdSize, hasLength := 1, false // without PD_Length, absence cannot be told
-	switch n := len(frame); {
-	case n >= layers.MPAHeaderLen:
-		m.MPA = mpa.Fields()
+	m.Octets.MPA = slices.Clone(frame[:min(len(frame), layers.MPAFieldsLen)])
+	if len(frame) >= layers.MPAHeaderLen {
 		m.PrivateData = slices.Clone(mpa.PrivateData)
 		m.PrivateDataSize = int(mpa.PDLength)
 		pd, pdSize, hasLength = mpa.PrivateData, int(mpa.PDLength), true
 		if mpa.Rev == 2 {
 			m.ExpectedOffset = layers.MPAIRDORDLen
 		}
-	case n <= 16:
-		// The frame ends inside its key: show the octets of it that arrived.
-		m.MPA = []layers.Field{{Name: "Key", Key: "key", Kind: layers.Text, Bytes: slices.Clone(frame)}}
-	default:
+	} else if len(frame) > 16 {
 		// It ends inside its header: the flags (octet 16), then Rev (octet
-		// 17) are shown and checked; PD_Length never arrived.
+		// 17) are checked; PD_Length never arrived.
 		var hdr [layers.MPAHeaderLen]byte
 		copy(hdr[:], frame)
 		_ = mpa.DecodeFromBytes(hdr[:], gopacket.NilDecodeFeedback)
-		fields := mpa.Fields()
-		if n == 17 {
-			m.MPA = fields[:6] // through the reserved flag bits
-		} else {
-			m.MPA = fields[:7] // through Rev
-		}
 	}
 	m.MPAInfo = header(&mpa, m.Kind == record.KindMPARequest, len(frame))
 

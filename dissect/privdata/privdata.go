@@ -32,6 +32,9 @@ type Carrier struct {
 	// AbsentMatters: the carrier is one that RFC 8797 peers put the message
 	// in (REQ, REP, REJ, MPA frames), so its absence is worth saying.
 	AbsentMatters bool
+	// Into, when set, is where the usable message is written (the caller
+	// reuses it from message to message); else a new one is made.
+	Into *record.RPCRDMA
 }
 
 // Check searches pd and returns the usable message (nil when none) and the
@@ -57,7 +60,11 @@ func check(pd []byte, c Carrier) (*record.RPCRDMA, string, []finding.Finding) {
 	s := layers.SearchRPCRDMA(pd)
 	var rp *record.RPCRDMA
 	if s.Found {
-		rp = record.NewRPCRDMA(&s.Message, s.Offset)
+		rp = c.Into
+		if rp == nil {
+			rp = new(record.RPCRDMA)
+		}
+		*rp = record.RPCRDMAOf(&s.Message, s.Offset)
 	}
 	cut := len(pd) < c.Size
 	var out []finding.Finding

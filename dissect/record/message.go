@@ -85,13 +85,11 @@ type Message struct {
 	// first; nil when it travelled in none.
 	Tunnel []Encapsulation
 
-	// The layers decoded, for display: every field with the name its
-	// specification gives it and its JSON key.
-	IB   *IBHeaders     // InfiniBand family: the transport headers and CRCs
-	MAD  []layers.Field // the MAD header
-	CM   []layers.Field // the CM message body, without its private data
-	IPCM []layers.Field // the IP CM header, when the Service ID announces one
-	MPA  []layers.Field // iWARP: the MPA frame's header (and revision 2 IRD/ORD)
+	// IB is what the InfiniBand family's transport headers showed: their
+	// CRCs; nil for iWARP.
+	IB *IBHeaders
+	// Octets are the layers' octets, whose fields Layers decodes.
+	Octets Octets
 
 	// What the tracker and renderers read, typed.
 	CMInfo  *CMInfo    // InfiniBand family, when the CM message body decoded
@@ -180,12 +178,10 @@ type MPAHeader struct {
 	IRD, ORD  uint16
 }
 
-// IBHeaders holds the InfiniBand transport headers of a message.
+// IBHeaders is what the InfiniBand transport headers of a message showed
+// beyond their fields (Message.Layers): the ICRC and, over native
+// InfiniBand, the VCRC, when the capture holds them.
 type IBHeaders struct {
-	LRH  []layers.Field
-	GRH  []layers.Field
-	BTH  []layers.Field
-	DETH []layers.Field
 	ICRC *CRCCheck
 	VCRC *CRCCheck
 }
@@ -211,9 +207,9 @@ type RPCRDMA struct {
 	ReceiveSizeEncoded uint8
 }
 
-// NewRPCRDMA copies a decoded RFC 8797 message found at off.
-func NewRPCRDMA(m *layers.RPCRDMAPrivateData, off int) *RPCRDMA {
-	return &RPCRDMA{
+// RPCRDMAOf is a decoded RFC 8797 message found at off.
+func RPCRDMAOf(m *layers.RPCRDMAPrivateData, off int) RPCRDMA {
+	return RPCRDMA{
 		Offset:             off,
 		FormatIdentifier:   m.FormatIdentifier,
 		Version:            m.Version,
@@ -233,6 +229,18 @@ func (m *Message) Clone() *Message {
 	c.Frames = slices.Clone(m.Frames)
 	c.Tunnel = slices.Clone(m.Tunnel)
 	c.PrivateData = slices.Clone(m.PrivateData)
+	c.Octets.IB, c.Octets.MPA = slices.Clone(m.Octets.IB), slices.Clone(m.Octets.MPA)
+	if m.IB != nil {
+		c.IB = &IBHeaders{}
+		if m.IB.ICRC != nil {
+			v := *m.IB.ICRC
+			c.IB.ICRC = &v
+		}
+		if m.IB.VCRC != nil {
+			v := *m.IB.VCRC
+			c.IB.VCRC = &v
+		}
+	}
 	c.Findings = slices.Clone(m.Findings)
 	c.Held = slices.Clone(m.Held)
 	if m.RPCRDMA != nil {
@@ -251,7 +259,8 @@ func (m *Message) Clone() *Message {
 	return &c
 }
 
-// DropLayers forgets the layers decoded for display.
+// DropLayers forgets what the message keeps for display only: its layers'
+// octets and CRCs.
 func (m *Message) DropLayers() {
-	m.IB, m.MAD, m.CM, m.IPCM, m.MPA = nil, nil, nil, nil, nil
+	m.IB, m.Octets = nil, Octets{}
 }
