@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // udpFrame is a captured IPv4 UDP datagram on lo.
@@ -37,7 +37,7 @@ func udpFrames(t *testing.T, path string) (all int, udp []udpFrame) {
 }
 
 func readUDP(path string) (all int, udp []udpFrame, err error) {
-	r, err := pcapfile.Open(path, pcapfile.Options{})
+	r, err := capture.Open(path, capture.ReaderOptions{})
 	if err != nil {
 		return 0, nil, err
 	}

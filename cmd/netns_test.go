@@ -16,7 +16,7 @@ import (
 	"github.com/gopacket/gopacket/afpacket"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -119,7 +119,7 @@ func TestLiveNetns(t *testing.T) {
 	// The captured frames carry their 802.1Q tag with VLAN ID 100: all of
 	// them over VLAN interfaces (the tags AF_PACKET took off are put back),
 	// else the injected one.
-	r, err := pcapfile.Open(wfile, pcapfile.Options{})
+	r, err := capture.Open(wfile, capture.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // InputError is a problem reading one input; it names the input.
@@ -61,7 +61,7 @@ type fileSource struct {
 	stream   bool          // a pipe, FIFO or terminal: read as data arrives, and given up when ctx ends
 	hashed   func() string // waits for the SHA-256
 	closeSrc func()
-	rd       *pcapfile.Reader
+	rd       *capture.Reader
 	closed   bool
 	faults   bool // panics on memory faults were turned on for the mapping (mapped.go)
 	oldFault bool // the setting before
@@ -100,7 +100,7 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	if pf.LinkType >= maxLinkType {
 		// Not a LINKTYPE value at all: a damaged header, not a capture of
 		// something else.
-		return nil, s.fail(&pcapfile.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
+		return nil, s.fail(&capture.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
 			"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", pf.LinkType)})
 	}
 	s.frames++
@@ -129,7 +129,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	// Standard input redirected from a regular file never waits for data:
 	// it is read in large chunks, as a file is.
 	s.stream = size < 0 && !(s.in.Name == "-" && regularFile(s.stdin))
-	rd, err := pcapfile.NewReader(src, pcapfile.Options{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget})
+	rd, err := capture.NewReader(src, capture.ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget})
 	if err != nil {
 		return err
 	}
@@ -282,12 +282,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // recordIssue turns the reader's flags into the decoder's.
-func recordIssue(i pcapfile.LengthIssue) uint8 {
+func recordIssue(i capture.LengthIssue) uint8 {
 	var r uint8
-	if i&pcapfile.OverSnap != 0 {
+	if i&capture.OverSnap != 0 {
 		r |= decode.RecordOverSnap
 	}
-	if i&pcapfile.OverWire != 0 {
+	if i&capture.OverWire != 0 {
 		r |= decode.RecordOverWire
 	}
 	return r

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 )
 
-// A capture file read through a memory mapping (pcapfile.Options.Map) that
+// A capture file read through a memory mapping (capture.ReaderOptions.Map) that
 // another program truncates while it is read faults where the missing
 // octets are read, in the run loop's goroutine. The source turns on
 // debug.SetPanicOnFault while it is mapped, and readSource turns such a

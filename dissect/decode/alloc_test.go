@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // hotFrames builds one frame of each kind of the hot path.
@@ -21,7 +21,7 @@ func hotFrames(t testing.TB) map[string]*Frame {
 	if _, err := (craft.Workload{Size: 256 << 10, Seed: 7}).Write(&wl); err != nil {
 		t.Fatal(err)
 	}
-	r, err := pcapfile.NewReader(bytes.NewReader(wl.Bytes()), pcapfile.Options{})
+	r, err := capture.NewReader(bytes.NewReader(wl.Bytes()), capture.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

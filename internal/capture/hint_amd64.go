@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 // hintOnce asks the processor for the two cache lines from p on, to be
 // read once (PREFETCHNTA), without waiting for them. The parser of a mapped

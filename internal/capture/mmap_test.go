@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"fmt"
@@ -42,13 +42,13 @@ func TestMapped(t *testing.T) {
 				if err := writeFile(path, data); err != nil {
 					t.Fatal(err)
 				}
-				_, want, wantErr := readBytes(data, Options{})
+				_, want, wantErr := readBytes(data, ReaderOptions{})
 				f, err := os.Open(path)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				r, err := NewReader(f, Options{Map: true, Readahead: true})
+				r, err := NewReader(f, ReaderOptions{Map: true, Readahead: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -92,7 +92,7 @@ func TestMappedClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := NewReader(f, Options{Map: true})
+		r, err := NewReader(f, ReaderOptions{Map: true})
 		if err != nil || !r.Mapped() {
 			t.Fatalf("mapped %v, %v", r != nil && r.Mapped(), err)
 		}
@@ -126,7 +126,7 @@ func TestMappedNotCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := NewReader(f, Options{Map: true}); err == nil {
+	if _, err := NewReader(f, ReaderOptions{Map: true}); err == nil {
 		t.Fatal("a text file was taken")
 	}
 }
@@ -184,7 +184,7 @@ func TestMappedOnlyLargeRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := NewReader(f, Options{Map: true})
+		r, err := NewReader(f, ReaderOptions{Map: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestMappedZeroAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := NewReader(f, Options{Map: true})
+	r, err := NewReader(f, ReaderOptions{Map: true})
 	if err != nil || !r.Mapped() {
 		t.Fatalf("mapped %v, %v", r != nil && r.Mapped(), err)
 	}

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"errors"
@@ -37,21 +37,21 @@ func (e *Error) Is(target error) bool { return e.kind != nil && target == e.kind
 // Classes of *Error, for use with errors.Is.
 var (
 	// ErrEmpty: the input (after decompression) holds no octet at all.
-	ErrEmpty = errors.New("pcapfile: empty file")
+	ErrEmpty = errors.New("capture: empty file")
 	// ErrNotCapture: the input is neither pcap nor pcapng, compressed or not.
-	ErrNotCapture = errors.New("pcapfile: not a capture file")
+	ErrNotCapture = errors.New("capture: not a capture file")
 	// ErrTruncated: the input ends inside a header, record or block.
-	ErrTruncated = errors.New("pcapfile: capture cut short")
+	ErrTruncated = errors.New("capture: capture cut short")
 	// ErrTooLarge: a captured length or block length is over the limit.
-	ErrTooLarge = errors.New("pcapfile: record over the limit")
+	ErrTooLarge = errors.New("capture: record over the limit")
 	// ErrMalformed: a header, record or block is inconsistent.
-	ErrMalformed = errors.New("pcapfile: malformed capture")
+	ErrMalformed = errors.New("capture: malformed capture")
 	// ErrGzip: the compressed stream (gzip, zstd or lz4) is corrupt.
-	ErrGzip = errors.New("pcapfile: corrupt gzip stream")
+	ErrGzip = errors.New("capture: corrupt gzip stream")
 )
 
 // errClosed is returned by Next after Close.
-var errClosed = errors.New("pcapfile: reader closed")
+var errClosed = errors.New("capture: reader closed")
 
 // newError builds an *Error of the given class.
 func newError(kind error, off int64, frame int, format string, args ...any) *Error {

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestErrors(t *testing.T) {
 	type tc struct {
 		name   string
 		file   []byte
-		opts   Options
+		opts   ReaderOptions
 		frames int    // frames returned before the error
 		want   string // exact error text
 		kind   error
@@ -183,7 +183,7 @@ func TestErrors(t *testing.T) {
 }
 
 // checkError reads file and checks the frames before the error and the error.
-func checkError(t *testing.T, file []byte, opts Options, nframes int, want string, kind error) {
+func checkError(t *testing.T, file []byte, opts ReaderOptions, nframes int, want string, kind error) {
 	t.Helper()
 	r, frames, err := readBytes(file, opts)
 	if err == nil {
@@ -217,14 +217,14 @@ func TestGzipErrors(t *testing.T) {
 	// A bad checksum is found at the very end.
 	z := gz(t, file, gzip.BestSpeed)
 	z[len(z)-8] ^= 0xff
-	checkError(t, z, Options{}, len(want),
+	checkError(t, z, ReaderOptions{}, len(want),
 		fmt.Sprintf("offset %d: corrupt gzip stream: gzip member checksum mismatch", len(file)), ErrGzip)
 
 	// Stored blocks: damage the second block's header, inside the data.
 	z = gz(t, file, gzip.NoCompression)
 	second := 10 + 5 + 65535 // gzip header, first block header and data
 	z[second+1] ^= 0xff
-	r, frames, err := readBytes(z, Options{})
+	r, frames, err := readBytes(z, ReaderOptions{})
 	checkPrefix(t, frames, want, err, r, "corrupt gzip stream: flate: corrupt input before offset", ErrGzip)
 	var ce flate.CorruptInputError
 	if !errors.As(err, &ce) {
@@ -233,7 +233,7 @@ func TestGzipErrors(t *testing.T) {
 
 	// The compressed stream stops half-way.
 	z = gz(t, file, gzip.NoCompression)
-	r, frames, err = readBytes(z[:len(z)/2], Options{})
+	r, frames, err = readBytes(z[:len(z)/2], ReaderOptions{})
 	checkPrefix(t, frames, want, err, r, "gzip stream cut short", ErrTruncated)
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("error does not wrap io.ErrUnexpectedEOF: %v", err)
@@ -241,11 +241,11 @@ func TestGzipErrors(t *testing.T) {
 
 	// Only the trailer is missing: all frames, then the error.
 	z = gz(t, file, gzip.BestSpeed)
-	checkError(t, z[:len(z)-4], Options{}, len(want),
+	checkError(t, z[:len(z)-4], ReaderOptions{}, len(want),
 		fmt.Sprintf("offset %d: gzip stream cut short", len(file)), ErrTruncated)
 
 	// A bad gzip header.
-	checkError(t, []byte{0x1f, 0x8b, 99, 0, 0, 0, 0, 0, 0, 0, 0, 0}, Options{}, 0,
+	checkError(t, []byte{0x1f, 0x8b, 99, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ReaderOptions{}, 0,
 		"offset 0: corrupt gzip stream: invalid gzip member header", ErrGzip)
 }
 
@@ -277,7 +277,7 @@ func TestReadErrors(t *testing.T) {
 		if compressed {
 			data = gz(t, file, gzip.NoCompression)[:at]
 		}
-		r, frames, err := readFrom(&errAfter{data: data, err: errBoom}, Options{})
+		r, frames, err := readFrom(&errAfter{data: data, err: errBoom}, ReaderOptions{})
 		checkPrefix(t, frames, want, err, r, "read error: boom", nil)
 		if !errors.Is(err, errBoom) {
 			t.Errorf("compressed %v: error does not wrap the cause: %v", compressed, err)
@@ -288,17 +288,17 @@ func TestReadErrors(t *testing.T) {
 	}
 
 	// An error at once, while the format is detected.
-	_, _, err := readFrom(iotest.ErrReader(errBoom), Options{})
+	_, _, err := readFrom(iotest.ErrReader(errBoom), ReaderOptions{})
 	if err == nil || err.Error() != "offset 0: read error: boom" || !errors.Is(err, errBoom) {
 		t.Errorf("immediate error: %v", err)
 	}
 	// A source that never returns anything.
-	_, _, err = readFrom(zeroReader{}, Options{})
+	_, _, err = readFrom(zeroReader{}, ReaderOptions{})
 	if !errors.Is(err, io.ErrNoProgress) {
 		t.Errorf("stalled source: %v", err)
 	}
 	// A timeout after the first read.
-	_, _, err = readFrom(iotest.TimeoutReader(bytes.NewReader(file)), Options{})
+	_, _, err = readFrom(iotest.TimeoutReader(bytes.NewReader(file)), ReaderOptions{})
 	if err == nil || err.Error() != "offset 0: read error: timeout" || !errors.Is(err, iotest.ErrTimeout) {
 		t.Errorf("timeout: %v", err)
 	}
@@ -314,15 +314,15 @@ func TestMisbehavingSources(t *testing.T) {
 		if compressed {
 			data = gz(t, file, gzip.NoCompression)[:150_000]
 		}
-		r, frames, err := readFrom(&stallAfter{data: data}, Options{})
+		r, frames, err := readFrom(&stallAfter{data: data}, ReaderOptions{})
 		checkPrefix(t, frames, want, err, r, "read error: multiple Read calls return no data or error", nil)
 		if !errors.Is(err, io.ErrNoProgress) {
 			t.Errorf("compressed %v: %v", compressed, err)
 		}
-		r, frames, err = readFrom(&stallAfter{data: data, overcount: true}, Options{})
+		r, frames, err = readFrom(&stallAfter{data: data, overcount: true}, ReaderOptions{})
 		checkPrefix(t, frames, want, err, r, "read error: invalid count from source reader", nil)
 	}
-	_, _, err := readFrom(&stallAfter{overcount: true}, Options{})
+	_, _, err := readFrom(&stallAfter{overcount: true}, ReaderOptions{})
 	if err == nil || err.Error() != "offset 0: read error: invalid count from source reader" {
 		t.Errorf("overcount at once: %v", err)
 	}
@@ -356,7 +356,7 @@ func TestTooManyInterfaces(t *testing.T) {
 	}
 	w.epb(maxIfaces-1, 1, payload(4, 1), 0)
 	w.raw(newNg(true).idb(2, 0).epb(0, 1, payload(4, 1), 0).b)
-	r, frames, err := readBytes(w.b, Options{})
+	r, frames, err := readBytes(w.b, ReaderOptions{})
 	if err != nil || len(frames) != 2 || frames[0].Interface != maxIfaces-1 || frames[1].Interface != maxIfaces {
 		t.Fatalf("%v %v", frames, err)
 	}
@@ -368,7 +368,7 @@ func TestTooManyInterfaces(t *testing.T) {
 		w.idb(1, 0)
 	}
 	at := len(w.b) - 20
-	checkError(t, w.b, Options{}, 0, fmt.Sprintf("offset %d: more than 65536 interfaces in one section", at), ErrTooLarge)
+	checkError(t, w.b, ReaderOptions{}, 0, fmt.Sprintf("offset %d: more than 65536 interfaces in one section", at), ErrTooLarge)
 }
 
 // zeroReader returns nothing, forever.

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -55,10 +55,10 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// A buffer that holds most inputs whole, as the default 1 MiB one
 		// does real files (the default itself costs time on every run).
-		a := fuzzRead(t, bytes.NewReader(data), Options{bufSize: 4096})
-		b := fuzzRead(t, bytes.NewReader(data), Options{bufSize: minBufSize})
-		c := fuzzRead(t, iotest.OneByteReader(bytes.NewReader(data)), Options{bufSize: 100})
-		d := fuzzRead(t, iotest.HalfReader(bytes.NewReader(data)), Options{bufSize: 256, Readahead: true})
+		a := fuzzRead(t, bytes.NewReader(data), ReaderOptions{bufSize: 4096})
+		b := fuzzRead(t, bytes.NewReader(data), ReaderOptions{bufSize: minBufSize})
+		c := fuzzRead(t, iotest.OneByteReader(bytes.NewReader(data)), ReaderOptions{bufSize: 100})
+		d := fuzzRead(t, iotest.HalfReader(bytes.NewReader(data)), ReaderOptions{bufSize: 256, Readahead: true})
 		for _, x := range []fuzzResult{b, c, d} {
 			if a.err != x.err || a.format != x.format || !slices.Equal(a.frames, x.frames) || !slices.Equal(a.links, x.links) {
 				t.Fatalf("readers disagree:\n%d frames, %v, %q\n%d frames, %v, %q",
@@ -68,7 +68,7 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-func fuzzRead(t *testing.T, src io.Reader, opts Options) fuzzResult {
+func fuzzRead(t *testing.T, src io.Reader, opts ReaderOptions) fuzzResult {
 	var res fuzzResult
 	r, err := NewReader(src, opts)
 	if err != nil {

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -252,11 +252,11 @@ func readAll(r *Reader) ([]got, error) {
 }
 
 // readBytes opens b with opts and reads it all.
-func readBytes(b []byte, opts Options) (*Reader, []got, error) {
+func readBytes(b []byte, opts ReaderOptions) (*Reader, []got, error) {
 	return readFrom(bytes.NewReader(b), opts)
 }
 
-func readFrom(src io.Reader, opts Options) (*Reader, []got, error) {
+func readFrom(src io.Reader, opts ReaderOptions) (*Reader, []got, error) {
 	r, err := NewReader(src, opts)
 	if err != nil {
 		return nil, nil, err

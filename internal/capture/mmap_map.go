@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd
 
-package pcapfile
+package capture
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Reading a regular file through a memory mapping (Options.Map), on the
+// Reading a regular file through a memory mapping (ReaderOptions.Map), on the
 // systems where x/sys/unix maps files: the file is mapped a window at a
 // time and records are slices of the window, so nothing is copied.
 //

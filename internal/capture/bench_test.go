@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func benchNext(b *testing.B, file []byte, compressed bool) {
 	if compressed {
 		src = gz(b, file, gzip.BestSpeed)
 	}
-	r, err := NewReader(bytes.NewReader(src), Options{})
+	r, err := NewReader(bytes.NewReader(src), ReaderOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func benchNext(b *testing.B, file []byte, compressed bool) {
 	}
 	b.SetBytes(int64(len(file) / len(frames)))
 	b.ReportAllocs()
-	r, _ = NewReader(bytes.NewReader(src), Options{})
+	r, _ = NewReader(bytes.NewReader(src), ReaderOptions{})
 	b.ResetTimer()
 	for range b.N {
 		if _, err := r.Next(); err != nil {
@@ -69,7 +69,7 @@ func benchNext(b *testing.B, file []byte, compressed bool) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			r, _ = NewReader(bytes.NewReader(src), Options{})
+			r, _ = NewReader(bytes.NewReader(src), ReaderOptions{})
 			b.StartTimer()
 		}
 	}

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func TestPcapVariants(t *testing.T) {
 				want = append(want, got{d, int(wire), time.Unix(int64(sec), int64(frac*unit)).UTC(),
 					uint16(tc.link), 0, i + 1, off})
 			}
-			r, frames, err := readBytes(p.b, Options{})
+			r, frames, err := readBytes(p.b, ReaderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestPcapVariants(t *testing.T) {
 
 // TestPcapHeaderOnly: a file with no record is fine.
 func TestPcapHeaderOnly(t *testing.T) {
-	r, frames, err := readBytes(newPcap(false, false, 0, 1).b, Options{})
+	r, frames, err := readBytes(newPcap(false, false, 0, 1).b, ReaderOptions{})
 	if err != nil || len(frames) != 0 || r.Format() != "pcap" {
 		t.Fatalf("%v %v", frames, err)
 	}
@@ -127,7 +127,7 @@ func TestPcapAgainstPcapgo(t *testing.T) {
 				}
 				want = append(want, got{d, len(d) + i%3, times[i], uint16(tc.link), 0, i + 1, off})
 			}
-			_, frames, err := readBytes(buf.Bytes(), Options{})
+			_, frames, err := readBytes(buf.Bytes(), ReaderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func TestPcapAgainstPcapgo(t *testing.T) {
 			for i := range 50 {
 				p.rec(uint32(1e9+i*1000), uint32(i*12345), payload(i*31, i), uint32(i*31+i%2))
 			}
-			_, frames, err := readBytes(p.b, Options{})
+			_, frames, err := readBytes(p.b, ReaderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestLargeAndStraddling(t *testing.T) {
 	}
 	for name, src := range sources {
 		for _, size := range []int{0, 64, 4096} {
-			r, frames, err := readFrom(src(), Options{bufSize: size})
+			r, frames, err := readFrom(src(), ReaderOptions{bufSize: size})
 			if err != nil {
 				t.Fatalf("%s/%d: %v", name, size, err)
 			}
@@ -232,7 +232,7 @@ func TestLimitRaisedBySnaplen(t *testing.T) {
 		{65535, 400 << 10, true}, // within the cap, over the snap length: read, flagged
 	} {
 		p := newPcap(true, false, tc.snap, 1).rec(1, 2, d, 0)
-		_, frames, err := readBytes(p.b, Options{MaxRecord: tc.max})
+		_, frames, err := readBytes(p.b, ReaderOptions{MaxRecord: tc.max})
 		if (err == nil) != tc.ok || (tc.ok && len(frames) != 1) {
 			t.Errorf("snap %d max %d: %d frames, %v", tc.snap, tc.max, len(frames), err)
 		}
@@ -245,7 +245,7 @@ func TestGzip(t *testing.T) {
 	pcap, _ := bigFile(300<<10, 5000)
 	ng, _ := sectionsFile()
 	for name, plain := range map[string][]byte{"pcap": pcap, "pcapng": ng} {
-		_, want, err := readBytes(plain, Options{})
+		_, want, err := readBytes(plain, ReaderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestGzip(t *testing.T) {
 				if oneByte {
 					src = iotest.OneByteReader(src)
 				}
-				r, frames, err := readFrom(src, Options{})
+				r, frames, err := readFrom(src, ReaderOptions{})
 				if err != nil {
 					t.Fatalf("%s/%s: %v", name, kind, err)
 				}
@@ -278,7 +278,7 @@ func TestZeroAllocs(t *testing.T) {
 	}
 	for name, file := range map[string][]byte{"pcap": benchPcap(16 << 20), "pcapng": benchPcapng(16 << 20),
 		"pcap read-ahead": benchPcap(16 << 20), "pcapng read-ahead": benchPcapng(16 << 20)} {
-		r, err := NewReader(bytes.NewReader(file), Options{Readahead: strings.HasSuffix(name, "read-ahead")})
+		r, err := NewReader(bytes.NewReader(file), ReaderOptions{Readahead: strings.HasSuffix(name, "read-ahead")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +307,7 @@ func TestOpen(t *testing.T) {
 	if err := writeFile(name, file); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(name, Options{})
+	r, err := Open(name, ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,12 +325,12 @@ func TestOpen(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := Open(name+".missing", Options{}); err == nil {
+	if _, err := Open(name+".missing", ReaderOptions{}); err == nil {
 		t.Error("missing file opened")
 	}
 	// "-" is standard input.
 	stdin := swapStdin(t, name)
-	r, err = Open("-", Options{})
+	r, err = Open("-", ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

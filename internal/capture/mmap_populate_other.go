@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd || openbsd
 
-package pcapfile
+package capture
 
 // mapPopulate: no MAP_POPULATE here; the pages are touched instead.
 const mapPopulate = 0

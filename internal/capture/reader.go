@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"encoding/binary"
@@ -71,8 +71,8 @@ const (
 	OverWire                         // the captured length exceeds the original length (WireLen)
 )
 
-// Options tune a Reader. The zero value is ready to use.
-type Options struct {
+// ReaderOptions tune a Reader. The zero value is ready to use.
+type ReaderOptions struct {
 	// MaxRecord caps the captured length accepted for one record; 0 means
 	// the default (256 KiB = 262144 octets, raised to the file's snap length
 	// if that is larger, but never above 16 MiB). A value above 16 MiB is
@@ -136,7 +136,7 @@ type Reader struct {
 	err        error // sticky error returned by Next
 	frame      Frame
 
-	mp      *mapping    // the mapped file (Options.Map), or nil
+	mp      *mapping    // the mapped file (ReaderOptions.Map), or nil
 	pf      *prefetcher // read-ahead, when on
 	pfOwned bool        // buf is a chunk buffer of pf
 	gather  []byte      // read-ahead: where the last record longer than a chunk's headroom was gathered
@@ -152,7 +152,7 @@ type Reader struct {
 // NewReader returns a Reader for the capture file read from src. It reads
 // and checks the file header (after gzip decompression, if the content is
 // gzip), so a file that is not a capture file fails here.
-func NewReader(src io.Reader, opts Options) (*Reader, error) {
+func NewReader(src io.Reader, opts ReaderOptions) (*Reader, error) {
 	r, err := newReader(src, opts)
 	if err != nil && r != nil && r.mp != nil {
 		r.mp.close()
@@ -163,7 +163,7 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-func newReader(src io.Reader, opts Options) (*Reader, error) {
+func newReader(src io.Reader, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{limit: defaultMaxRecord, budget: opts.Budget}
 	if opts.MaxRecord > 0 {
 		r.limit = min(opts.MaxRecord, hardMaxRecord)
@@ -246,7 +246,7 @@ var testReadahead struct {
 
 // startReadahead starts the read-ahead goroutine when asked, unless the
 // source has already ended.
-func (r *Reader) startReadahead(opts Options) {
+func (r *Reader) startReadahead(opts ReaderOptions) {
 	first, most := prefetchFirst, prefetchMax
 	switch {
 	case testReadahead.on:
@@ -329,7 +329,7 @@ func (r *Reader) notCapture(b []byte) error {
 
 // Open opens the named capture file; "-" means standard input. Close closes
 // the file (but not standard input).
-func Open(name string, opts Options) (*Reader, error) {
+func Open(name string, opts ReaderOptions) (*Reader, error) {
 	if name == "-" {
 		return NewReader(os.Stdin, opts)
 	}

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -87,7 +87,7 @@ func sectionsFile() ([]byte, []got) {
 func TestPcapngSections(t *testing.T) {
 	file, want := sectionsFile()
 	for _, size := range []int{0, 64, 100} {
-		r, frames, err := readBytes(file, Options{bufSize: size})
+		r, frames, err := readBytes(file, ReaderOptions{bufSize: size})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestPcapngSections(t *testing.T) {
 // TestLinkTypesSoFar: LinkTypes grows as interfaces are met.
 func TestLinkTypesSoFar(t *testing.T) {
 	w := newNg(false).idb(276, 0).epb(0, 1, payload(4, 1), 0).idb(1, 0).idb(276, 0).epb(1, 1, payload(4, 1), 0)
-	r, err := NewReader(bytes.NewReader(w.b), Options{})
+	r, err := NewReader(bytes.NewReader(w.b), ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestGarbledOptions(t *testing.T) {
 	for i := range cases {
 		w.epb(uint32(i), 1_000_000_000_000, payload(10, i), 0)
 	}
-	_, frames, err := readBytes(w.b, Options{})
+	_, frames, err := readBytes(w.b, ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestPcapngAgainstPcapgo(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	r, frames, err := readBytes(buf.Bytes(), Options{})
+	r, frames, err := readBytes(buf.Bytes(), ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestPcapngAgainstPcapgo(t *testing.T) {
 		for i := range 60 {
 			h.epb(uint32(i%2), 1_700_000_000_000_000+uint64(i)*1_234_567, payload(i*25, i), uint32(i*25+i%3))
 		}
-		_, frames, err := readBytes(h.b, Options{})
+		_, frames, err := readBytes(h.b, ReaderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +312,7 @@ func TestTimeOutOfRange(t *testing.T) {
 			opts = append(opts, w.tsoffset(tc.offset))
 		}
 		w.idb(1, 0, opts...).epb(0, tc.ts, payload(60, 1), 0)
-		rd, err := NewReader(bytes.NewReader(w.b), Options{})
+		rd, err := NewReader(bytes.NewReader(w.b), ReaderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func TestRecordLengthIssues(t *testing.T) {
 		{"pcapng over the original length", wireNg.b, []LengthIssue{OverWire, 0}, []uint32{0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewReader(bytes.NewReader(tc.file), Options{})
+			r, err := NewReader(bytes.NewReader(tc.file), ReaderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func TestRecordLengthIssues(t *testing.T) {
 	}
 	// Beyond the end of the input: damage, after the frames before it.
 	cut := newPcap(false, false, 200, 1).rec(0, 0, payload(100, 1), 0).recHeader(0, 0, 322, 322).raw(payload(50, 2)).b
-	_, frames, err := readBytes(cut, Options{})
+	_, frames, err := readBytes(cut, ReaderOptions{})
 	if len(frames) != 1 || !errors.Is(err, ErrTruncated) || err.Error() != "frame 2 at offset 140: record cut short: 50 of 322 octets" {
 		t.Errorf("%d frames, %v", len(frames), err)
 	}

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestStreamReadahead(t *testing.T) {
 	head := len(file.b)
 	file.rec(1, 0, payload(100, 1), 0).rec(2, 0, payload(200, 2), 0)
 	go pw.Write(file.b[:head]) // the file header alone
-	rd, err := NewReader(pr, Options{Readahead: true, Stream: true})
+	rd, err := NewReader(pr, ReaderOptions{Readahead: true, Stream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,12 @@ func TestLargeRecordsBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		src  func() io.Reader
-		opts Options
+		opts ReaderOptions
 	}{
-		{"file", func() io.Reader { return newZeroPcap(n, size) }, Options{Readahead: true}},
-		{"pipe", func() io.Reader { return smallReads{newZeroPcap(n, size)} }, Options{Readahead: true, Stream: true}},
-		{"gzip", func() io.Reader { return bytes.NewReader(gz.Bytes()) }, Options{Readahead: true}},
-		{"gzip pipe", func() io.Reader { return smallReads{bytes.NewReader(gz.Bytes())} }, Options{Readahead: true, Stream: true}},
+		{"file", func() io.Reader { return newZeroPcap(n, size) }, ReaderOptions{Readahead: true}},
+		{"pipe", func() io.Reader { return smallReads{newZeroPcap(n, size)} }, ReaderOptions{Readahead: true, Stream: true}},
+		{"gzip", func() io.Reader { return bytes.NewReader(gz.Bytes()) }, ReaderOptions{Readahead: true}},
+		{"gzip pipe", func() io.Reader { return smallReads{bytes.NewReader(gz.Bytes())} }, ReaderOptions{Readahead: true, Stream: true}},
 	} {
 		var before, after runtime.MemStats
 		runtime.GC()

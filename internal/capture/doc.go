@@ -1,4 +1,4 @@
-// Package pcapfile reads packet capture files quickly and safely.
+// Package capture reads packet capture files quickly and safely.
 //
 // # Formats
 //
@@ -28,7 +28,7 @@
 // # Limits
 //
 // Memory stays bounded on any input. The captured length of one record is
-// capped by Options.MaxRecord (default 256 KiB, raised to the file's snap
+// capped by ReaderOptions.MaxRecord (default 256 KiB, raised to the file's snap
 // length when that is larger, never above 16 MiB; for pcapng, the largest
 // interface snap length met so far); a pcapng block may not be
 // longer than 16 MiB + 64 KiB. The read buffer starts at 1 MiB and grows, by
@@ -56,4 +56,4 @@
 // errors.Is with ErrEmpty, ErrNotCapture, ErrTruncated, ErrTooLarge,
 // ErrMalformed or ErrGzip (any corrupt compressed stream) to classify an
 // error.
-package pcapfile
+package capture

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package pcapfile
+package capture
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func gzHeader(t testing.TB, b []byte, name, comment int) []byte {
 // after the last.
 func TestCompression(t *testing.T) {
 	plain, _ := bigFile(300<<10, 5000)
-	_, want, err := readBytes(plain, Options{})
+	_, want, err := readBytes(plain, ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestCompression(t *testing.T) {
 					if oneByte && ahead {
 						continue
 					}
-					r, err := NewReader(src, Options{Readahead: ahead})
+					r, err := NewReader(src, ReaderOptions{Readahead: ahead})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -157,7 +157,7 @@ func TestCompressionErrors(t *testing.T) {
 		{"lz4 cut short", "lz4 stream cut short", func() []byte { b := lz4Frame(t, plain, false); return b[:len(b)/2] }(), ErrTruncated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewReader(bytes.NewReader(tc.file), Options{})
+			r, err := NewReader(bytes.NewReader(tc.file), ReaderOptions{})
 			if err == nil {
 				_, err = readAll(r)
 			}
