@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
@@ -54,8 +53,7 @@ type fileSource struct {
 	stdin  io.Reader
 	hash   bool
 	opened bool
-	frames int   // frames handed on
-	f      Frame // the last one
+	frames int // frames handed on
 
 	src      io.Reader
 	stream   bool          // a pipe, FIFO or terminal: read as data arrives, and given up when ctx ends
@@ -87,7 +85,7 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	if s.frames&1023 == 0 && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	pf, err := s.rd.Next()
+	f, err := s.rd.Next()
 	if err != nil {
 		if err == io.EOF {
 			return nil, io.EOF
@@ -97,20 +95,14 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 		}
 		return nil, s.fail(err)
 	}
-	if pf.LinkType >= maxLinkType {
+	if f.LinkType >= maxLinkType {
 		// Not a LINKTYPE value at all: a damaged header, not a capture of
 		// something else.
-		return nil, s.fail(&capture.Error{Offset: pf.Offset, Frame: pf.Index, Msg: fmt.Sprintf(
-			"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", pf.LinkType)})
+		return nil, s.fail(&capture.Error{Offset: f.Offset, Frame: f.Index, Msg: fmt.Sprintf(
+			"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", f.LinkType)})
 	}
 	s.frames++
-	f := &s.f
-	f.Data, f.WireLen, f.Time, f.LinkType, f.Index = pf.Data, pf.WireLen, pf.Time, pf.LinkType, pf.Index
-	f.Record, f.SnapLen = recordIssue(pf.Issue), int(pf.SnapLen)
-	if pf.TimeOutOfRange {
-		f.Record |= decode.RecordTimeOutOfRange
-	}
-	return f, nil
+	return f, nil // the reader's own: valid until the next call, as a Source's frame is
 }
 
 // fail records what stopped the file and returns it naming the file.
@@ -279,18 +271,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// recordIssue turns the reader's flags into the decoder's.
-func recordIssue(i capture.LengthIssue) uint8 {
-	var r uint8
-	if i&capture.OverSnap != 0 {
-		r |= decode.RecordOverSnap
-	}
-	if i&capture.OverWire != 0 {
-		r |= decode.RecordOverWire
-	}
-	return r
 }
 
 // ctxReader reads a stream (standard input, a FIFO) in a goroutine of its

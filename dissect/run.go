@@ -251,7 +251,7 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			}
 		}
 		if decode.SupportedLink(f.LinkType) {
-			p.d.Decode(&f.Frame)
+			p.d.Decode(f)
 		} else {
 			cur.skipped++ // a link type that cannot carry RDMA
 		}

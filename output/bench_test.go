@@ -7,6 +7,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkRender(b *testing.B) {
 	}
 	var req *record.Message
 	d := decode.New("bench.pcap", decode.Config{}, func(m *record.Message) { req = m })
-	d.Decode(&decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1})
+	d.Decode(&capture.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1})
 	for _, f := range []output.Format{output.JSON, output.Text} {
 		b.Run(string(f), func(b *testing.B) {
 			r, err := output.New(io.Discard, output.Options{Format: f})
@@ -38,7 +39,7 @@ func BenchmarkRender(b *testing.B) {
 	}
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
-		f := &decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}
+		f := &capture.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}
 		for b.Loop() {
 			d.Decode(f)
 		}

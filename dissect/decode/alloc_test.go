@@ -10,7 +10,7 @@ import (
 )
 
 // hotFrames builds one frame of each kind of the hot path.
-func hotFrames(t testing.TB) map[string]*Frame {
+func hotFrames(t testing.TB) map[string]*capture.Frame {
 	t.Helper()
 	x := craft.Exchange{Transport: craft.RoCEv2, Initiator: craft.Peer{SendSize: 4096, ReceiveSize: 4096}}
 	cm, err := x.Frames()
@@ -25,7 +25,7 @@ func hotFrames(t testing.TB) map[string]*Frame {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := map[string]*Frame{}
+	frames := map[string]*capture.Frame{}
 	d := NewDecoder("t", Config{})
 	for {
 		f, err := r.Next()
@@ -43,10 +43,10 @@ func hotFrames(t testing.TB) map[string]*Frame {
 			name = "tcp bulk"
 		}
 		if name != "" && frames[name] == nil {
-			frames[name] = &Frame{Data: bytes.Clone(f.Data), WireLen: f.WireLen, LinkType: f.LinkType, Time: f.Time, Index: 1}
+			frames[name] = &capture.Frame{Data: bytes.Clone(f.Data), WireLen: f.WireLen, LinkType: f.LinkType, Time: f.Time, Index: 1}
 		}
 	}
-	frames["cm"] = &Frame{Data: cm[0].Data, WireLen: len(cm[0].Data), LinkType: 1, Index: 1}
+	frames["cm"] = &capture.Frame{Data: cm[0].Data, WireLen: len(cm[0].Data), LinkType: 1, Index: 1}
 	for _, n := range []string{"roce data", "small udp", "tcp bulk", "cm"} {
 		if frames[n] == nil {
 			t.Fatalf("no %s frame in the workload", n)
@@ -83,7 +83,7 @@ func TestHotPathAllocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tf := &Frame{Data: b, WireLen: len(b), LinkType: 1, Index: 1}
+			tf := &capture.Frame{Data: b, WireLen: len(b), LinkType: 1, Index: 1}
 			d.Decode(tf, emit)
 			d.Decode(tf, emit)
 			if n := testing.AllocsPerRun(1000, func() { d.Decode(tf, emit) }); n != 0 {

@@ -6,8 +6,6 @@
 package decode
 
 import (
-	"time"
-
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/privdata"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -29,21 +28,6 @@ type Config struct {
 	TCP TCPLimits
 	// IPFrag bounds the reassembly of IP fragments.
 	IPFrag ipfrag.Options
-}
-
-// Frame is one captured frame handed to a Decoder. Data is only read during
-// the call.
-type Frame struct {
-	Data     []byte
-	WireLen  int
-	Time     time.Time
-	LinkType uint16
-	Index    int // 1-based frame number within its input
-	// Record says how the capture record disagrees with the file
-	// (RecordOverSnap, RecordOverWire; 0 when it does not), and SnapLen is
-	// the snap length in force (record.go).
-	Record  uint8
-	SnapLen int
 }
 
 // Decoder turns the frames of one input into messages. It keeps its layers
@@ -143,10 +127,10 @@ func (d *Decoder) SetFile(name string) {
 
 // Decode looks at one frame; the messages it completes go to the emit
 // function given to New.
-func (d *Decoder) Decode(f *Frame) {
+func (d *Decoder) Decode(f *capture.Frame) {
 	emit := d.emit
 	fi := d.classify(f.LinkType, f.Data)
-	if fi.odd|f.Record != 0 {
+	if fi.odd|uint8(f.Issue) != 0 {
 		d.countOdd(f, &fi)
 	}
 	switch fi.kind {
@@ -167,7 +151,7 @@ func (d *Decoder) Decode(f *Frame) {
 	case kindTCP:
 		if parseTCP(f.Data, &fi, &d.seg) {
 			d.seg.Frame, d.seg.Time = f.Index, f.Time
-			if fi.tunnels != 0 || fi.lenZero || f.Record != 0 || d.fragFrames != nil {
+			if fi.tunnels != 0 || fi.lenZero || f.Issue != 0 || d.fragFrames != nil {
 				d.segmentNoted(f, &fi) // the MPA message it completes says so
 			} else {
 				d.asm.Segment(&d.seg)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -34,7 +35,7 @@ func isRC(b []byte, off int) bool {
 }
 
 // rcFrame decodes an RC frame for the data path.
-func (d *Decoder) rcFrame(f *Frame, fi *frameInfo) {
+func (d *Decoder) rcFrame(f *capture.Frame, fi *frameInfo) {
 	b := f.Data
 	bth := fi.bth
 	op, qp := b[bth], uint24(b[bth+5:])

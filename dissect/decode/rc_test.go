@@ -7,6 +7,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -33,7 +34,7 @@ func newRCRig(mode datapath.Mode) *rcRig {
 
 func (r *rcRig) decode(f craft.Frame) {
 	r.n++
-	r.d.Decode(&Frame{Data: f.Data, WireLen: len(f.Data), LinkType: f.LinkType, Time: f.Time, Index: r.n})
+	r.d.Decode(&capture.Frame{Data: f.Data, WireLen: len(f.Data), LinkType: f.LinkType, Time: f.Time, Index: r.n})
 }
 
 // nfsRounds builds a connection's setup and then rounds of NFS-like
@@ -107,7 +108,7 @@ func TestRCOrphansNoAllocs(t *testing.T) {
 			write = f
 		}
 	}
-	f := &Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType, Index: 1}
+	f := &capture.Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType, Index: 1}
 	if n := testing.AllocsPerRun(1000, func() { r.d.Decode(f) }); n != 0 {
 		t.Errorf("%v allocations per frame", n)
 	}
@@ -133,7 +134,7 @@ func BenchmarkRCData(b *testing.B) {
 			r.decode(f)
 		}
 		data := append([]byte(nil), write.Data...)
-		f := &Frame{Data: data, WireLen: len(data), LinkType: write.LinkType}
+		f := &capture.Frame{Data: data, WireLen: len(data), LinkType: write.LinkType}
 		psn := uint32(0x2000)
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
@@ -146,7 +147,7 @@ func BenchmarkRCData(b *testing.B) {
 	})
 	b.Run("no connection", func(b *testing.B) {
 		r := newRCRig(datapath.ModeFindings)
-		f := &Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType}
+		f := &capture.Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType}
 		b.ReportAllocs()
 		b.SetBytes(int64(len(write.Data)))
 		for b.Loop() {

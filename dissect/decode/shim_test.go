@@ -1,6 +1,9 @@
 package decode
 
-import "github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+import (
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
+)
 
 // testDecoder is a Decoder whose messages go to the emit function of the
 // call that produced them.
@@ -20,7 +23,7 @@ func NewDecoder(name string, cfg Config) *testDecoder {
 	return td
 }
 
-func (td *testDecoder) Decode(f *Frame, emit func(*record.Message)) {
+func (td *testDecoder) Decode(f *capture.Frame, emit func(*record.Message)) {
 	td.out = emit
 	td.Decoder.Decode(f)
 }

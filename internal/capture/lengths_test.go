@@ -18,23 +18,23 @@ func TestRecordLengthIssues(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		file []byte
-		want []LengthIssue // per frame
+		want []RecordIssue // per frame
 		snap []uint32
 	}{
 		{"pcap over the snap length", newPcap(false, false, 200, 1).rec(0, 0, payload(100, 1), 0).rec(0, 0, payload(322, 2), 0).
-			rec(0, 0, payload(60, 3), 0).b, []LengthIssue{0, OverSnap, 0}, []uint32{200, 200, 200}},
+			rec(0, 0, payload(60, 3), 0).b, []RecordIssue{0, OverSnap, 0}, []uint32{200, 200, 200}},
 		{"pcap over the original length", newPcap(false, true, 65535, 1).rec(0, 0, payload(100, 1), 60).rec(0, 0, payload(10, 2), 0).b,
-			[]LengthIssue{OverWire, 0}, []uint32{65535, 65535}},
-		{"pcap over both", newPcap(true, false, 50, 1).rec(0, 0, payload(100, 1), 60).b, []LengthIssue{OverSnap | OverWire}, []uint32{50}},
-		{"pcapng over the interface snap length", snapNg.b, []LengthIssue{0, OverSnap, 0}, []uint32{100, 100, 100}},
-		{"pcapng over the original length", wireNg.b, []LengthIssue{OverWire, 0}, []uint32{0, 0}},
+			[]RecordIssue{OverWire, 0}, []uint32{65535, 65535}},
+		{"pcap over both", newPcap(true, false, 50, 1).rec(0, 0, payload(100, 1), 60).b, []RecordIssue{OverSnap | OverWire}, []uint32{50}},
+		{"pcapng over the interface snap length", snapNg.b, []RecordIssue{0, OverSnap, 0}, []uint32{100, 100, 100}},
+		{"pcapng over the original length", wireNg.b, []RecordIssue{OverWire, 0}, []uint32{0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := NewReader(bytes.NewReader(tc.file), ReaderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var issues []LengthIssue
+			var issues []RecordIssue
 			var snaps []uint32
 			for {
 				f, err := r.Next()

@@ -51,7 +51,7 @@ func (r *Reader) nextPcap() error {
 	// A captured length over the original or the snap length is odd, not
 	// damage: the record's extent is known, so it is read as captured and
 	// flagged (tshark and tcpdump read it too).
-	var issue LengthIssue
+	var issue RecordIssue
 	if caplen > wirelen {
 		issue |= OverWire
 	}

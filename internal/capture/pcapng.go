@@ -151,7 +151,7 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 		return newError(ErrTooLarge, off, fn, "captured length %d exceeds limit %d", caplen, r.limit)
 	}
 	// Over the original or the snap length: read as captured, flagged.
-	var issue LengthIssue
+	var issue RecordIssue
 	if caplen > wirelen {
 		issue |= OverWire
 	}
@@ -181,7 +181,11 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	f := &r.frame
 	f.Data = b[epbDataOff:end:end]
 	f.WireLen = int(wirelen)
-	f.Time, f.TimeOutOfRange = ifc.time(ts)
+	t, outOfRange := ifc.time(ts)
+	if outOfRange {
+		issue |= TimeOutOfRange
+	}
+	f.Time = t
 	f.LinkType = ifc.link
 	f.Interface = r.secBase + int(id)
 	f.Index = r.n
@@ -233,7 +237,7 @@ func (r *Reader) simplePacketBlock(off int64) error {
 	f := &r.frame
 	f.Data = b[spbDataOff:end:end]
 	f.WireLen = int(wirelen)
-	f.Time, f.TimeOutOfRange = time.Time{}, false
+	f.Time = time.Time{}
 	f.LinkType = r.ifaces[0].link
 	f.Interface = r.secBase
 	f.Index = r.n

@@ -320,8 +320,8 @@ func TestTimeOutOfRange(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if !f.Time.Equal(tc.want) || f.TimeOutOfRange != tc.want.IsZero() {
-			t.Errorf("%s: time %v, out of range %v; want %v", tc.name, f.Time, f.TimeOutOfRange, tc.want)
+		if !f.Time.Equal(tc.want) || (f.Issue&TimeOutOfRange != 0) != tc.want.IsZero() {
+			t.Errorf("%s: time %v, out of range %v; want %v", tc.name, f.Time, f.Issue&TimeOutOfRange != 0, tc.want)
 		}
 		if y := f.Time.Year(); !f.Time.IsZero() && (y < 1970 || y > 9999) {
 			t.Errorf("%s: year %d", tc.name, y)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
@@ -37,38 +36,6 @@ const (
 const (
 	formatPcap   = 1
 	formatPcapng = 2
-)
-
-// Frame is one packet record. Data is valid only until the next call to Next.
-type Frame struct {
-	Data      []byte    // captured octets (len(Data) == captured length)
-	WireLen   int       // original length on the wire (>= len(Data) unless Issue has OverWire)
-	Time      time.Time // UTC; zero for pcapng Simple Packet Blocks
-	LinkType  uint16    // LINKTYPE_* of the capturing interface (1 Ethernet, 113 SLL, 276 SLL2, 197 ERF, 247 InfiniBand...)
-	Interface int       // pcapng: interface number counted across all sections of the file; pcap: 0
-	Index     int       // 1-based number of this packet record within the file
-	Offset    int64     // offset of the record's header within the (decompressed) stream
-	// Issue says how the record's lengths disagree with the file (OverSnap,
-	// OverWire; 0 when they agree): such a record is still returned, as
-	// its captured length says, and reading goes on with the next one.
-	// SnapLen is the snap length in force (the file's, or the interface's),
-	// 0 when none is given.
-	Issue   LengthIssue
-	SnapLen uint32
-	// TimeOutOfRange says the record's timestamp (pcapng: with the
-	// interface's if_tsresol and if_tsoffset) is outside the years 1970 to
-	// 9999, which no capture was made in: Time is then zero, as for a
-	// record without a timestamp, rather than a wrapped value.
-	TimeOutOfRange bool
-}
-
-// LengthIssue flags a record whose captured length disagrees with the file.
-type LengthIssue uint8
-
-// Bits of LengthIssue.
-const (
-	OverSnap LengthIssue = 1 << iota // the captured length exceeds the snap length
-	OverWire                         // the captured length exceeds the original length (WireLen)
 )
 
 // ReaderOptions tune a Reader. The zero value is ready to use.
