@@ -72,7 +72,7 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 			break
 		}
 		if b, ok := src.(budgeted); ok {
-			b.setBudget(r.cfg.Budget)
+			b.SetBudget(r.cfg.Budget)
 		}
 		err := r.source(ctx, src)
 		if r.err != nil {

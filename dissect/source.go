@@ -1,6 +1,10 @@
 package dissect
 
 import (
+	"context"
+	"io"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
@@ -32,3 +36,23 @@ var ErrIdle = capture.ErrIdle
 // FlushInterval bounds how long a frame stays in a FrameWriter's buffer
 // while frames keep coming.
 const FlushInterval = capture.FlushInterval
+
+// InputError is a problem reading one input; it names the input.
+type InputError = capture.InputError
+
+// File is the Source of one capture file, pcap or pcapng, gzip-compressed
+// or not; "-" is stdin. It is opened at the first call of Next and read
+// ahead in a goroutine of its own. With hash, its SHA-256 is computed for
+// its Input: for a regular file on another core, for a stream as it is
+// read. A damaged file ends at the damage with an *InputError naming the
+// file, the frame and the offset.
+func File(name string, stdin io.Reader, hash bool) Source { return capture.File(name, stdin, hash) }
+
+// budgeted is a Source whose reader charges the run's memory budget.
+type budgeted interface{ SetBudget(*budget.Budget) }
+
+// readSource is read, with a memory fault in the mapping of a file turned
+// into the source's error (capture.CatchFaults).
+func (r *run) readSource(ctx context.Context, src Source, p *pass) error {
+	return capture.CatchFaults(src, func() error { return r.read(ctx, src, p) })
+}

@@ -1,15 +1,15 @@
-package dissect
+package capture
 
 import (
-	"context"
 	"fmt"
 	"runtime/debug"
 )
 
-// A capture file read through a memory mapping (capture.ReaderOptions.Map) that
+// A capture file read through a memory mapping (ReaderOptions.Map) that
 // another program truncates while it is read faults where the missing
-// octets are read, in the run loop's goroutine. The source turns on
-// debug.SetPanicOnFault while it is mapped, and readSource turns such a
+// octets are read: not in Next, but wherever the frame's octets are read,
+// in the run loop's goroutine. The source turns on debug.SetPanicOnFault
+// while it is mapped, and CatchFaults, around the run loop, turns such a
 // fault into the source's error, like damage: what came before is handed
 // on, the other inputs are still read.
 
@@ -18,9 +18,10 @@ type faulter interface {
 	faulted(addr uintptr) error
 }
 
-// readSource is read, with memory faults of a mapped input turned into the
-// source's error.
-func (r *run) readSource(ctx context.Context, src Source, p *pass) (err error) {
+// CatchFaults calls read, which reads the frames of src and dissects them,
+// and turns a memory fault in the mapping of a file src reads into src's
+// error (an *InputError). Any other panic goes on.
+func CatchFaults(src Source, read func() error) (err error) {
 	defer func() {
 		e := recover()
 		if e == nil {
@@ -33,7 +34,7 @@ func (r *run) readSource(ctx context.Context, src Source, p *pass) (err error) {
 		}
 		err = fs.faulted(fault.Addr())
 	}()
-	return r.read(ctx, src, p)
+	return read()
 }
 
 // mapFaults turns panics on faults on or off for the calling goroutine

@@ -1,4 +1,4 @@
-package dissect
+package capture
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
-	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // InputError is a problem reading one input; it names the input.
@@ -42,11 +41,6 @@ func File(name string, stdin io.Reader, hash bool) Source {
 }
 
 // fileSource is the state of File.
-// budgeted is a Source whose reader charges the run's memory budget.
-type budgeted interface{ setBudget(*budget.Budget) }
-
-func (s *fileSource) setBudget(b *budget.Budget) { s.budget = b }
-
 type fileSource struct {
 	budget *budget.Budget
 	in     record.Input
@@ -59,11 +53,16 @@ type fileSource struct {
 	stream   bool          // a pipe, FIFO or terminal: read as data arrives, and given up when ctx ends
 	hashed   func() string // waits for the SHA-256
 	closeSrc func()
-	rd       *capture.Reader
+	rd       *Reader
 	closed   bool
 	faults   bool // panics on memory faults were turned on for the mapping (mapped.go)
 	oldFault bool // the setting before
 }
+
+// SetBudget has the file's reader charge the run's memory budget for the
+// buffers of large records (ReaderOptions.Budget). The run loop calls it
+// before the first call of Next, once it knows the budget.
+func (s *fileSource) SetBudget(b *budget.Budget) { s.budget = b }
 
 // maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
 // and the USER values are 147 to 162.
@@ -98,7 +97,7 @@ func (s *fileSource) Next(ctx context.Context) (*Frame, error) {
 	if f.LinkType >= maxLinkType {
 		// Not a LINKTYPE value at all: a damaged header, not a capture of
 		// something else.
-		return nil, s.fail(&capture.Error{Offset: f.Offset, Frame: f.Index, Msg: fmt.Sprintf(
+		return nil, s.fail(&Error{Offset: f.Offset, Frame: f.Index, Msg: fmt.Sprintf(
 			"link type %d is not a LINKTYPE value: the file (or interface) header is damaged", f.LinkType)})
 	}
 	s.frames++
@@ -121,7 +120,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	// Standard input redirected from a regular file never waits for data:
 	// it is read in large chunks, as a file is.
 	s.stream = size < 0 && !(s.in.Name == "-" && regularFile(s.stdin))
-	rd, err := capture.NewReader(src, capture.ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget})
+	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget})
 	if err != nil {
 		return err
 	}
