@@ -22,7 +22,7 @@ import (
 	"github.com/gopacket/gopacket/afpacket"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // Live capture tests: they run the real binary as root, capture on the
@@ -432,7 +432,7 @@ func TestLiveErrors(t *testing.T) {
 		return 0, errOut.String()
 	}
 	for _, c := range cases {
-		if (live.Backend == "libpcap" || pcapBuild) && strings.Contains(c.want, "-f needs") {
+		if (capture.Backend == "libpcap" || pcapBuild) && strings.Contains(c.want, "-f needs") {
 			continue // the libpcap build takes -f (TestLivePcapFilter)
 		}
 		code, stderr := run(c.args)

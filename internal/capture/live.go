@@ -1,9 +1,10 @@
-// Package live captures frames from network interfaces for the dissector:
+package capture
+
+// Live capture takes frames from network interfaces for the dissector:
 // with Linux AF_PACKET in pure Go by default, or with libpcap in a build with
 // the "pcap" tag (for RDMA sniffer devices such as mlx5_0, which AF_PACKET
 // cannot see, and for tcpdump filter expressions). A kernel filter lets
 // through only the candidates for RDMA connection setup.
-package live
 
 import (
 	"errors"
@@ -12,21 +13,14 @@ import (
 	"time"
 )
 
-// Options configure a capture.
-type Options struct {
+// LiveOptions configure a live capture.
+type LiveOptions struct {
 	Promisc bool   // promiscuous mode
 	Snaplen int    // octets kept of each frame; 0: 262144
 	Filter  Filter // the built-in candidate filter
 	// Expr is a tcpdump filter expression, used instead of Filter; only the
 	// libpcap build compiles it.
 	Expr string
-}
-
-// Frame is one captured frame. Data belongs to the caller.
-type Frame struct {
-	Data    []byte
-	WireLen int
-	Time    time.Time
 }
 
 // Handle is an open capture on one interface.
@@ -44,7 +38,7 @@ type Handle interface {
 }
 
 // ErrTimeout: no frame arrived within the poll interval.
-var ErrTimeout = errors.New("live: no frame within the poll interval")
+var ErrTimeout = errors.New("capture: no frame from the interface within the poll interval")
 
 // PollInterval bounds how long a Read waits, so that a stop request is
 // noticed promptly.

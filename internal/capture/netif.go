@@ -1,6 +1,6 @@
 //go:build !pcap
 
-package live
+package capture
 
 import "net"
 

@@ -1,6 +1,6 @@
 //go:build linux && !pcap
 
-package live
+package capture
 
 import (
 	"bytes"
@@ -59,7 +59,7 @@ func TestFilterOptmem(t *testing.T) {
 			done <- err
 			return
 		}
-		h, err := Open("lo", Options{Filter: *maxFilterSet()})
+		h, err := OpenInterface("lo", LiveOptions{Filter: *maxFilterSet()})
 		if err == nil {
 			h.Close()
 		}

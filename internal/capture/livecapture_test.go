@@ -1,4 +1,4 @@
-package live
+package capture_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	golayers "github.com/gopacket/gopacket/layers"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // fakeHandle hands out the frames it is given, then times out until it is
@@ -45,7 +46,7 @@ func (h *fakeHandle) Read() ([]byte, int, time.Time, error) {
 		return nil, 0, time.Time{}, h.err
 	}
 	time.Sleep(time.Millisecond)
-	return nil, 0, time.Time{}, ErrTimeout
+	return nil, 0, time.Time{}, capture.ErrTimeout
 }
 
 func (h *fakeHandle) Close() error {
@@ -63,7 +64,7 @@ func (h *fakeHandle) isClosed() bool {
 
 // drain reads c until it returns an error other than ErrIdle (or goes idle
 // with want frames read), and returns copies of the frames.
-func drain(t *testing.T, ctx context.Context, c *Capture, want int) (frames []dissect.Frame, inputs []record.Input, err error) {
+func drain(t *testing.T, ctx context.Context, c *capture.Live, want int) (frames []dissect.Frame, inputs []record.Input, err error) {
 	t.Helper()
 	for {
 		f, err := c.Next(ctx)
@@ -89,7 +90,7 @@ func drain(t *testing.T, ctx context.Context, c *Capture, want int) (frames []di
 func TestCaptureEnds(t *testing.T) {
 	a := newFake("a", nil, []byte{1}, []byte{2, 2})
 	b := newFake("b", nil, []byte{3, 3, 3})
-	c := NewCapture([]Handle{a, b}, 300*time.Millisecond)
+	c := capture.NewLive([]capture.Handle{a, b}, 300*time.Millisecond)
 	defer c.Close()
 	var frames []dissect.Frame
 	var err error
@@ -128,7 +129,7 @@ func TestCaptureEnds(t *testing.T) {
 // handed on, then ctx's error.
 func TestCaptureCancel(t *testing.T) {
 	a := newFake("a", nil, []byte{1}, []byte{2}, []byte{3})
-	c := NewCapture([]Handle{a}, 0)
+	c := capture.NewLive([]capture.Handle{a}, 0)
 	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	f, err := c.Next(ctx)
@@ -150,7 +151,7 @@ func TestCaptureCancel(t *testing.T) {
 // naming it.
 func TestCaptureFails(t *testing.T) {
 	bad := newFake("bad0", errors.New("interface bad0 went down"), []byte{1})
-	c := NewCapture([]Handle{newFake("good0", nil), bad}, 0)
+	c := capture.NewLive([]capture.Handle{newFake("good0", nil), bad}, 0)
 	defer c.Close()
 	frames, _, err := drain(t, context.Background(), c, 5)
 	if err == nil || err.Error() != "capture on bad0 failed: interface bad0 went down" || len(frames) != 1 {
@@ -177,7 +178,7 @@ func TestCaptureRun(t *testing.T) {
 	}
 	h := newFake("a", nil, frames...)
 	var w countWriter
-	c := NewCapture([]Handle{h}, 0)
+	c := capture.NewLive([]capture.Handle{h}, 0)
 	sum, err := dissect.RunSources(context.Background(), []dissect.Source{c}, dissect.Config{Live: true, Count: 4, Writer: &w}, dissect.NopSink{})
 	if err != nil || sum.Frames != 4 || w.frames != 4 || len(sum.Inputs) != 1 || sum.Inputs[0].Frames != 4 {
 		t.Errorf("%v: %d frames, %d written, inputs %+v", err, sum.Frames, w.frames, sum.Inputs)
@@ -187,7 +188,7 @@ func TestCaptureRun(t *testing.T) {
 	}
 
 	w = countWriter{}
-	c = NewCapture([]Handle{newFake("a", nil, frames...)}, 500*time.Millisecond)
+	c = capture.NewLive([]capture.Handle{newFake("a", nil, frames...)}, 500*time.Millisecond)
 	if _, err := dissect.RunSources(context.Background(), []dissect.Source{c}, dissect.Config{Live: true, Writer: &w}, dissect.NopSink{}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux && !pcap
 
-package live
+package capture
 
 import (
 	"errors"
@@ -51,13 +51,13 @@ func linkOf(name string) (uint16, error) {
 	return 0, fmt.Errorf("%s has link type ARPHRD %d, which this build cannot capture (Ethernet and raw IP interfaces only); try the libpcap build (go build -tags pcap) or tcpdump", name, t)
 }
 
-// Open starts capturing on an interface.
+// OpenInterface starts capturing on an interface.
 //
 // The socket is made for no protocol at all, so that it receives nothing
 // until the filter is attached; only then is it bound to every protocol on
 // the interface. Nothing the filter would drop (nor the outgoing copies on
 // loopback) reaches the ring, not even while the capture starts.
-func Open(name string, opts Options) (Handle, error) {
+func OpenInterface(name string, opts LiveOptions) (Handle, error) {
 	if opts.Expr != "" {
 		return nil, errors.New("-f needs the libpcap build (go build -tags pcap); this pure-Go build filters with --port and --host")
 	}

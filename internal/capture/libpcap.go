@@ -1,6 +1,6 @@
 //go:build pcap
 
-package live
+package capture
 
 import (
 	"errors"
@@ -73,8 +73,8 @@ func checkDevice(name string) (netdev, loopback bool, err error) {
 	return false, false, noInterface(name)
 }
 
-// Open starts capturing on a device.
-func Open(name string, opts Options) (Handle, error) {
+// OpenInterface starts capturing on a device.
+func OpenInterface(name string, opts LiveOptions) (Handle, error) {
 	netdev, loopback, err := checkDevice(name)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package live
+package capture
 
 import "golang.org/x/net/bpf"
 

@@ -1,6 +1,6 @@
 //go:build !linux && !pcap
 
-package live
+package capture
 
 import "errors"
 
@@ -9,8 +9,8 @@ const Backend = "none"
 
 var errNoBackend = errors.New("live capture needs Linux (AF_PACKET) or the libpcap build (go build -tags pcap)")
 
-// Open always fails: this build has no capture backend.
-func Open(name string, opts Options) (Handle, error) { return nil, errNoBackend }
+// OpenInterface always fails: this build has no capture backend.
+func OpenInterface(name string, opts LiveOptions) (Handle, error) { return nil, errNoBackend }
 
 // Interfaces lists the system's interfaces.
 func Interfaces() ([]Interface, error) { return netInterfaces() }

@@ -1,4 +1,4 @@
-package live
+package capture
 
 import (
 	"context"
@@ -10,18 +10,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
-// Capture is a live capture on one or more interfaces, read together: the
-// dissect.Source of a live run. Each interface is read in a goroutine of
-// its own from the first call of Next; frames are handed on in the order
-// they arrive, and numbered in that order, which is the order of the -w
-// file. The capture ends when ctx ends (Ctrl-C, SIGTERM) or its duration
+// Live is a live capture on one or more interfaces, read together: the
+// Source of a live run. Each interface is read in a goroutine of its own
+// from the first call of Next; frames are handed on in the order they
+// arrive, and numbered in that order, which is the order of the -w file. The capture ends when ctx ends (Ctrl-C, SIGTERM) or its duration
 // passed: the frames already captured are still handed on, then Next
 // returns ctx.Err() or io.EOF. An interface that fails ends it at once.
-type Capture struct {
+type Live struct {
 	handles  []Handle
 	duration time.Duration
 	inputs   []record.Input
@@ -34,11 +32,11 @@ type Capture struct {
 	idle   *time.Ticker // how often Next checks for idleness
 
 	started bool
-	stopped bool          // the readers were stopped; what they queued is still handed on
-	end     error         // what Next returns once the queue is empty
-	n       int           // frames handed on
-	cur     dissect.Frame // the last one
-	buf     []byte        // its buffer, reused once the next one is asked for
+	stopped bool   // the readers were stopped; what they queued is still handed on
+	end     error  // what Next returns once the queue is empty
+	n       int    // frames handed on
+	cur     Frame  // the last one
+	buf     []byte // its buffer, reused once the next one is asked for
 }
 
 // frame is a frame handed from a reader goroutine to Next.
@@ -50,13 +48,13 @@ type frame struct {
 	err     error
 }
 
-// OpenCapture opens a capture on each interface (see Open) to be read
+// OpenLive opens a capture on each interface (see OpenInterface) to be read
 // together, for at most duration (0: until ctx ends). When one cannot be
 // opened, those opened before are closed.
-func OpenCapture(ifaces []string, opts Options, duration time.Duration) (*Capture, error) {
+func OpenLive(ifaces []string, opts LiveOptions, duration time.Duration) (*Live, error) {
 	var hs []Handle
 	for _, name := range ifaces {
-		h, err := Open(name, opts)
+		h, err := OpenInterface(name, opts)
 		if err != nil {
 			for _, h := range hs {
 				h.Close()
@@ -65,13 +63,13 @@ func OpenCapture(ifaces []string, opts Options, duration time.Duration) (*Captur
 		}
 		hs = append(hs, h)
 	}
-	return NewCapture(hs, duration), nil
+	return NewLive(hs, duration), nil
 }
 
-// NewCapture reads handles already open together, for at most duration
+// NewLive reads handles already open together, for at most duration
 // (0: until ctx ends). The capture owns them: Close closes them.
-func NewCapture(handles []Handle, duration time.Duration) *Capture {
-	c := &Capture{handles: handles, duration: duration}
+func NewLive(handles []Handle, duration time.Duration) *Live {
+	c := &Live{handles: handles, duration: duration}
 	for _, h := range handles {
 		c.inputs = append(c.inputs, record.Input{Name: h.Name(), Format: "live", LinkTypes: []uint16{h.LinkType()}})
 	}
@@ -79,7 +77,7 @@ func NewCapture(handles []Handle, duration time.Duration) *Capture {
 }
 
 // Names lists the interfaces, in order.
-func (c *Capture) Names() []string {
+func (c *Live) Names() []string {
 	names := make([]string, len(c.handles))
 	for i, h := range c.handles {
 		names[i] = h.Name()
@@ -89,10 +87,10 @@ func (c *Capture) Names() []string {
 
 // Inputs describes the interfaces: their names, link types, and the octets
 // captured on each.
-func (c *Capture) Inputs() []record.Input { return append([]record.Input(nil), c.inputs...) }
+func (c *Live) Inputs() []record.Input { return append([]record.Input(nil), c.inputs...) }
 
 // start starts a reader on each interface, and the clock.
-func (c *Capture) start() {
+func (c *Live) start() {
 	c.started = true
 	c.frames = make(chan frame, 256)
 	c.free = make(chan []byte, 512)
@@ -110,10 +108,10 @@ func (c *Capture) start() {
 	c.idle = time.NewTicker(PollInterval)
 }
 
-// Next returns the next frame captured, dissect.ErrIdle when none came for
+// Next returns the next frame captured, ErrIdle when none came for
 // a poll interval, and what ended the capture once the frames captured
 // before its end were handed on.
-func (c *Capture) Next(ctx context.Context) (*dissect.Frame, error) {
+func (c *Live) Next(ctx context.Context) (*Frame, error) {
 	if !c.started && !c.stopped {
 		c.start()
 	}
@@ -147,7 +145,7 @@ func (c *Capture) Next(ctx context.Context) (*dissect.Frame, error) {
 		case <-c.idle.C:
 			// Idle: nothing came since the last tick.
 			if len(c.frames) == 0 {
-				return nil, dissect.ErrIdle
+				return nil, ErrIdle
 			}
 		}
 	}
@@ -155,7 +153,7 @@ func (c *Capture) Next(ctx context.Context) (*dissect.Frame, error) {
 
 // take hands on a frame from a reader, or the failure of its interface,
 // which ends the capture at once: what is queued is not handed on.
-func (c *Capture) take(f frame) (*dissect.Frame, error) {
+func (c *Live) take(f frame) (*Frame, error) {
 	if f.err != nil {
 		c.halt(io.EOF)
 		c.frames = nil // nothing more
@@ -172,7 +170,7 @@ func (c *Capture) take(f frame) (*dissect.Frame, error) {
 
 // halt stops the readers and closes the interfaces; end is what Next
 // returns once the frames they queued were handed on.
-func (c *Capture) halt(end error) {
+func (c *Live) halt(end error) {
 	if c.stopped {
 		return
 	}
@@ -192,7 +190,7 @@ func (c *Capture) halt(end error) {
 
 // Close ends the capture, if it has not ended; the frames it queued are
 // dropped. It may be called more than once.
-func (c *Capture) Close() error {
+func (c *Live) Close() error {
 	c.halt(io.EOF)
 	c.frames = nil
 	return nil
@@ -231,11 +229,11 @@ func read(i int, h Handle, out chan<- frame, free chan []byte, stop <-chan struc
 	}
 }
 
-// File is the capture file (-w) a live capture writes as it goes: a
-// dissect.FrameWriter, buffered, which the run loop flushes when the
-// capture is idle and at least every dissect.FlushInterval, so that a
-// capture that is killed leaves its frames.
-type File struct {
+// LiveFile is the capture file (-w) a live capture writes as it goes: a
+// FrameWriter, buffered, which the run loop flushes when the capture is
+// idle and at least every FlushInterval, so that a capture that is killed
+// leaves its frames.
+type LiveFile struct {
 	path string
 	f    *os.File
 	w    *Writer
@@ -245,7 +243,7 @@ type File struct {
 // (one interface per capture interface), or pcap for a ".pcap" name. It
 // refuses before creating the file, which would empty it, when a pcap file
 // cannot hold the interfaces' link types. Its errors name the file.
-func (c *Capture) CreateFile(path string) (*File, error) {
+func (c *Live) CreateFile(path string) (*LiveFile, error) {
 	pcapng := !strings.HasSuffix(strings.ToLower(path), ".pcap")
 	links := make([]uint16, len(c.handles))
 	for i, h := range c.handles {
@@ -264,20 +262,20 @@ func (c *Capture) CreateFile(path string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &File{path: path, f: f, w: w}, nil
+	return &LiveFile{path: path, f: f, w: w}, nil
 }
 
 // WriteFrame writes one frame, on the interface of its input.
-func (f *File) WriteFrame(fr *dissect.Frame) error {
+func (f *LiveFile) WriteFrame(fr *Frame) error {
 	return f.w.Write(fr.Input, fr.Data, fr.WireLen, fr.Time)
 }
 
 // Flush writes out what is buffered.
-func (f *File) Flush() error { return f.w.Flush() }
+func (f *LiveFile) Flush() error { return f.w.Flush() }
 
 // Close writes out what is buffered and closes the file; its error names
 // the file.
-func (f *File) Close() error {
+func (f *LiveFile) Close() error {
 	err := f.w.Flush()
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
