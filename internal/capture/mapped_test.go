@@ -13,17 +13,6 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
-// collect keeps the messages and connections of a run.
-type collect struct {
-	msgs  []*record.Message
-	conns []*record.Connection
-	sum   *record.Summary
-}
-
-func (c *collect) Message(m *record.Message) error       { c.msgs = append(c.msgs, m); return nil }
-func (c *collect) Connection(x *record.Connection) error { c.conns = append(c.conns, x); return nil }
-func (c *collect) Summary(s *record.Summary) error       { c.sum = s; return nil }
-
 // truncator cuts its file short at the first message it gets, while the
 // file is being read through its mapping.
 type truncator struct {

@@ -1,20 +1,22 @@
-// Package extract writes the frames that carried connection messages to a
-// capture file: the small attachment a bug report wants, cut from a large
-// capture (rdmacm-pd dissect -w with file input).
+package capture
+
+// The excerpt writer (Excerpt) writes the frames that carried connection
+// messages to a capture file: the small attachment a bug report wants,
+// cut from a large capture (rdmacm-pd dissect -w with file input).
 //
-// A Writer is both the run loop's FrameWriter, which sees every frame, and
-// a Sink in front of the renderer, which sees every message. A CM message
-// is emitted while its frame is the current one; an iWARP MPA frame may
-// have begun in TCP segments long before the one that completes it
-// (record.Message.Frames lists them all), so the Writer keeps copies of
-// the recent TCP segments, and writes each message's frames in capture
+// An Excerpt is both the run loop's FrameWriter, which sees every frame,
+// and a RecordSink in front of the renderer, which sees every message. A
+// CM message is emitted while its frame is the current one; an iWARP MPA
+// frame may have begun in TCP segments long before the one that completes
+// it (record.Message.Frames lists them all), so the Excerpt keeps copies
+// of the recent TCP segments, and writes each message's frames in capture
 // order once no later message can reach back before them. Frames are
 // written once, however many messages they carried.
-package extract
 
 import (
 	"bufio"
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -26,25 +28,28 @@ import (
 	golayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
-// DefaultWindow bounds the octets of frames a Writer holds at once: the
-// recent TCP segments (in case an MPA frame they began completes later)
-// and the frames waiting to be written in order.
-const DefaultWindow = 16 << 20
+// DefaultExcerptWindow bounds the octets of frames an Excerpt holds at
+// once: the recent TCP segments (in case an MPA frame they began completes
+// later) and the frames waiting to be written in order.
+const DefaultExcerptWindow = 16 << 20
 
 // snapLen is the snap length written in the file header.
 const snapLen = 262144
 
-// Options tune a Writer.
-type Options struct {
+// ExcerptOptions tune an Excerpt.
+type ExcerptOptions struct {
+	// Probe tells the frames that may carry an earlier part of an MPA
+	// frame that a later frame completes, which the Excerpt keeps copies
+	// of: a *decode.Probe. It is required; the Excerpt cannot make one
+	// itself, as the decoder imports this package for its Frame.
+	Probe MPAProbe
 	// Keep chooses the messages whose frames are written (nil: all).
 	Keep func(*record.Message) bool
-	// Window bounds the octets held (0: DefaultWindow).
+	// Window bounds the octets held (0: DefaultExcerptWindow).
 	Window int
 	// Budget, when set, is the run's memory budget: the frames held are
 	// charged to it, and when it is full the oldest TCP segments kept go
@@ -53,8 +58,24 @@ type Options struct {
 	Budget *budget.Budget
 }
 
-// Stats say what a Writer wrote.
-type Stats struct {
+// MPAProbe looks at frames without decoding them (decode.Probe).
+type MPAProbe interface {
+	// MayContinueMPA reports whether a frame is a TCP segment the
+	// reassembler would look at: the only kind of frame that can carry an
+	// earlier part of an MPA frame completed by a later one.
+	MayContinueMPA(linkType uint16, data []byte) bool
+}
+
+// RecordSink receives the records of a run, as the renderer does: the
+// methods of dissect.Sink, which an Excerpt passes them on to.
+type RecordSink interface {
+	Message(*record.Message) error
+	Connection(*record.Connection) error
+	Summary(*record.Summary) error
+}
+
+// ExcerptStats say what an Excerpt wrote.
+type ExcerptStats struct {
 	Frames   int // frames written
 	Messages int // messages whose frames were written
 	// Lost counts frames of messages that had left the window before
@@ -74,12 +95,12 @@ type held struct {
 	inRing, inPending bool
 }
 
-// Writer writes the frames of chosen messages to a capture file.
-type Writer struct {
+// Excerpt writes the frames of chosen messages to a capture file.
+type Excerpt struct {
 	path   string
 	pcapng bool
-	opts   Options
-	next   dissect.Sink
+	opts   ExcerptOptions
+	next   RecordSink
 	f      *os.File
 	buf    *bufio.Writer
 	ng     *pcapgo.NgWriter
@@ -87,8 +108,7 @@ type Writer struct {
 	ifaces map[ifaceKey]int
 	link   int // the pcap file's link type, -1 before the first frame
 
-	probe     decode.Probe
-	cur       *dissect.Frame // the frame being dissected (not copied)
+	cur       *Frame // the frame being dissected (not copied)
 	lastIndex int
 	ring      []*held // recent TCP segments, oldest first
 	// pending are the frames of messages taken, waiting to be written, by
@@ -97,7 +117,7 @@ type Writer struct {
 	// a limit costs what is written, not what waits.
 	pending []*held
 	held    int // octets in ring and pending
-	stats   Stats
+	stats   ExcerptStats
 	err     error
 }
 
@@ -106,22 +126,25 @@ type ifaceKey struct {
 	lt   uint16
 }
 
-// Create starts a capture file at path: pcap for a name ending in .pcap,
-// pcapng otherwise. Records go on to next.
-func Create(path string, opts Options, next dissect.Sink) (*Writer, error) {
+// CreateExcerpt starts a capture file at path: pcap for a name ending in
+// .pcap, pcapng otherwise. Records go on to next.
+func CreateExcerpt(path string, opts ExcerptOptions, next RecordSink) (*Excerpt, error) {
+	if opts.Probe == nil {
+		return nil, errors.New("capture: an Excerpt needs ExcerptOptions.Probe")
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	if opts.Window <= 0 {
-		opts.Window = DefaultWindow
+		opts.Window = DefaultExcerptWindow
 	}
-	return &Writer{path: path, pcapng: !strings.HasSuffix(strings.ToLower(path), ".pcap"), opts: opts, next: next, f: f,
+	return &Excerpt{path: path, pcapng: !strings.HasSuffix(strings.ToLower(path), ".pcap"), opts: opts, next: next, f: f,
 		buf: bufio.NewWriterSize(f, 1<<20), ifaces: map[ifaceKey]int{}, link: -1}, nil
 }
 
 // WriteFrame sees each frame the run loop reads, before it is dissected.
-func (w *Writer) WriteFrame(f *dissect.Frame) error {
+func (w *Excerpt) WriteFrame(f *Frame) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -135,7 +158,7 @@ func (w *Writer) WriteFrame(f *dissect.Frame) error {
 	}
 	w.lastIndex = f.Index
 	w.cur = f
-	if w.probe.MayContinueMPA(f.LinkType, f.Data) {
+	if w.opts.Probe.MayContinueMPA(f.LinkType, f.Data) {
 		h := w.copyOf(f, "")
 		h.inRing = true
 		w.ring = append(w.ring, h)
@@ -160,20 +183,20 @@ func (w *Writer) WriteFrame(f *dissect.Frame) error {
 // that a flood of tiny segments stays bounded too.
 const heldCost = 160
 
-func (w *Writer) copyOf(f *dissect.Frame, name string) *held {
+func (w *Excerpt) copyOf(f *Frame, name string) *held {
 	w.held += len(f.Data) + heldCost
 	w.opts.Budget.Force(budget.Excerpt, len(f.Data)+heldCost)
 	return &held{index: f.Index, data: append([]byte(nil), f.Data...), wireLen: f.WireLen, ts: f.Time, linkType: f.LinkType, name: name}
 }
 
 // let stops counting a frame no longer held.
-func (w *Writer) let(h *held) {
+func (w *Excerpt) let(h *held) {
 	w.held -= len(h.data) + heldCost
 	w.opts.Budget.Release(budget.Excerpt, len(h.data)+heldCost)
 }
 
 // drop forgets a segment of the ring (unless a message already wants it).
-func (w *Writer) drop(h *held) {
+func (w *Excerpt) drop(h *held) {
 	h.inRing = false
 	if !h.inPending {
 		w.let(h)
@@ -181,7 +204,7 @@ func (w *Writer) drop(h *held) {
 }
 
 // Flush writes out what is buffered of the frames already written.
-func (w *Writer) Flush() error {
+func (w *Excerpt) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -191,7 +214,7 @@ func (w *Writer) Flush() error {
 	return w.err
 }
 
-func (w *Writer) flushWriters() error {
+func (w *Excerpt) flushWriters() error {
 	if w.ng != nil {
 		if err := w.ng.Flush(); err != nil {
 			return err
@@ -201,7 +224,7 @@ func (w *Writer) flushWriters() error {
 }
 
 // Message takes the frames of a chosen message, and passes it on.
-func (w *Writer) Message(m *record.Message) error {
+func (w *Excerpt) Message(m *record.Message) error {
 	if w.opts.Keep == nil || w.opts.Keep(m) {
 		w.take(m)
 	}
@@ -209,14 +232,14 @@ func (w *Writer) Message(m *record.Message) error {
 }
 
 // RPC passes a data-path rpc record on (its frames are not taken).
-func (w *Writer) RPC(rec *record.RPC) error {
+func (w *Excerpt) RPC(rec *record.RPC) error {
 	if next, ok := w.next.(interface{ RPC(*record.RPC) error }); ok {
 		return next.RPC(rec)
 	}
 	return nil
 }
 
-func (w *Writer) take(m *record.Message) {
+func (w *Excerpt) take(m *record.Message) {
 	frames := m.Frames
 	if len(frames) == 0 {
 		frames = []int{m.Frame}
@@ -245,14 +268,14 @@ func (w *Writer) take(m *record.Message) {
 }
 
 // Connection passes a connection on.
-func (w *Writer) Connection(c *record.Connection) error { return w.next.Connection(c) }
+func (w *Excerpt) Connection(c *record.Connection) error { return w.next.Connection(c) }
 
 // Summary passes the summary on.
-func (w *Writer) Summary(s *record.Summary) error { return w.next.Summary(s) }
+func (w *Excerpt) Summary(s *record.Summary) error { return w.next.Summary(s) }
 
 // writePending writes the frames waiting with an index below limit (all,
 // for -1), in order.
-func (w *Writer) writePending(limit int) {
+func (w *Excerpt) writePending(limit int) {
 	n := 0
 	for n < len(w.pending) && (limit < 0 || w.pending[n].index < limit) {
 		h := w.pending[n]
@@ -272,7 +295,7 @@ func (w *Writer) writePending(limit int) {
 }
 
 // write writes one frame, starting the file at the first.
-func (w *Writer) write(h *held) error {
+func (w *Excerpt) write(h *held) error {
 	ci := gopacket.CaptureInfo{Timestamp: h.ts, CaptureLength: len(h.data), Length: max(h.wireLen, len(h.data))}
 	if !w.pcapng {
 		if w.link < 0 {
@@ -313,7 +336,7 @@ func (w *Writer) write(h *held) error {
 
 // Close writes what is left and closes the file; a file without frames is
 // a valid empty capture.
-func (w *Writer) Close() (Stats, error) {
+func (w *Excerpt) Close() (ExcerptStats, error) {
 	w.writePending(-1)
 	err := w.err
 	if err == nil && w.stats.Frames == 0 {
@@ -329,7 +352,7 @@ func (w *Writer) Close() (Stats, error) {
 }
 
 // empty writes the header of a capture without frames.
-func (w *Writer) empty() error {
+func (w *Excerpt) empty() error {
 	lt := golayers.LinkTypeEthernet
 	if w.cur != nil {
 		lt = golayers.LinkType(w.cur.LinkType)

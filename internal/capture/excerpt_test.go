@@ -1,4 +1,4 @@
-package extract_test
+package capture_test
 
 import (
 	"context"
@@ -11,8 +11,9 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/extract"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // collect keeps the messages and connections of a run.
@@ -81,12 +82,13 @@ func busy(t *testing.T, name string) string {
 	return path
 }
 
-// excerpt dissects in through an extract.Writer to out and returns what the
-// run saw and what the writer says.
-func excerpt(t *testing.T, in, out string, opts extract.Options) (*collect, extract.Stats, error) {
+// excerpt dissects in through a capture.Excerpt to out and returns what
+// the run saw and what the writer says.
+func excerpt(t *testing.T, in, out string, opts capture.ExcerptOptions) (*collect, capture.ExcerptStats, error) {
 	t.Helper()
 	c := &collect{}
-	w, err := extract.Create(out, opts, c)
+	opts.Probe = new(decode.Probe)
+	w, err := capture.CreateExcerpt(out, opts, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func TestExcerpt(t *testing.T) {
 	in := busy(t, "busy.pcap")
 	for _, name := range []string{"setup.pcapng", "setup.pcap"} {
 		out := filepath.Join(t.TempDir(), name)
-		full, st, err := excerpt(t, in, out, extract.Options{})
+		full, st, err := excerpt(t, in, out, capture.ExcerptOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -180,7 +182,7 @@ func TestExcerpt(t *testing.T) {
 func TestExcerptKeep(t *testing.T) {
 	in := busy(t, "busy.pcap")
 	out := filepath.Join(t.TempDir(), "rej.pcapng")
-	_, st, err := excerpt(t, in, out, extract.Options{Keep: func(m *record.Message) bool { return m.Kind == record.KindREJ }})
+	_, st, err := excerpt(t, in, out, capture.ExcerptOptions{Keep: func(m *record.Message) bool { return m.Kind == record.KindREJ }})
 	if err != nil || st.Frames != 1 || st.Messages != 1 {
 		t.Fatalf("%+v, %v", st, err)
 	}
@@ -195,7 +197,7 @@ func TestExcerptKeep(t *testing.T) {
 func TestExcerptWindow(t *testing.T) {
 	in := busy(t, "busy.pcap")
 	out := filepath.Join(t.TempDir(), "small.pcapng")
-	_, st, err := excerpt(t, in, out, extract.Options{Window: 400})
+	_, st, err := excerpt(t, in, out, capture.ExcerptOptions{Window: 400})
 	if err != nil || st.Lost == 0 || st.Frames == 0 {
 		t.Fatalf("%+v, %v; want segments lost", st, err)
 	}
@@ -209,9 +211,9 @@ func TestExcerptWindow(t *testing.T) {
 // pcapng file (an interface each), not into a pcap file.
 func TestExcerptLinkTypes(t *testing.T) {
 	inputs := []string{"../../pcaps/rocev2-nfs.pcap", "../../pcaps/infiniband.pcap"}
-	run := func(out string) (extract.Stats, error) {
+	run := func(out string) (capture.ExcerptStats, error) {
 		c := &collect{}
-		w, err := extract.Create(out, extract.Options{}, c)
+		w, err := capture.CreateExcerpt(out, capture.ExcerptOptions{Probe: new(decode.Probe)}, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +239,7 @@ func TestExcerptLinkTypes(t *testing.T) {
 // TestExcerptEmpty: no message, a valid capture without frames.
 func TestExcerptEmpty(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "none.pcap")
-	_, st, err := excerpt(t, "../../pcaps/rocev2-nfs.pcap", out, extract.Options{Keep: func(*record.Message) bool { return false }})
+	_, st, err := excerpt(t, "../../pcaps/rocev2-nfs.pcap", out, capture.ExcerptOptions{Keep: func(*record.Message) bool { return false }})
 	if err != nil || st.Frames != 0 {
 		t.Fatalf("%+v, %v", st, err)
 	}
