@@ -16,7 +16,6 @@ import (
 	"github.com/gopacket/gopacket/afpacket"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/craft"
-	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -119,11 +118,11 @@ func TestLiveNetns(t *testing.T) {
 	// The captured frames carry their 802.1Q tag with VLAN ID 100: all of
 	// them over VLAN interfaces (the tags AF_PACKET took off are put back),
 	// else the injected one.
-	r, err := capture.Open(wfile, capture.ReaderOptions{})
+	r, done, err := openCapture(wfile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer done()
 	n, tagged := 0, 0
 	for {
 		f, err := r.Next()

@@ -315,3 +315,44 @@ func swapStdin(t *testing.T, name string) *os.File {
 	})
 	return f
 }
+
+// fileReader is a Reader over a capture file it opened, which its Close
+// closes too.
+type fileReader struct {
+	*Reader
+	f *os.File
+}
+
+// openCapture opens the named capture file for reading; "-" means standard
+// input, which Close leaves open. The Sources open their files themselves:
+// only the tests want this.
+func openCapture(name string, opts ReaderOptions) (*fileReader, error) {
+	if name == "-" {
+		r, err := NewReader(os.Stdin, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &fileReader{Reader: r}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileReader{Reader: r, f: f}, nil
+}
+
+// Close releases the Reader, then closes the file (the first time).
+func (r *fileReader) Close() error {
+	r.Reader.Close()
+	f := r.f
+	r.f = nil
+	if f != nil {
+		return f.Close()
+	}
+	return nil
+}

@@ -300,18 +300,18 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
-// TestOpen opens a file by name and through "-".
+// TestOpen opens a file by name and through "-" (openCapture).
 func TestOpen(t *testing.T) {
 	file, want := bigFile(100<<10, 10)
 	name := t.TempDir() + "/x.pcap"
 	if err := writeFile(name, file); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(name, ReaderOptions{})
+	r, err := openCapture(name, ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames, err := readAll(r)
+	frames, err := readAll(r.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,16 +325,16 @@ func TestOpen(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := Open(name+".missing", ReaderOptions{}); err == nil {
+	if _, err := openCapture(name+".missing", ReaderOptions{}); err == nil {
 		t.Error("missing file opened")
 	}
 	// "-" is standard input.
 	stdin := swapStdin(t, name)
-	r, err = Open("-", ReaderOptions{})
+	r, err = openCapture("-", ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames, err = readAll(r)
+	frames, err = readAll(r.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}

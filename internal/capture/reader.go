@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
@@ -86,7 +85,6 @@ type Reader struct {
 	raw      *rawReader // compressed input, nil when not compressed
 	comp     int        // compGzip, compZstd, compLZ4, or compNone
 	compDone func()     // releases the decompressor
-	closer   io.Closer  // file opened by Open
 	buf      []byte
 	r, w     int
 	base     int64
@@ -294,26 +292,7 @@ func (r *Reader) notCapture(b []byte) error {
 	return newError(ErrNotCapture, 0, 0, "not a capture file (pcap, pcapng, gzip, zstd or lz4): starts with %s", hex)
 }
 
-// Open opens the named capture file; "-" means standard input. Close closes
-// the file (but not standard input).
-func Open(name string, opts ReaderOptions) (*Reader, error) {
-	if name == "-" {
-		return NewReader(os.Stdin, opts)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	r, err := NewReader(f, opts)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	r.closer = f
-	return r, nil
-}
-
-// Close releases the Reader and closes the file opened by Open. Frames
+// Close releases the Reader; its source is the caller's to close. Frames
 // returned earlier become invalid; Next returns an error afterwards.
 func (r *Reader) Close() error {
 	if r.pf != nil {
@@ -331,11 +310,6 @@ func (r *Reader) Close() error {
 	if r.mp != nil {
 		r.mp.close()
 		r.mp = nil
-	}
-	c := r.closer
-	r.closer = nil
-	if c != nil {
-		return c.Close()
 	}
 	return nil
 }
