@@ -21,9 +21,6 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 		}
 		seen[name] = true
 	}
-	if opts.Write == "-" {
-		return usageError("-w -: standard output carries the report; give -w a file name")
-	}
 	c, err := capture.OpenLive(opts.Interfaces, capture.LiveOptions{Promisc: !opts.NoPromisc, Filter: filter, Expr: opts.Expr}, opts.Duration)
 	if err != nil {
 		return failure(err)
