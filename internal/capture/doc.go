@@ -1,4 +1,23 @@
-// Package capture reads packet capture files quickly and safely.
+// Package capture is where the dissector's frames come from: the sources
+// the run loop (package dissect) reads, and the one Frame type they hand
+// out, which the run loop and the decoder read as it was filled in.
+//
+//   - Reader reads packet capture files quickly and safely (the sections
+//     below). File is the Source of one capture file, standard input or a
+//     FIFO: it opens and hashes the file, reads it ahead or through a memory
+//     mapping, and turns a mapping that faults into the file's error
+//     (CatchFaults).
+//   - Live is the Source of a live capture on one or more interfaces, read
+//     together: AF_PACKET in pure Go on Linux, or libpcap in a build with
+//     the "pcap" tag, each with a kernel filter (Filter) that lets through
+//     only the candidates for RDMA connection setup. LiveFile is the -w file
+//     it writes as it goes.
+//   - Excerpt writes the frames that carried chosen messages to a capture
+//     file (-w with file input).
+//
+// It is internal: package dissect keeps the names its API had for them
+// (dissect.Frame, dissect.Source, dissect.File...) as aliases, and cmd
+// opens live captures and excerpts with it directly.
 //
 // # Formats
 //
@@ -40,7 +59,7 @@
 //
 // # Zero copy
 //
-// Next returns a pointer to a Frame owned by the Reader, and Frame.Data
+// Reader.Next returns a pointer to a Frame owned by the Reader, and Frame.Data
 // points into the Reader's buffer. Both are valid only until the next call to
 // Next (or Close); copy what must be kept. Data's capacity is its length, so
 // appending to it never writes into the buffer. The source is read in large

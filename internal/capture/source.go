@@ -59,9 +59,9 @@ const (
 )
 
 // Source is where the run loop reads frames from: one capture file
-// (File), or the interfaces of a live capture read together
-// (dissect/live). A source is one pairing scope: the messages of its
-// inputs may pair into connections, those of different sources never do.
+// (File), or the interfaces of a live capture read together (Live). A
+// source is one pairing scope: the messages of its inputs may pair into
+// connections, those of different sources never do.
 type Source interface {
 	// Next returns the next frame; it belongs to the source, and is valid
 	// until the next call. Its errors: io.EOF after the last frame;
