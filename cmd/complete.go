@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -47,7 +47,7 @@ var (
 
 // interfaces completes -i with the interfaces live capture can use.
 func interfaces(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	ifs, err := live.Interfaces()
+	ifs, err := capture.Interfaces()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -18,10 +18,10 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/extract"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
@@ -302,13 +302,13 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if sel != nil {
 		sink = sel.Filter(sink)
 	}
-	var excerpt *extract.Writer
+	var excerpt *capture.Excerpt
 	if opts.Write != "" && !live {
 		var keep func(*record.Message) bool
 		if sel != nil {
 			keep = sel.Message
 		}
-		if excerpt, err = extract.Create(opts.Write, extract.Options{Keep: keep, Budget: cfg.Budget}, sink); err != nil {
+		if excerpt, err = capture.CreateExcerpt(opts.Write, capture.ExcerptOptions{Probe: new(decode.Probe), Keep: keep, Budget: cfg.Budget}, sink); err != nil {
 			return failure(fmt.Errorf("--write: %w", err))
 		}
 		sink, cfg.Writer = excerpt, excerpt
@@ -361,7 +361,7 @@ func timeMode(opts *dissectOptions) output.TimeMode {
 
 // closeExcerpt finishes the -w file of a file input and says on standard
 // error what it holds.
-func closeExcerpt(s *IOStreams, w *extract.Writer, name string) error {
+func closeExcerpt(s *IOStreams, w *capture.Excerpt, name string) error {
 	st, err := w.Close()
 	if err != nil {
 		return fmt.Errorf("--write: %w", err)
@@ -370,7 +370,7 @@ func closeExcerpt(s *IOStreams, w *extract.Writer, name string) error {
 		plural(st.Messages, "message"), name)
 	if st.Lost > 0 {
 		note += fmt.Sprintf("; %d earlier %s of MPA frames had left the %d MiB window and are not in it",
-			st.Lost, plural(st.Lost, "segment"), extract.DefaultWindow>>20)
+			st.Lost, plural(st.Lost, "segment"), capture.DefaultExcerptWindow>>20)
 	}
 	fmt.Fprintf(s.ErrOut, "rdmacm-pd: %s\n", note)
 	return nil

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // runLive captures on the interfaces until -c, --duration or a signal, and
 // writes the -w file alongside.
 func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissect.Config, sink record.Sink) error {
-	filter := live.Filter{RoCEPorts: cfg.RoCEPorts, TCPPorts: opts.Ports, Hosts: opts.Hosts}
+	filter := capture.Filter{RoCEPorts: cfg.RoCEPorts, TCPPorts: opts.Ports, Hosts: opts.Hosts}
 	seen := map[string]bool{}
 	for _, name := range opts.Interfaces {
 		if seen[name] {
@@ -22,15 +22,12 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 		}
 		seen[name] = true
 	}
-	if opts.Write == "-" {
-		return usageError("-w -: standard output carries the report; give -w a file name")
-	}
-	c, err := live.OpenCapture(opts.Interfaces, live.Options{Promisc: !opts.NoPromisc, Filter: filter, Expr: opts.Expr}, opts.Duration)
+	c, err := capture.OpenLive(opts.Interfaces, capture.LiveOptions{Promisc: !opts.NoPromisc, Filter: filter, Expr: opts.Expr}, opts.Duration)
 	if err != nil {
 		return failure(err)
 	}
 	defer c.Close()
-	var file *live.File
+	var file *capture.LiveFile
 	if opts.Write != "" {
 		if file, err = c.CreateFile(opts.Write); err != nil {
 			return failure(err)
@@ -47,7 +44,7 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 	case opts.Duration > 0:
 		stopWith = fmt.Sprintf("%s or Ctrl-C", opts.Duration)
 	}
-	fmt.Fprintf(s.ErrOut, "rdmacm-pd: capturing on %s (%s); stops after %s\n", strings.Join(c.Names(), ", "), live.Backend, stopWith)
+	fmt.Fprintf(s.ErrOut, "rdmacm-pd: capturing on %s (%s); stops after %s\n", strings.Join(c.Names(), ", "), capture.Backend, stopWith)
 	_, runErr := dissect.RunSources(ctx, []dissect.Source{c}, cfg, sink)
 	if file != nil {
 		// The last frames are written out, and a failure to is an error
@@ -61,7 +58,7 @@ func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissec
 
 // listInterfaces prints the interfaces live capture can use (-D).
 func listInterfaces(s *IOStreams) error {
-	ifs, err := live.Interfaces()
+	ifs, err := capture.Interfaces()
 	if err != nil {
 		return failure(err)
 	}
@@ -80,6 +77,6 @@ func listInterfaces(s *IOStreams) error {
 		extra = append(extra, it.Addresses...)
 		fmt.Fprintf(s.Out, "%d. %s (%s) %s\n", i+1, it.Name, state, strings.Join(extra, " "))
 	}
-	fmt.Fprintf(s.Out, "(capture backend: %s)\n", live.Backend)
+	fmt.Fprintf(s.Out, "(capture backend: %s)\n", capture.Backend)
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
@@ -36,12 +36,30 @@ func udpFrames(t *testing.T, path string) (all int, udp []udpFrame) {
 	return all, udp
 }
 
+// openCapture opens a capture file to read it back: a capture.Reader over
+// the file, and what closes both.
+func openCapture(path string) (*capture.Reader, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := capture.NewReader(f, capture.ReaderOptions{})
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return r, func() {
+		r.Close()
+		f.Close()
+	}, nil
+}
+
 func readUDP(path string) (all int, udp []udpFrame, err error) {
-	r, err := pcapfile.Open(path, pcapfile.Options{})
+	r, done, err := openCapture(path)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer r.Close()
+	defer done()
 	for {
 		f, err := r.Next()
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/gopacket/gopacket/afpacket"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
@@ -74,8 +74,8 @@ func rdmacmBinary(t *testing.T) string {
 	return bin
 }
 
-// capture starts the binary capturing and waits until it says it captures.
-type capture struct {
+// liveRun starts the binary capturing and waits until it says it captures.
+type liveRun struct {
 	cmd    *exec.Cmd
 	stdout bytes.Buffer
 	stderr *bufio.Reader
@@ -83,9 +83,9 @@ type capture struct {
 	done   chan error
 }
 
-func startCapture(t *testing.T, args ...string) *capture {
+func startCapture(t *testing.T, args ...string) *liveRun {
 	t.Helper()
-	c := &capture{cmd: exec.Command(rdmacmBinary(t), append([]string{"dissect"}, args...)...)}
+	c := &liveRun{cmd: exec.Command(rdmacmBinary(t), append([]string{"dissect"}, args...)...)}
 	c.cmd.Stdout = &c.stdout
 	pr, err := c.cmd.StderrPipe()
 	if err != nil {
@@ -109,7 +109,7 @@ func startCapture(t *testing.T, args ...string) *capture {
 	return c
 }
 
-func (c *capture) wait(t *testing.T, limit time.Duration) int {
+func (c *liveRun) wait(t *testing.T, limit time.Duration) int {
 	t.Helper()
 	select {
 	case err := <-c.done:
@@ -432,7 +432,7 @@ func TestLiveErrors(t *testing.T) {
 		return 0, errOut.String()
 	}
 	for _, c := range cases {
-		if (live.Backend == "libpcap" || pcapBuild) && strings.Contains(c.want, "-f needs") {
+		if (capture.Backend == "libpcap" || pcapBuild) && strings.Contains(c.want, "-f needs") {
 			continue // the libpcap build takes -f (TestLivePcapFilter)
 		}
 		code, stderr := run(c.args)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/gopacket/gopacket/afpacket"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -119,11 +118,11 @@ func TestLiveNetns(t *testing.T) {
 	// The captured frames carry their 802.1Q tag with VLAN ID 100: all of
 	// them over VLAN interfaces (the tags AF_PACKET took off are put back),
 	// else the injected one.
-	r, err := pcapfile.Open(wfile, pcapfile.Options{})
+	r, done, err := openCapture(wfile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer done()
 	n, tagged := 0, 0
 	for {
 		f, err := r.Next()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // Version is the tool's version, set at build time with
@@ -37,7 +37,7 @@ var pseudoVersion = regexp.MustCompile(`-(0\.)?\d{14}-[0-9a-f]{12}(\+dirty)?$`)
 // ReadBuildInfo reads the build information the go command stamped into
 // the binary.
 func ReadBuildInfo() BuildInfo {
-	b := BuildInfo{Version: Version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Backend: live.Backend}
+	b := BuildInfo{Version: Version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Backend: capture.Backend}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return b

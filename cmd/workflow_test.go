@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/live"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // The bug-report workflow: what a support engineer types, reads and pastes.
@@ -110,7 +110,7 @@ func TestHelpExamples(t *testing.T) {
 func TestVersion(t *testing.T) {
 	_, out, _ := run(t, nil, nil, false, "version")
 	_, out2, _ := run(t, nil, nil, false, "--version")
-	want := " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + " " + live.Backend + "\n"
+	want := " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + " " + capture.Backend + "\n"
 	if out != out2 || !strings.HasPrefix(out, "rdmacm-pd ") || !strings.HasSuffix(out, want) || out != ToolVersion()+"\n" {
 		t.Errorf("version %q, --version %q, want ...%q", out, out2, want)
 	}
@@ -201,7 +201,7 @@ func TestVersionStamped(t *testing.T) {
 		return strings.TrimSpace(runIn(dir, bin, "version"))
 	}
 	want := "rdmacm-pd devel (" + head[:12] + ", " + commit.UTC().Format(time.RFC3339) + ") " + runtime.Version() + " " +
-		runtime.GOOS + "/" + runtime.GOARCH + " " + live.Backend
+		runtime.GOOS + "/" + runtime.GOARCH + " " + capture.Backend
 	if got := build(); got != want {
 		t.Errorf("clean clone: %q\nwant %q", got, want)
 	}

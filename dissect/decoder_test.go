@@ -3,6 +3,7 @@ package dissect_test
 import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
 // emitDecoder is a Decoder whose messages go to emit as the run loop would
@@ -16,7 +17,7 @@ func newDecoder(name string, cfg decode.Config, emit func(*record.Message)) *emi
 	return &emitDecoder{decode.New(name, cfg), emit}
 }
 
-func (d *emitDecoder) Decode(f *decode.Frame) { d.messages(d.Decoder.Decode(f)) }
+func (d *emitDecoder) Decode(f *capture.Frame) { d.messages(d.Decoder.Decode(f)) }
 
 func (d *emitDecoder) Flush() { d.messages(d.Decoder.Flush()) }
 

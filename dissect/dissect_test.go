@@ -16,6 +16,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -38,7 +39,7 @@ func decodeFrames(t *testing.T, link uint16, frames ...[]byte) []*record.Message
 	var out []*record.Message
 	d := newDecoder("test", decode.Config{}, func(m *record.Message) { out = append(out, m) })
 	for i, b := range frames {
-		d.Decode(&decode.Frame{Data: b, WireLen: len(b), LinkType: link, Index: i + 1, Time: craft.DefaultStart})
+		d.Decode(&capture.Frame{Data: b, WireLen: len(b), LinkType: link, Index: i + 1, Time: craft.DefaultStart})
 	}
 	return out
 }
@@ -198,7 +199,7 @@ func TestFindings(t *testing.T) {
 			}
 			var msgs []*record.Message
 			d := newDecoder("test", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) })
-			d.Decode(&decode.Frame{Data: frame, WireLen: wire, LinkType: link, Index: 1})
+			d.Decode(&capture.Frame{Data: frame, WireLen: wire, LinkType: link, Index: 1})
 			if len(msgs) != 1 {
 				t.Fatalf("got %d messages, want 1", len(msgs))
 			}
@@ -346,7 +347,7 @@ func TestRoCEPort(t *testing.T) {
 	}
 	var got []*record.Message
 	d := newDecoder("t", decode.Config{RoCEPorts: []uint16{0x1234}}, func(m *record.Message) { got = append(got, m) })
-	d.Decode(&decode.Frame{Data: frame, WireLen: len(frame), LinkType: 1, Index: 1})
+	d.Decode(&capture.Frame{Data: frame, WireLen: len(frame), LinkType: 1, Index: 1})
 	if len(got) != 1 || got[0].RPCRDMA == nil || got[0].Name() != "REP" || got[0].IB.ICRC == nil || !got[0].IB.ICRC.Valid {
 		t.Fatalf("extra port not decoded: %+v", got)
 	}

@@ -11,7 +11,7 @@ A frame goes one way, one package for each step:
 	          frames             messages             connections
 	Source ───────────▶ Decoder ──────────▶ Tracker ─────────────▶ Sink
 	(File,              (decode)    │       (conn)     │          (output)
-	 live.Capture)       │  │  ▲    └────── messages ──┼──────────▶
+	 capture.Live)       │  │  ▲    └────── messages ──┼──────────▶
 	         TCP segments│  │  │messages               │hand-over  ▲
 	                     ▼  │  │                       ▼           │rpc records,
 	         TCP reassembly ──▶ MPA framer        Data path ───────┘connection figures
@@ -19,25 +19,29 @@ A frame goes one way, one package for each step:
 	                        │  RC frames                ▲
 	                        └───────────────────────────┘
 
-A Source yields the frames of one capture file (File) or of the
-interfaces of a live capture read together (dissect/live.Capture). The
-run loop, RunSources, reads each Source in turn to its end and counts its
-frames; a frame count limit (Config.Count) and a writer of the frames read
-(Config.Writer, the -w file) are the loop's too. Each frame goes to the
-Decoder (dissect/decode), which classifies it from its first octets,
-decodes the candidates with the gopacket layers of package layers, checks
-them, reads the private data (dissect/privdata: the RFC 8797 message, or
-another upper layer's data), and emits a record.Message with its findings
-(dissect/finding). The loop hands each message to the Tracker
-(dissect/conn), which pairs the messages into connection attempts, names
-each attempt's upper layer and works out what it negotiated; its rules
-judge the message too (a finding such as rpcrdma-absent applies only to an
-RPC-over-RDMA connection), so the loop counts the message and hands it to
-the Sink after that, then the attempts the Tracker made ready. At the end of a source the Decoder
-gives up what it still holds and the Tracker hands on the attempts it
-still tracks: messages never pair across sources. At the end of the run
-the loop hands the Sink the record.Summary. Renderers (package output)
-implement Sink; so does a test that collects records.
+A Source yields the frames of one capture file (File) or of the interfaces
+of a live capture read together (capture.Live). Both are package
+internal/capture's, with the reader of capture files and the -w writers,
+and so is the one Frame type they hand out (dissect.Frame): the run loop
+and the Decoder read the frame the reader filled in, nothing is copied on
+the way. The run loop, RunSources, reads each Source in turn to its end
+and counts its frames; a frame count limit (Config.Count) and a writer of
+the frames read (Config.Writer, the -w file) are the loop's too. Each
+frame goes to the Decoder (dissect/decode), which classifies it from its
+first octets, decodes the candidates with the gopacket layers of package
+layers, checks them, reads the private data (dissect/privdata: the RFC
+8797 message, or another upper layer's data), and emits a record.Message
+with its findings (dissect/finding). The loop hands each message to the
+Tracker (dissect/conn), which pairs the messages into connection attempts,
+names each attempt's upper layer and works out what it negotiated; its
+rules judge the message too (a finding such as rpcrdma-absent applies only
+to an RPC-over-RDMA connection), so the loop counts the message and hands
+it to the Sink after that, then the attempts the Tracker made ready. At
+the end of a source the Decoder gives up what it still holds and the
+Tracker hands on the attempts it still tracks: messages never pair across
+sources. At the end of the run the loop hands the Sink the record.Summary.
+Renderers (package output) implement Sink; so does a test that collects
+records.
 
 # One frame, from a file to a JSON line
 
@@ -47,9 +51,9 @@ Take frame 1 of pcaps/rocev2-nfs.pcap, read with
 
 cmd turns the flags into a Config and calls Run, which makes a File
 source of the name and runs the loop with the JSON renderer as the Sink.
-At the first call of Next, File opens the file: dissect/pcapfile tells
-pcap, pcapng and gzip apart by content and reads ahead in a goroutine of
-its own. Next returns the frame: 322 octets of Ethernet, link type 1,
+At the first call of Next, File opens the file: the reader of
+internal/capture tells pcap, pcapng and gzip apart by content and reads
+ahead in a goroutine of its own. Next returns the frame: 322 octets of Ethernet, link type 1,
 input 0, Index 1. The loop counts it for its input and passes it to
 Decoder.Decode. The Decoder's classifier sees IPv4, UDP to port 4791
 (RoCEv2), a BTH with a UD SEND opcode, a DETH and a MAD of the
@@ -161,7 +165,7 @@ count it when its record goes out at the end.
 
 # Live capture
 
-A live capture is a Source like a file: dissect/live.Capture reads its
+A live capture is a Source like a file: capture.Live reads its
 interfaces in goroutines of their own and numbers the frames in the order
 it hands them on. With Config.Live the Tracker hands each attempt on as
 soon as its state is known; Ctrl-C (a cancelled ctx) or the capture's

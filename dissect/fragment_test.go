@@ -11,6 +11,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
@@ -78,7 +79,7 @@ func TestIPFragments(t *testing.T) {
 			d := newDecoder("t", decode.Config{}, func(*record.Message) { msgs++ })
 			// The same fragment twice: one datagram, never complete.
 			for i := 1; i <= 2; i++ {
-				d.Decode(&decode.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart})
+				d.Decode(&capture.Frame{Data: tc.frame, WireLen: len(tc.frame), LinkType: 1, Index: i, Time: craft.DefaultStart})
 			}
 			d.Flush()
 			n, first := d.Fragments()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -72,7 +73,7 @@ func TestLengthFields(t *testing.T) {
 			}
 			var msgs []*record.Message
 			newDecoder("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
-				Decode(&decode.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1})
+				Decode(&capture.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1})
 			if len(msgs) != 1 || msgs[0].Name() != "REP" {
 				t.Fatalf("%d messages, want one REP", len(msgs))
 			}
@@ -100,7 +101,7 @@ func TestLengthFields(t *testing.T) {
 			n := 0
 			d := newDecoder("t", decode.Config{}, func(*record.Message) { n++ })
 			for i := 1; i <= 2; i++ {
-				d.Decode(&decode.Frame{Data: tc.data, WireLen: len(tc.data), LinkType: 1, Index: i})
+				d.Decode(&capture.Frame{Data: tc.data, WireLen: len(tc.data), LinkType: 1, Index: i})
 			}
 			if got, first, why := d.Undecodable(); n != 0 || got != 2 || first != 1 || why != tc.why {
 				t.Errorf("%d messages, undecodable %d, first %d, why %q; want 0, 2, 1, %q", n, got, first, why, tc.why)
@@ -111,7 +112,7 @@ func TestLengthFields(t *testing.T) {
 	cut := std[:62+10]
 	var msgs []*record.Message
 	newDecoder("t", decode.Config{}, func(m *record.Message) { msgs = append(msgs, m) }).
-		Decode(&decode.Frame{Data: cut, WireLen: len(std), LinkType: 1, Index: 1})
+		Decode(&capture.Frame{Data: cut, WireLen: len(std), LinkType: 1, Index: 1})
 	if len(msgs) != 1 || msgs[0].Name() != "CM" || !reflect.DeepEqual(codes(msgs[0].Findings), []string{"capture-truncated"}) {
 		t.Errorf("cut inside the MAD header: %d messages %+v", len(msgs), msgs)
 	}

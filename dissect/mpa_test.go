@@ -11,6 +11,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
@@ -101,7 +102,7 @@ func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) 
 		if wire != nil && wire[i] > w {
 			w = wire[i]
 		}
-		d.Decode(&decode.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)})
+		d.Decode(&capture.Frame{Data: b, WireLen: w, LinkType: 1, Index: i + 1, Time: frameTime(i + 1)})
 	}
 	d.Flush()
 	return out, d.Decoder

@@ -62,7 +62,7 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 			break
 		}
 		if b, ok := src.(budgeted); ok {
-			b.setBudget(r.cfg.Budget)
+			b.SetBudget(r.cfg.Budget)
 		}
 		err := r.source(ctx, src)
 		if r.err != nil {
@@ -241,7 +241,7 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			}
 		}
 		if decode.SupportedLink(f.LinkType) {
-			r.events(p.d.Decode(&f.Frame))
+			r.events(p.d.Decode(f))
 		} else {
 			cur.skipped++ // a link type that cannot carry RDMA
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -19,7 +20,7 @@ func BenchmarkRender(b *testing.B) {
 		b.Fatal(err)
 	}
 	d := decode.New("bench.pcap", decode.Config{})
-	req := d.Decode(&decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1})[0].Message
+	req := d.Decode(&capture.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1})[0].Message
 	for _, f := range []output.Format{output.JSON, output.Text} {
 		b.Run(string(f), func(b *testing.B) {
 			r, err := output.New(io.Discard, output.Options{Format: f})
@@ -36,7 +37,7 @@ func BenchmarkRender(b *testing.B) {
 	}
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
-		f := &decode.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}
+		f := &capture.Frame{Data: frames[0].Data, WireLen: len(frames[0].Data), LinkType: 1, Index: 1}
 		for b.Loop() {
 			d.Decode(f)
 		}

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/pcapfile"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/crafttest"
 )
 
 // hotFrames builds one frame of each kind of the hot path.
-func hotFrames(t testing.TB) map[string]*Frame {
+func hotFrames(t testing.TB) map[string]*capture.Frame {
 	t.Helper()
 	x := craft.Exchange{Transport: craft.RoCEv2, Initiator: craft.Peer{SendSize: 4096, ReceiveSize: 4096}}
 	cm, err := x.Frames()
@@ -22,11 +22,11 @@ func hotFrames(t testing.TB) map[string]*Frame {
 	if _, err := (craft.Workload{Size: 256 << 10, Seed: 7}).Write(&wl); err != nil {
 		t.Fatal(err)
 	}
-	r, err := pcapfile.NewReader(bytes.NewReader(wl.Bytes()), pcapfile.Options{})
+	r, err := capture.NewReader(bytes.NewReader(wl.Bytes()), capture.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := map[string]*Frame{}
+	frames := map[string]*capture.Frame{}
 	d := NewDecoder("t", Config{})
 	for {
 		f, err := r.Next()
@@ -44,10 +44,10 @@ func hotFrames(t testing.TB) map[string]*Frame {
 			name = "tcp bulk"
 		}
 		if name != "" && frames[name] == nil {
-			frames[name] = &Frame{Data: bytes.Clone(f.Data), WireLen: f.WireLen, LinkType: f.LinkType, Time: f.Time, Index: 1}
+			frames[name] = &capture.Frame{Data: bytes.Clone(f.Data), WireLen: f.WireLen, LinkType: f.LinkType, Time: f.Time, Index: 1}
 		}
 	}
-	frames["cm"] = &Frame{Data: cm[0].Data, WireLen: len(cm[0].Data), LinkType: 1, Index: 1}
+	frames["cm"] = &capture.Frame{Data: cm[0].Data, WireLen: len(cm[0].Data), LinkType: 1, Index: 1}
 	for _, n := range []string{"roce data", "small udp", "tcp bulk", "cm"} {
 		if frames[n] == nil {
 			t.Fatalf("no %s frame in the workload", n)
@@ -84,7 +84,7 @@ func TestHotPathAllocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tf := &Frame{Data: b, WireLen: len(b), LinkType: 1, Index: 1}
+			tf := &capture.Frame{Data: b, WireLen: len(b), LinkType: 1, Index: 1}
 			d.Decode(tf, emit)
 			d.Decode(tf, emit)
 			if n := testing.AllocsPerRun(1000, func() { d.Decode(tf, emit) }); n != 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -20,12 +21,12 @@ import (
 // current is the frame whose segment the assembler is being handed.
 type current struct {
 	on bool
-	f  Frame
+	f  capture.Frame
 	fi frameInfo
 }
 
 // segmentNoted hands the segment of f on with f noted as current.
-func (d *Decoder) segmentNoted(f *Frame, fi *frameInfo) {
+func (d *Decoder) segmentNoted(f *capture.Frame, fi *frameInfo) {
 	d.cur = current{on: true, f: *f, fi: *fi}
 	d.asm.Segment(&d.seg)
 	d.cur = current{}
@@ -41,7 +42,7 @@ func (d *Decoder) emitMPA(m *record.Message) {
 }
 
 // annotate adds to m what its frame has to say.
-func (d *Decoder) annotate(m *record.Message, f *Frame, fi *frameInfo) {
+func (d *Decoder) annotate(m *record.Message, f *capture.Frame, fi *frameInfo) {
 	if fi.tunnels > 0 {
 		m.Tunnel = d.tunnelRecord(f.Data, fi)
 	}
@@ -68,7 +69,7 @@ func (d *Decoder) annotate(m *record.Message, f *Frame, fi *frameInfo) {
 	if p := recordProblem(f); p != "" {
 		m.Findings = append(m.Findings, finding.New(finding.RecordLengthInconsistent, "%s", p))
 	}
-	if f.Record&RecordTimeOutOfRange != 0 {
+	if f.Issue&capture.TimeOutOfRange != 0 {
 		m.Findings = append(m.Findings, finding.New(finding.TimestampOutOfRange,
 			"the capture record's timestamp is outside the years 1970 to 9999 (with the interface's if_tsresol and if_tsoffset): the frame is shown without a time"))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/privdata"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -28,7 +29,7 @@ type layerSet struct {
 }
 
 // decodeLayers decodes a CM candidate's layers. It does not allocate.
-func (d *Decoder) decodeLayers(f *Frame, fi *frameInfo) {
+func (d *Decoder) decodeLayers(f *capture.Frame, fi *frameInfo) {
 	d.has = layerSet{}
 	d.ib.Has, d.ib.CM, d.ibOctets = layers.IBLayers{}, nil, nil
 	b := f.Data
@@ -95,7 +96,7 @@ func (d *Decoder) decodeIPUDP(b []byte, fi *frameInfo) []byte {
 // cmMessage builds the message of a decoded CM candidate. Its findings are
 // raised as each layer is checked: the lengths and CRCs of the packet, the
 // MAD header and addressing, the IP CM header, then the RFC 8797 step.
-func (d *Decoder) cmMessage(f *Frame, fi *frameInfo) *record.Message {
+func (d *Decoder) cmMessage(f *capture.Frame, fi *frameInfo) *record.Message {
 	m := d.msgs.next()
 	m.File, m.Frame, m.Time, m.Transport = d.file, f.Index, f.Time.UTC(), fi.transport
 	m.IB = d.msgs.ibHeaders()
@@ -252,7 +253,7 @@ func (d *Decoder) addresses(fi *frameInfo) (record.Endpoint, record.Endpoint) {
 
 // checkCRCs computes the ICRC, and for native InfiniBand the VCRC, when the
 // capture holds them.
-func (d *Decoder) checkCRCs(f *Frame, fi *frameInfo, m *record.Message) {
+func (d *Decoder) checkCRCs(f *capture.Frame, fi *frameInfo, m *record.Message) {
 	b := f.Data
 	if !d.ib.Has.BTH || !d.ib.BTH.HasICRC || fi.ibEnd > len(b) {
 		return
@@ -335,7 +336,7 @@ func lengthsOf(b []byte, fi *frameInfo) lengths {
 
 // erfPacket returns, for a frame of link type ERF whose header decoded, where
 // the packet starts after the ERF header and its wire length (wlen).
-func (d *Decoder) erfPacket(f *Frame) (start, wlen int, ok bool) {
+func (d *Decoder) erfPacket(f *capture.Frame) (start, wlen int, ok bool) {
 	if f.LinkType != linkERF || !d.has.erf {
 		return 0, 0, false
 	}
@@ -345,7 +346,7 @@ func (d *Decoder) erfPacket(f *Frame) (start, wlen int, ok bool) {
 // captureCut reports whether the capture holds fewer octets of the frame
 // than the wire carried: the record's original length (or, in an ERF
 // record, the ERF wire length) is larger than what was captured.
-func (d *Decoder) captureCut(f *Frame) bool {
+func (d *Decoder) captureCut(f *capture.Frame) bool {
 	if f.WireLen > len(f.Data) {
 		return true
 	}
@@ -358,7 +359,7 @@ func (d *Decoder) captureCut(f *Frame) bool {
 // erfProblem says how the ERF header of the frame disagrees with the
 // record that holds it, or "". The record's length decides the frame's
 // extent in any case: rlen is not trusted (docs/capture.md).
-func (d *Decoder) erfProblem(f *Frame) string {
+func (d *Decoder) erfProblem(f *capture.Frame) string {
 	start, wlen, ok := d.erfPacket(f)
 	if !ok {
 		return ""
@@ -386,7 +387,7 @@ func (d *Decoder) erfProblem(f *Frame) string {
 // length cut it (capture-truncated), a length field disagrees with a
 // complete frame (length-mismatch), or the frame was captured without its
 // ICRC (icrc-absent).
-func (d *Decoder) checkLengths(f *Frame, fi *frameInfo, fs []finding.Finding) []finding.Finding {
+func (d *Decoder) checkLengths(f *capture.Frame, fi *frameInfo, fs []finding.Finding) []finding.Finding {
 	b := f.Data
 	end, lf := d.lens.end, d.lens.field
 	var cut, noICRC string

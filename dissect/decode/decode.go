@@ -6,8 +6,6 @@
 package decode
 
 import (
-	"time"
-
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/privdata"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -37,21 +36,6 @@ type Config struct {
 	ReuseMessages bool
 }
 
-// Frame is one captured frame handed to a Decoder. Data is only read during
-// the call.
-type Frame struct {
-	Data     []byte
-	WireLen  int
-	Time     time.Time
-	LinkType uint16
-	Index    int // 1-based frame number within its input
-	// Record says how the capture record disagrees with the file
-	// (RecordOverSnap, RecordOverWire; 0 when it does not), and SnapLen is
-	// the snap length in force (record.go).
-	Record  uint8
-	SnapLen int
-}
-
 // Decoder turns the frames of one input into messages. It keeps its layers
 // between frames so that the decoding itself allocates nothing; a Decoder is
 // not safe for concurrent use.
@@ -61,10 +45,10 @@ type Decoder struct {
 	datapath  bool
 	rocePorts portSet
 
-	ip4  golayers.IPv4
-	ip6  golayers.IPv6
-	udp  golayers.UDP
-	erf  layers.ERF
+	ip4 golayers.IPv4
+	ip6 golayers.IPv6
+	udp golayers.UDP
+	erf layers.ERF
 
 	ib       *layers.IBStack // the InfiniBand layers of a CM candidate
 	has      layerSet        // the layers in front of them
@@ -140,16 +124,16 @@ func (d *Decoder) SetFile(name string) {
 // Decode looks at one frame and returns what it gave, in order: the
 // messages it completed, an RC frame, the traffic of iWARP connections.
 // The events are valid until the next call.
-func (d *Decoder) Decode(f *Frame) []Event {
+func (d *Decoder) Decode(f *capture.Frame) []Event {
 	d.ev.reset()
 	d.decode(f)
 	return d.ev.take()
 }
 
 // decode looks at one frame, or at a datagram reassembled from fragments.
-func (d *Decoder) decode(f *Frame) {
+func (d *Decoder) decode(f *capture.Frame) {
 	fi := d.classify(f.LinkType, f.Data)
-	if fi.odd|f.Record != 0 {
+	if fi.odd|uint8(f.Issue) != 0 {
 		d.countOdd(f, &fi)
 	}
 	switch fi.kind {
@@ -170,7 +154,7 @@ func (d *Decoder) decode(f *Frame) {
 	case kindTCP:
 		if parseTCP(f.Data, &fi, &d.seg) {
 			d.seg.Frame, d.seg.Time = f.Index, f.Time
-			if fi.tunnels != 0 || fi.lenZero || f.Record != 0 || d.fragFrames != nil {
+			if fi.tunnels != 0 || fi.lenZero || f.Issue != 0 || d.fragFrames != nil {
 				d.segmentNoted(f, &fi) // the MPA message it completes says so
 			} else {
 				d.asm.Segment(&d.seg)

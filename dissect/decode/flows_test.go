@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
@@ -16,7 +17,7 @@ type bulkFlows struct {
 	frame []byte
 	seq   []uint32
 	next  int
-	f     Frame
+	f     capture.Frame
 }
 
 func newBulkFlows(t testing.TB, n, payload int) *bulkFlows {
@@ -31,12 +32,12 @@ func newBulkFlows(t testing.TB, n, payload int) *bulkFlows {
 	for i := range bf.seq {
 		bf.seq[i] = uint32(i) * 0x9e3779b1
 	}
-	bf.f = Frame{Data: frame, WireLen: len(frame), LinkType: linkEthernet, Time: craft.DefaultStart}
+	bf.f = capture.Frame{Data: frame, WireLen: len(frame), LinkType: linkEthernet, Time: craft.DefaultStart}
 	return bf
 }
 
 // nextFrame is the next flow's next segment, 2 µs after the previous one.
-func (bf *bulkFlows) nextFrame() *Frame {
+func (bf *bulkFlows) nextFrame() *capture.Frame {
 	i := bf.next
 	bf.next = (bf.next + 1) % len(bf.seq)
 	binary.BigEndian.PutUint32(bf.frame[14+12:], 0x0a000000|uint32(i/50000)<<8)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -24,7 +25,7 @@ import (
 const maxFragDepth = 2
 
 // fragment hands the IP fragment of f to the reassembler.
-func (d *Decoder) fragment(f *Frame, fi *frameInfo) {
+func (d *Decoder) fragment(f *capture.Frame, fi *frameInfo) {
 	b := f.Data
 	l3 := fi.l3
 	var fr ipfrag.Fragment
@@ -68,7 +69,7 @@ func (d *Decoder) fragment(f *Frame, fi *frameInfo) {
 }
 
 // reassembled decodes a datagram made whole by the fragment in f.
-func (d *Decoder) reassembled(f *Frame, dg *ipfrag.Datagram) {
+func (d *Decoder) reassembled(f *capture.Frame, dg *ipfrag.Datagram) {
 	if d.fragDepth >= maxFragDepth {
 		return
 	}
@@ -101,7 +102,7 @@ func (d *Decoder) reassembled(f *Frame, dg *ipfrag.Datagram) {
 		fixERFLengths(syn, wire)
 	}
 	d.syn = syn
-	sf := Frame{Data: syn, WireLen: wire, Time: f.Time, LinkType: f.LinkType, Index: f.Index}
+	sf := capture.Frame{Data: syn, WireLen: wire, Time: f.Time, LinkType: f.LinkType, Index: f.Index}
 	saved := d.fragFrames
 	d.fragFrames = dg.Frames
 	d.fragDepth++

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft/crafttest"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -120,7 +121,7 @@ func FuzzDecodeFrames(f *testing.F) {
 			n := min(int(in[0])<<8|int(in[1]), len(in)-2)
 			data := in[2 : 2+n]
 			in = in[2+n:]
-			d.Decode(&Frame{Data: data, WireLen: len(data), LinkType: linkEthernet, Index: i}, check)
+			d.Decode(&capture.Frame{Data: data, WireLen: len(data), LinkType: linkEthernet, Index: i}, check)
 		}
 		d.Flush(check)
 	})
@@ -150,7 +151,7 @@ func FuzzDecodeFrame(f *testing.F) {
 				}
 			}
 		}
-		fr := &Frame{Data: data, WireLen: len(data) + int(link)%3*100, LinkType: lt, Index: 1}
+		fr := &capture.Frame{Data: data, WireLen: len(data) + int(link)%3*100, LinkType: lt, Index: 1}
 		d.Decode(fr, check)
 		// Again, as the first half of a TCP stream, and flush.
 		fr.Index = 2
@@ -188,7 +189,7 @@ func FuzzCraftRoundTrip(f *testing.F) {
 		d := NewDecoder("fuzz", Config{})
 		var msgs []*record.Message
 		for i, fr := range frames {
-			d.Decode(&Frame{Data: fr.Data, WireLen: len(fr.Data), LinkType: fr.LinkType, Index: i + 1}, func(m *record.Message) { msgs = append(msgs, m) })
+			d.Decode(&capture.Frame{Data: fr.Data, WireLen: len(fr.Data), LinkType: fr.LinkType, Index: i + 1}, func(m *record.Message) { msgs = append(msgs, m) })
 		}
 		d.Flush(func(m *record.Message) { msgs = append(msgs, m) })
 		if len(msgs) < 2 {
@@ -242,7 +243,7 @@ func TestFuzzCorpusCoversLinks(t *testing.T) {
 		}
 		lt := fuzzLinks[int(r)%len(fuzzLinks)]
 		n := 0
-		NewDecoder("seed", Config{}).Decode(&Frame{Data: []byte(data), WireLen: len(data), LinkType: lt, Index: 1},
+		NewDecoder("seed", Config{}).Decode(&capture.Frame{Data: []byte(data), WireLen: len(data), LinkType: lt, Index: 1},
 			func(m *record.Message) {
 				if m.Layers().MAD != nil {
 					n++

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -37,7 +38,7 @@ func isRC(b []byte, off int) bool {
 }
 
 // rcFrame keeps an RC frame for the data path.
-func (d *Decoder) rcFrame(f *Frame, fi *frameInfo) {
+func (d *Decoder) rcFrame(f *capture.Frame, fi *frameInfo) {
 	d.rc.b, d.rc.fi, d.rc.frame, d.rc.at = f.Data, *fi, f.Index, f.Time
 	d.ev.out = append(d.ev.out, Event{RC: &d.rc})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -31,11 +32,11 @@ func newRCRig(mode datapath.Mode) *rcRig {
 
 func (r *rcRig) decode(f craft.Frame) {
 	r.n++
-	r.frame(&Frame{Data: f.Data, WireLen: len(f.Data), LinkType: f.LinkType, Time: f.Time, Index: r.n})
+	r.frame(&capture.Frame{Data: f.Data, WireLen: len(f.Data), LinkType: f.LinkType, Time: f.Time, Index: r.n})
 }
 
 // frame decodes f and hands its events on.
-func (r *rcRig) frame(f *Frame) {
+func (r *rcRig) frame(f *capture.Frame) {
 	for _, e := range r.d.Decode(f) {
 		switch {
 		case e.Message != nil:
@@ -124,7 +125,7 @@ func TestRCOrphansNoAllocs(t *testing.T) {
 			write = f
 		}
 	}
-	f := &Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType, Index: 1}
+	f := &capture.Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType, Index: 1}
 	if n := testing.AllocsPerRun(1000, func() { r.frame(f) }); n != 0 {
 		t.Errorf("%v allocations per frame", n)
 	}
@@ -150,7 +151,7 @@ func BenchmarkRCData(b *testing.B) {
 			r.decode(f)
 		}
 		data := append([]byte(nil), write.Data...)
-		f := &Frame{Data: data, WireLen: len(data), LinkType: write.LinkType}
+		f := &capture.Frame{Data: data, WireLen: len(data), LinkType: write.LinkType}
 		psn := uint32(0x2000)
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
@@ -163,7 +164,7 @@ func BenchmarkRCData(b *testing.B) {
 	})
 	b.Run("no connection", func(b *testing.B) {
 		r := newRCRig(datapath.ModeFindings)
-		f := &Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType}
+		f := &capture.Frame{Data: write.Data, WireLen: len(write.Data), LinkType: write.LinkType}
 		b.ReportAllocs()
 		b.SetBytes(int64(len(write.Data)))
 		for b.Loop() {

@@ -5,20 +5,14 @@ import (
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 )
 
-// Bits of Frame.Record: how a capture record's lengths disagree with the
-// file. The reader (dissect/pcapfile) reads such a record as its captured
-// length says and goes on with the next one; the decoder reports it, on
-// the message the frame carries and, for every such frame, on the run.
-const (
-	RecordOverSnap       uint8 = 1 << iota // captured length above the snap length
-	RecordOverWire                         // captured length above the original length
-	RecordTimeOutOfRange                   // timestamp outside the years 1970 to 9999: Frame.Time is zero
-)
-
-// recordLengths are the bits of Frame.Record about lengths.
-const recordLengths = RecordOverSnap | RecordOverWire
+// recordLengths are the bits of capture.Frame.Issue about lengths. The
+// reader (internal/capture) reads such a record as its captured length
+// says and goes on with the next one; the decoder reports it, on the
+// message the frame carries and, for every such frame, on the run.
+const recordLengths = capture.OverSnap | capture.OverWire
 
 // counted is a count of frames and the first one's number.
 type counted struct{ n, first int }
@@ -31,12 +25,12 @@ func (c *counted) add(frame int) {
 }
 
 // recordProblem says how a frame's record disagrees with the file, or "".
-func recordProblem(f *Frame) string {
+func recordProblem(f *capture.Frame) string {
 	var why []string
-	if f.Record&RecordOverSnap != 0 {
+	if f.Issue&capture.OverSnap != 0 {
 		why = append(why, fmt.Sprintf("the captured length %d exceeds the snap length %d", len(f.Data), f.SnapLen))
 	}
-	if f.Record&RecordOverWire != 0 {
+	if f.Issue&capture.OverWire != 0 {
 		why = append(why, fmt.Sprintf("the captured length %d exceeds the original length %d", len(f.Data), f.WireLen))
 	}
 	if len(why) == 0 {
@@ -75,11 +69,11 @@ func (d *Decoder) oddNotes() []finding.Finding {
 
 // countOdd counts what the classifier gave up on in a frame, and a frame
 // whose record disagrees with the file.
-func (d *Decoder) countOdd(f *Frame, fi *frameInfo) {
-	if f.Record&recordLengths != 0 {
+func (d *Decoder) countOdd(f *capture.Frame, fi *frameInfo) {
+	if f.Issue&recordLengths != 0 {
 		d.records.add(f.Index)
 	}
-	if f.Record&RecordTimeOutOfRange != 0 {
+	if f.Issue&capture.TimeOutOfRange != 0 {
 		d.badTimes.add(f.Index)
 	}
 	if fi.odd&oddTooDeep != 0 {

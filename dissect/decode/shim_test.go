@@ -1,6 +1,9 @@
 package decode
 
-import "github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+import (
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
+)
 
 // testDecoder is a Decoder whose messages go to the emit function of the
 // call that produced them.
@@ -9,7 +12,7 @@ type testDecoder struct{ *Decoder }
 // NewDecoder makes a testDecoder.
 func NewDecoder(name string, cfg Config) *testDecoder { return &testDecoder{New(name, cfg)} }
 
-func (td *testDecoder) Decode(f *Frame, emit func(*record.Message)) {
+func (td *testDecoder) Decode(f *capture.Frame, emit func(*record.Message)) {
 	messages(td.Decoder.Decode(f), emit)
 }
 

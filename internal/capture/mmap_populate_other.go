@@ -1,0 +1,6 @@
+//go:build darwin || freebsd || netbsd || openbsd
+
+package capture
+
+// mapPopulate: no MAP_POPULATE here; the pages are touched instead.
+const mapPopulate = 0
