@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
@@ -18,11 +16,7 @@ func datapathFlag(v *datapath.Mode) *choice[datapath.Mode] {
 
 // RPC passes an "rpc" record on, counting its findings for --fail-on.
 func (s *severityCounter) RPC(rec *record.RPC) error {
-	where := fmt.Sprintf("frame %d (rpc)", rec.Frame)
-	if s.multiFile {
-		where += " of " + rec.File
-	}
-	s.see(rec.Findings, where)
+	s.see(rec.Findings, place{what: "frame", n: rec.Frame, rpc: true, file: rec.File})
 	return s.next.RPC(rec)
 }
 

@@ -263,7 +263,8 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		paths = append(append(paths, opts.Files...), opts.Write)
 	}
 	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, IPFrag: opts.IPFrag, MaxConnections: opts.MaxConnections,
-		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits}
+		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits,
+		ReuseRecords: true} // the sinks of the chain below keep Clones of what they keep
 	// One memory budget for the run, which the report's details charge too.
 	cfg.Budget = budget.New(cfg.MemoryLimit())
 	if s.Process {

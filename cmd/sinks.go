@@ -36,27 +36,47 @@ type trip struct {
 const tripPlaces, tripCodes = 3, 5
 
 func (s *severityCounter) Message(m *record.Message) error {
-	where := fmt.Sprintf("frame %d", m.Frame)
-	if s.multiFile {
-		where += " of " + m.File
-	}
-	s.see(m.Findings, where)
+	s.see(m.Findings, place{what: "frame", n: m.Frame, file: m.File})
 	return s.next.Message(m)
 }
 
 func (s *severityCounter) Connection(c *record.Connection) error {
-	s.see(c.Findings, fmt.Sprintf("connection %d", c.Number))
+	s.see(c.Findings, place{what: "connection", n: c.Number})
 	return s.next.Connection(c)
 }
 
 // Summary counts the findings of the run as a whole (a state limit hit by
 // TCP directions that never showed an MPA key, say) before passing it on.
 func (s *severityCounter) Summary(sum *record.Summary) error {
-	s.see(sum.Notes, "the run")
+	s.see(sum.Notes, place{what: "the run"})
 	return s.next.Summary(sum)
 }
 
-func (s *severityCounter) see(fs []finding.Finding, where string) {
+// place says where findings were, made into words only for those that
+// trip --fail-on: "frame 12", "frame 12 (rpc) of a.pcap", "connection 3",
+// "the run".
+type place struct {
+	what string // "frame", "connection", or the whole place
+	n    int
+	rpc  bool
+	file string // with several inputs, the frame's
+}
+
+func (s *severityCounter) words(p place) string {
+	if p.n == 0 && p.what != "frame" {
+		return p.what
+	}
+	w := fmt.Sprintf("%s %d", p.what, p.n)
+	if p.rpc {
+		w += " (rpc)"
+	}
+	if s.multiFile && p.what == "frame" {
+		w += " of " + p.file
+	}
+	return w
+}
+
+func (s *severityCounter) see(fs []finding.Finding, at place) {
 	for _, f := range fs {
 		s.max = max(s.max, f.Severity)
 		if s.threshold == 0 || f.Severity < s.threshold {
@@ -72,6 +92,7 @@ func (s *severityCounter) see(fs []finding.Finding, where string) {
 			s.order = append(s.order, f.Code)
 		}
 		t.n++
+		where := s.words(at)
 		if len(t.where) < tripPlaces && (len(t.where) == 0 || t.where[len(t.where)-1] != where) {
 			t.where = append(t.where, where)
 		}

@@ -31,6 +31,13 @@ type Config struct {
 	// DatapathLimits bound the data path's state (zero fields: defaults).
 	DatapathLimits datapath.Limits
 
+	// ReuseRecords: the sink reads each message and connection record
+	// during the call only, and keeps a Clone of any it needs later (as
+	// the renderers of package output do), so the run builds later records
+	// in the storage of those it handed on: a CM frame then costs no
+	// allocation. Leave it off for a sink that keeps the records it gets.
+	ReuseRecords bool
+
 	// Count stops the run after this many frames (0: no limit).
 	Count int
 	// Writer, when set, receives every frame read, in the order they are
@@ -45,7 +52,8 @@ type Config struct {
 func (c Config) decoder() decode.Config {
 	tcp := c.TCP
 	tcp.Budget = c.Budget
-	return decode.Config{RoCEPorts: c.RoCEPorts, TCP: tcp, IPFrag: c.IPFrag, Datapath: c.Datapath != datapath.ModeOff}
+	return decode.Config{RoCEPorts: c.RoCEPorts, TCP: tcp, IPFrag: c.IPFrag, Datapath: c.Datapath != datapath.ModeOff,
+		ReuseMessages: c.ReuseRecords}
 }
 
 // MemoryLimit is the size of the memory budget the state limits call

@@ -51,6 +51,9 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 	cfg.DatapathLimits.Budget = cfg.Budget
 	r := &run{cfg: cfg, sink: sink, tracker: conn.NewTracker(cfg.Live, cfg.MaxConnections), sum: record.NewSummary()}
 	r.tracker.SetBudget(cfg.Budget)
+	if cfg.ReuseRecords {
+		r.tracker.Reuse()
+	}
 	defer func() {
 		for _, src := range sources {
 			src.Close()

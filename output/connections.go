@@ -21,7 +21,7 @@ const MaxTableRows = 1000
 func (r *textRenderer) Connection(c *record.Connection) error {
 	r.nConns++
 	if len(r.conns) < MaxTableRows {
-		r.conns = append(r.conns, c)
+		r.conns = append(r.conns, c.Clone()) // the record is the run's again after the call
 	}
 	if !r.opts.Live {
 		return nil

@@ -209,7 +209,7 @@ func (m *markdownRenderer) Connection(c *record.Connection) error {
 		m.finding(f, fmt.Sprintf("connection %d (%s)", c.Number, m.frame(c.File, c.RequestFrame)))
 	}
 	if len(m.conns) < MaxMarkdownDetails {
-		m.conns = append(m.conns, c)
+		m.conns = append(m.conns, c.Clone()) // the record is the run's again after the call
 	}
 	return nil
 }

@@ -33,15 +33,39 @@ func (c *attempt) serviceKey() serviceKey {
 
 // negotiated is what an established connection agreed, kept to compare the
 // next connection of the same initiator, responder and service with it.
+// Its attempt (id, its Number) tells it when it becomes final and whether
+// it was rejected after all (attempt.settle); entries are reused once no
+// chain holds them, so an attempt checks the id before it writes.
 type negotiated struct {
-	inline record.InlineThresholds
-	inv    bool
-	frame  int
-	seq    int // when it was recorded, to evict the oldest
-	st     *attemptState
+	inline          record.InlineThresholds
+	inv             bool
+	final, rejected bool
+	frame           int
+	seq             int // when it was recorded, to evict the oldest
+	id              int
 	// prev is the entry it replaced while that one could still be
 	// rejected (no RTU yet), so that a late REJ falls back to it.
 	prev *negotiated
+}
+
+// entry is an entry to fill: a free one, or a new one.
+func (t *Tracker) entry() *negotiated {
+	if n := len(t.freeEntries); n > 0 {
+		e := t.freeEntries[n-1]
+		t.freeEntries = t.freeEntries[:n-1]
+		return e
+	}
+	return new(negotiated)
+}
+
+// freeChain frees e and the entries behind it.
+func (t *Tracker) freeChain(e *negotiated) {
+	for e != nil {
+		next := e.prev
+		*e = negotiated{}
+		t.freeEntries = append(t.freeEntries, e)
+		e = next
+	}
 }
 
 // maxHistoryChain bounds the entries kept behind one service's latest.
@@ -79,19 +103,28 @@ func (t *Tracker) remember(c *attempt) {
 		if cur := t.history[old.k]; cur != nil && cur.seq == old.seq {
 			delete(t.history, old.k)
 			t.forget(old.k)
+			t.freeChain(cur)
 		}
 	}
 	t.seq++
-	e := &negotiated{inline: *c.Inline, inv: c.RemoteInvalidation, frame: c.RequestFrame, seq: t.seq, st: c.st}
+	e := t.entry()
+	*e = negotiated{inline: *c.Inline, inv: c.RemoteInvalidation, frame: c.RequestFrame, seq: t.seq, id: c.Number,
+		final: c.final, rejected: c.rejected}
+	c.hist = e
 	// Keep the entry it replaces while that one may still be rejected.
-	if prev != nil && !prev.st.final {
+	switch {
+	case prev != nil && !prev.final:
 		e.prev = prev
 		n := 1
 		for p := prev; p != nil; p = p.prev {
 			if n++; n > maxHistoryChain {
+				t.freeChain(p.prev)
 				p.prev = nil
+				break
 			}
 		}
+	case prev != nil:
+		t.freeChain(prev)
 	}
 	t.history[k] = e
 	t.hOrder = append(t.hOrder, histEntry{k, t.seq})
@@ -110,7 +143,7 @@ func (t *Tracker) remember(c *attempt) {
 // not rejected after all.
 func (t *Tracker) previous(c *attempt) *negotiated {
 	for e := t.history[c.serviceKey()]; e != nil; e = e.prev {
-		if !e.st.rejected && e.st != c.st {
+		if !e.rejected && e.id != c.Number {
 			return e
 		}
 	}

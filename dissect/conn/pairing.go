@@ -24,8 +24,17 @@ type attempt struct {
 	// limit. (The flags share a word with reqID: 65536 attempts are held.)
 	finished   bool
 	hasReqInfo bool
-	tid        uint64        // the REQ's Transaction ID
-	st         *attemptState // shared with the history of the service
+	// final: an RTU (an MPA Reply) or a REJ was seen, nothing changes what
+	// it agreed any more; rejected: a REJ of the REP rejected it after
+	// all. hist is its entry in the history of its service (history.go),
+	// which learns both.
+	final, rejected bool
+	// inOpen, inDone: the queue or the handed-on attempts still
+	// recognised hold it (queue.go); with Tracker.Reuse an attempt is
+	// reused only once neither does and no index finds it.
+	inOpen, inDone bool
+	hist           *negotiated
+	tid            uint64 // the REQ's Transaction ID
 
 	// negotiation holds the findings on what an accepting reply agreed;
 	// they join Findings when the attempt is handed on, unless the reply
@@ -41,6 +50,14 @@ type attempt struct {
 	iniRPCRDMA, resRPCRDMA record.RPCRDMA
 	inline                 record.InlineThresholds
 	reqInfo                record.CMInfo // the REQ's CM fields, for the data path
+}
+
+// settle makes c final, rejected or not, and tells its service's history.
+func (c *attempt) settle(rejected bool) {
+	c.final, c.rejected = true, rejected
+	if e := c.hist; e != nil && e.id == c.Number {
+		e.final, e.rejected = true, rejected
+	}
 }
 
 // setInitiator and setResponder record what a side's message said of its
@@ -69,13 +86,6 @@ type reqKey struct {
 }
 
 type tcpConnKey struct{ ini, res record.Endpoint }
-
-// attemptState is what the history of a service needs to know of an attempt
-// after the fact: a REJ of the REP can still reject it.
-type attemptState struct {
-	final    bool // RTU (MPA Reply) or REJ seen: nothing changes it any more
-	rejected bool
-}
 
 // maxOrphans bounds the replies kept in case their request comes later
 // (captures merged from several interfaces). Most such replies answer a
@@ -116,8 +126,9 @@ func (t *Tracker) attemptOf(m *record.Message) *attempt {
 // newAttempt makes the attempt of a request: its record, numbered, and what
 // its side said.
 func (t *Tracker) newAttempt(m *record.Message, transport record.Transport) *attempt {
-	c := &attempt{Connection: record.Connection{File: m.File, Transport: transport, Initiator: m.Src, Responder: m.Dst,
-		RequestFrame: m.Frame, State: record.NoReply}, st: &attemptState{}}
+	c := t.attempt()
+	c.Connection = record.Connection{File: m.File, Transport: transport, Initiator: m.Src, Responder: m.Dst,
+		RequestFrame: m.Frame, State: record.NoReply, Findings: c.Findings}
 	c.setInitiator(m)
 	t.numbers++
 	c.Number = t.numbers
@@ -141,8 +152,8 @@ func (t *Tracker) cm(m *record.Message) {
 	case record.KindREJ:
 		t.rej(m)
 	case record.KindRTU:
-		if c, fromInitiator := t.byLocal(m); c != nil && fromInitiator && c.State == record.Established && !c.st.final {
-			c.st.final = true
+		if c, fromInitiator := t.byLocal(m); c != nil && fromInitiator && c.State == record.Established && !c.final {
+			c.settle(false)
 			t.emit(c)
 		}
 	case record.KindDREQ, record.KindDREP:
@@ -196,7 +207,7 @@ func (t *Tracker) rej(m *record.Message) {
 			t.orphan(orphanKey{req: reqKey{m.Dst, m.Src, m.RemoteCommID}}, m)
 		}
 		return
-	case c.closed || c.st.final:
+	case c.closed || c.final:
 		return // too late, or repeated
 	case fromInitiator && c.ReplyFrame == 0:
 		// The initiator gave up before any reply (Linux sends a REJ with
@@ -267,9 +278,17 @@ func (t *Tracker) mpa(m *record.Message) {
 			return
 		}
 		// MPA has no third message: the Reply establishes the connection.
-		c.st.final = true
+		c.settle(false)
 		t.accept(c, m)
 	}
+}
+
+// indexed reports whether later messages may still find c.
+func (t *Tracker) indexed(c *attempt) bool {
+	if c.Transport == record.IWARP {
+		return t.byTCP[tcpConnKey{c.Initiator, c.Responder}] == c
+	}
+	return t.byReq[reqKey{c.Initiator, c.Responder, c.reqID}] == c
 }
 
 // unindex stops later messages from finding c (a newer attempt may already
@@ -316,7 +335,7 @@ func (t *Tracker) accept(c *attempt, m *record.Message) {
 		t.remember(c)
 	}
 	t.established(c, m)
-	if c.st.final {
+	if c.final {
 		t.emit(c)
 	}
 }
@@ -336,7 +355,7 @@ func (t *Tracker) rejected(c *attempt, why finding.Finding) {
 		t.happened(Ended, c)
 	}
 	c.State, c.RejectReason, c.RemoteInvalidation = record.Rejected, why.Message, false
-	c.st.final, c.st.rejected = true, true
+	c.settle(true)
 	c.negotiation = nil
 	c.Findings = append(c.Findings, why)
 	t.emit(c)

@@ -50,6 +50,7 @@ func (t *Tracker) add(c *attempt) {
 	t.seq++
 	c.seq = t.seq
 	t.open = append(t.open, c)
+	c.inOpen = true
 	t.held++
 	c.cost = attemptCost(c)
 	fits := t.budget.Charge(budget.Attempts, c.cost)
@@ -78,6 +79,7 @@ func (t *Tracker) add(c *attempt) {
 // or for the memory budget.
 func (t *Tracker) dropOldest(count bool) *attempt {
 	old := t.open[0]
+	old.inOpen = false
 	t.open[0] = nil // the backing array must not keep it alive
 	t.open = t.open[1:]
 	t.held--
@@ -101,7 +103,7 @@ func (t *Tracker) dropOldest(count bool) *attempt {
 // unfinished ones while the budget is still over, an eighth of those held
 // at most. The events are valid until the next call.
 func (t *Tracker) Shed() []Event {
-	t.events = t.events[:0]
+	t.begin()
 	if !t.budget.Over() {
 		return nil
 	}
@@ -156,8 +158,10 @@ func (t *Tracker) handOn(c *attempt) *attempt {
 	t.budget.Release(budget.Attempts, c.cost)
 	t.dropEmitted()
 	t.done = append(t.done, c)
+	c.inDone = true
 	if len(t.done) > maxDone {
 		t.unindex(t.done[0])
+		t.done[0].inDone = false
 		t.done = t.done[1:]
 	}
 	return c
@@ -168,6 +172,7 @@ func (t *Tracker) handOn(c *attempt) *attempt {
 func (t *Tracker) dropEmitted() {
 	i := 0
 	for i < len(t.open) && t.open[i].emitted {
+		t.open[i].inOpen = false
 		i++
 	}
 	clear(t.open[:i]) // handed on: the backing array must not keep them alive
@@ -177,6 +182,8 @@ func (t *Tracker) dropEmitted() {
 		for _, c := range t.open {
 			if !c.emitted {
 				kept = append(kept, c)
+			} else {
+				c.inOpen = false
 			}
 		}
 		clear(t.open[len(kept):])

@@ -130,6 +130,14 @@ type Tracker struct {
 
 	events []Event // what the current call returns
 
+	// With Reuse: the attempts handed on by the last call (or let go of
+	// since), to be reused from the next call on once nothing finds them,
+	// and those free for reuse.
+	reuse       bool
+	handed      []*attempt
+	free        []*attempt
+	freeEntries []*negotiated // history entries free for reuse
+
 	budget *budget.Budget // the run's memory budget, or nil
 }
 
@@ -161,8 +169,17 @@ func (t *Tracker) reset() {
 	t.forgotten = map[uint64]int{}
 	t.fOrder = nil
 	t.recall = nil
+	for _, c := range t.done {
+		c.inDone = false
+	}
 	t.done = nil
 }
+
+// Reuse says that whoever takes the events reads each HandedOn record
+// until the tracker's next call only (the run loop's sink keeps none): the
+// tracker then builds later attempts in the storage of those it handed on,
+// so that following connection setups allocates nothing per connection.
+func (t *Tracker) Reuse() { t.reuse = true }
 
 // SetBudget makes the tracker charge the attempts and orphan replies it
 // holds to b, the run's memory budget.
@@ -201,7 +218,7 @@ func (t *Tracker) Notes() []finding.Finding {
 // (Message.Conn). The tracker keeps nothing of m after the call: what an
 // attempt needs of it is copied. The events are valid until the next call.
 func (t *Tracker) Message(m *record.Message) []Event {
-	t.events = t.events[:0]
+	t.begin()
 	t.judge(m)
 	if m.Kind.IsMPA() {
 		t.mpa(m)
@@ -225,9 +242,10 @@ func (t *Tracker) Finish() []Event { return t.finish("") }
 func (t *Tracker) FinishCut(why string) []Event { return t.finish(why) }
 
 func (t *Tracker) finish(cut string) []Event {
-	t.events = t.events[:0]
+	t.begin()
 	var out []*attempt
 	for _, c := range t.open {
+		c.inOpen = false
 		if c.emitted {
 			continue
 		}
@@ -256,6 +274,55 @@ func (t *Tracker) finish(cut string) []Event {
 	return t.events
 }
 
+// begin starts a call: the events of the last are read, so its handed-on
+// attempts that nothing finds any more are free.
+func (t *Tracker) begin() {
+	clear(t.events)
+	t.events = t.events[:0]
+	if !t.reuse {
+		return
+	}
+	kept := t.handed[:0]
+	for _, c := range t.handed {
+		if c.inOpen || c.inDone || t.indexed(c) {
+			kept = append(kept, c) // still held or recognised: freed once let go
+			continue
+		}
+		t.free = append(t.free, c)
+	}
+	clear(t.handed[len(kept):])
+	t.handed = kept
+}
+
+// attempt is an attempt to fill: a free one (its findings' storage kept),
+// or a new one.
+func (t *Tracker) attempt() *attempt {
+	n := len(t.free)
+	if n == 0 && !t.reuse {
+		return &attempt{}
+	}
+	if n == 0 {
+		// Reused attempts come back to the free list, so they can be
+		// made a slab at a time: their memory is the tracker's for the
+		// run, never held by a record a sink kept.
+		slab := make([]attempt, attemptSlab)
+		for i := range slab {
+			t.free = append(t.free, &slab[i])
+		}
+		n = len(t.free)
+	}
+	c := t.free[n-1]
+	t.free = t.free[:n-1]
+	fs, neg := c.Findings[:0], c.negotiation[:0]
+	clear(fs[:cap(fs)])
+	*c = attempt{negotiation: neg}
+	c.Findings = fs
+	return c
+}
+
+// attemptSlab is how many attempts a reusing tracker makes at once.
+const attemptSlab = 64
+
 // happened adds an event of c.
 func (t *Tracker) happened(k EventKind, c *attempt) {
 	t.events = append(t.events, Event{Kind: k, Conn: &c.Connection})
@@ -269,6 +336,9 @@ func (t *Tracker) handedOn(c *attempt) {
 		c.negotiation = nil
 	}
 	t.happened(HandedOn, c)
+	if t.reuse {
+		t.handed = append(t.handed, c)
+	}
 }
 
 // established adds the Established event of an attempt an accepting reply

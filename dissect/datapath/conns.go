@@ -72,7 +72,8 @@ func (fl *Follower) established(e *conn.Event) {
 		return
 	}
 	req, rep := e.Request, e.Reply
-	f := &flow{id: c.Number, net: net, handed: -1, peers: Peers{c.Initiator, c.Responder}, neg: negotiatedOf(c)}
+	f := fl.newFlow()
+	*f = flow{id: c.Number, net: net, handed: -1, peers: Peers{c.Initiator, c.Responder}, neg: negotiatedOf(c)}
 	// Reads the initiator issues go to the responder: the initiator's
 	// Initiator Depth against the responder's Responder Resources; and the
 	// mirror.
@@ -167,6 +168,25 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 		r.findings = append(r.findings, *why)
 	}
 	fl.ended(f.id, f.handed, f.neg.Connection, f.peers, r)
+	*f = flow{}
+	fl.freeFlows = append(fl.freeFlows, f) // nothing refers to it any more
+}
+
+// flowSlab is how many connections' flows the follower makes at once.
+const flowSlab = 64
+
+// newFlow is a flow to fill: one a connection that ended left, or one of
+// a new slab.
+func (fl *Follower) newFlow() *flow {
+	if len(fl.freeFlows) == 0 {
+		slab := make([]flow, flowSlab)
+		for i := range slab {
+			fl.freeFlows = append(fl.freeFlows, &slab[i])
+		}
+	}
+	f := fl.freeFlows[len(fl.freeFlows)-1]
+	fl.freeFlows = fl.freeFlows[:len(fl.freeFlows)-1]
+	return f
 }
 
 // ended keeps what the traffic of connection id showed for its record, or

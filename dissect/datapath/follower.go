@@ -150,9 +150,12 @@ type Follower struct {
 	byConn  map[int]*flow // the connections followed, by Number
 	conns   []*flow       // the same, for the eviction hand
 	chand   int
-	orphans map[flowKey]*flow
-	slots   []*flow // the directions without a setup, for the eviction hand
-	hand    int
+	// freeFlows are flows for the next connections: those ended, and
+	// the rest of the last slab.
+	freeFlows []*flow
+	orphans   map[flowKey]*flow
+	slots     []*flow // the directions without a setup, for the eviction hand
+	hand      int
 	// results are what the traffic of connections no longer followed
 	// showed, until their records are handed on (Annotate), by Number.
 	results map[int]result

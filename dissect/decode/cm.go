@@ -184,7 +184,7 @@ func (d *Decoder) cmBody(m *record.Message, cm layers.CMMessage, fs []finding.Fi
 	if m.CMInfo != nil && d.ib.Has.LRH { // native IB: the data path matches on the LIDs
 		m.CMInfo.SLID, m.CMInfo.DLID = d.ib.LRH.SLID, d.ib.LRH.DLID
 	}
-	carrier := privdata.Carrier{Name: m.Name(), Where: "the " + m.Name(), Size: m.PrivateDataSize}
+	carrier := privdata.Carrier{Name: m.Name(), Where: theMessage(m), Size: m.PrivateDataSize}
 	attr := cm.AttributeID()
 	carrier.AbsentMatters = attr == layers.AttrREQ || attr == layers.AttrREP || attr == layers.AttrREJ
 	if m.HasServiceID && layers.IsIPCMServiceID(m.ServiceID) && (attr == layers.AttrREQ || attr == layers.AttrSIDRREQ) {
@@ -200,6 +200,23 @@ func (d *Decoder) cmBody(m *record.Message, cm layers.CMMessage, fs []finding.Fi
 		}
 	}
 	return pd, carrier, fs
+}
+
+// theNames are "the REQ", "the REP", ... by message kind.
+var theNames = func() (n [record.KindMPAReply + 1]string) {
+	for k := range n {
+		n[k] = "the " + record.Kind(k).String()
+	}
+	return n
+}()
+
+// theMessage is "the REQ", "the REP", ...: where a CM message's carrier
+// puts its RFC 8797 message.
+func theMessage(m *record.Message) string {
+	if m.Kind == record.KindCMOther || int(m.Kind) >= len(theNames) {
+		return "the " + m.Name()
+	}
+	return theNames[m.Kind]
 }
 
 // ulpContext is what the upper layer step needs to know of a CM message:

@@ -42,20 +42,22 @@ func (s *msgStore) ibHeaders() *record.IBHeaders {
 
 // crc is c, the ICRC (i 0) or the VCRC (1), for the message.
 func (s *msgStore) crc(i int, c record.CRCCheck) *record.CRCCheck {
+	v := &s.crcs[i]
 	if !s.reuse {
-		return &c
+		v = new(record.CRCCheck)
 	}
-	s.crcs[i] = c
-	return &s.crcs[i]
+	*v = c
+	return v
 }
 
 // cmInfo is c for the message.
 func (s *msgStore) cmInfo(c record.CMInfo) *record.CMInfo {
+	v := &s.cm
 	if !s.reuse {
-		return &c
+		v = new(record.CMInfo)
 	}
-	s.cm = c
-	return &s.cm
+	*v = c
+	return v
 }
 
 // rpcrdma is where the RFC 8797 step writes the message's usable RFC 8797

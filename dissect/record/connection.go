@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 )
@@ -91,4 +92,26 @@ func (c *Connection) ServiceString() string {
 		return fmt.Sprintf("0x%016x", c.ServiceID)
 	}
 	return "?"
+}
+
+// Clone is a copy of c that shares nothing its maker may reuse: a Sink
+// that keeps a connection record keeps its Clone.
+func (c *Connection) Clone() *Connection {
+	x := *c
+	x.Findings = slices.Clone(c.Findings)
+	for _, p := range []**RPCRDMA{&x.InitiatorRPCRDMA, &x.ResponderRPCRDMA} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	if c.Inline != nil {
+		v := *c.Inline
+		x.Inline = &v
+	}
+	if c.Datapath != nil {
+		v := *c.Datapath
+		x.Datapath = &v
+	}
+	return &x
 }
