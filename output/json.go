@@ -2,7 +2,6 @@ package output
 
 import (
 	"bufio"
-	"fmt"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -187,7 +186,8 @@ func appendConnection(j *jw, c *record.Connection) {
 		j.kuint("port", uint64(c.Port))
 	}
 	if c.HasServiceID {
-		j.kstr("service_id", fmt.Sprintf("0x%016x", c.ServiceID))
+		j.key("service_id")
+		j.b = append(appendHex(append(j.b, `"0x`...), c.ServiceID, 16), '"')
 	}
 	j.kint("request_frame", int64(c.RequestFrame))
 	j.key("reply_frame")

@@ -144,3 +144,15 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
+
+// appendHex appends v in lower-case hex, in at least digits digits.
+func appendHex(b []byte, v uint64, digits int) []byte {
+	var d [16]byte
+	n := len(d)
+	for v != 0 || n > len(d)-digits {
+		n--
+		d[n] = hexDigits[v&0xf]
+		v >>= 4
+	}
+	return append(b, d[n:]...)
+}

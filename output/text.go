@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -25,6 +27,8 @@ type textRenderer struct {
 	wrote    bool                 // a line was written: the summary is set off from it by a blank line
 	conns    []*record.Connection // the first MaxTableRows
 	nConns   int
+	line     []byte // the message line being built (messageLine)
+	num      [20]byte
 }
 
 func newText(w *bufio.Writer, opts Options) *textRenderer {
@@ -51,6 +55,77 @@ func (r *textRenderer) Message(m *record.Message) error {
 		}
 		return w.Flush()
 	}
+	if !r.messageLine(m) {
+		r.messageParts(m)
+	}
+	r.findings(m.Findings)
+	if r.opts.Verbose {
+		r.tree(m)
+	}
+	if r.opts.Hex {
+		r.hexDump(m.PrivateData, m.RPCRDMA)
+	}
+	return w.Flush()
+}
+
+// messageLine writes the line of a message whose line has one part, its
+// RFC 8797 summary, without colour, when it fits in the width: the common
+// case, built in one buffer. It reports false, having written nothing,
+// for messageParts to write any other line.
+func (r *textRenderer) messageLine(m *record.Message) bool {
+	if r.opts.Color || m.Kind == record.KindREJ || m.Kind.IsMPA() || m.RPCRDMA == nil && m.ULP != nil {
+		return false
+	}
+	b := r.line[:0]
+	b = appendPadded(b, strconv.AppendInt(r.num[:0], int64(m.Frame), 10), 5, true)
+	b = append(b, "  "...)
+	b = r.clock.append(b, m.Time, m.InputStart)
+	b = append(b, "  "...)
+	b = appendPadded(b, []byte(m.Transport), 6, false)
+	b = append(b, ' ')
+	b = appendPadded(b, []byte(m.Name()), 7, false)
+	b = append(b, "  "...)
+	b = append(m.Dst.Append(append(m.Src.Append(b), " → "...)), "  "...)
+	if rp := m.RPCRDMA; rp == nil {
+		b = append(b, "no RPC-over-RDMA data"...)
+	} else {
+		b = append(b, "R="...)
+		b = strconv.AppendInt(b, int64(bit(rp.RemoteInvalidate)), 10)
+		b = strconv.AppendInt(append(b, " send="...), int64(rp.SendSize), 10)
+		b = strconv.AppendInt(append(b, " recv="...), int64(rp.ReceiveSize), 10)
+		if rp.Offset != m.ExpectedOffset {
+			b = strconv.AppendInt(append(b, " @"...), int64(rp.Offset), 10)
+		}
+	}
+	r.line = b
+	if utf8.RuneCount(b) > r.width {
+		return false
+	}
+	r.w.Write(append(b, '\n'))
+	return true
+}
+
+// appendPadded appends s padded to w columns with spaces, on the left
+// (right-aligned) or the right; s is ASCII.
+func appendPadded(b, s []byte, w int, right bool) []byte {
+	pad := max(0, w-len(s))
+	if !right {
+		b = append(b, s...)
+	}
+	for range pad {
+		b = append(b, ' ')
+	}
+	if right {
+		b = append(b, s...)
+	}
+	return b
+}
+
+// messageParts writes a message's line: its head, then its parts (the
+// reject reason, the RFC 8797 summary or the upper layer's, the MPA
+// revision and frames) beside it when they fit, else beneath.
+func (r *textRenderer) messageParts(m *record.Message) {
+	w, p := r.w, r.p
 	ts := r.clock.show(m.Time, m.InputStart)
 	name := m.Name()
 	head := fmt.Sprintf("%5d  %s  %-6s %s%s  %s → %s", m.Frame, ts, m.Transport,
@@ -84,14 +159,6 @@ func (r *textRenderer) Message(m *record.Message) error {
 		}
 		w.WriteByte('\n')
 	}
-	r.findings(m.Findings)
-	if r.opts.Verbose {
-		r.tree(m)
-	}
-	if r.opts.Hex {
-		r.hexDump(m.PrivateData, m.RPCRDMA)
-	}
-	return w.Flush()
 }
 
 // partsWidth is the width of parts written after a line's head, two

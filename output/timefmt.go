@@ -2,6 +2,7 @@ package output
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -90,6 +91,43 @@ func (c *clock) show(t, start time.Time) string {
 	}
 	c.prev = t
 	return pad(s, c.width())
+}
+
+// append appends what show shows. The relative and delta times, which
+// the text output shows by default, are appended without a string.
+func (c *clock) append(b []byte, t, start time.Time) []byte {
+	if t.IsZero() || c.format != TimeRelative && c.format != TimeDelta && c.format != TimeDeltaShown && c.format != "" {
+		return append(b, c.show(t, start)...)
+	}
+	var d time.Duration
+	switch {
+	case c.format == TimeDelta || c.format == TimeDeltaShown:
+		if !c.prev.IsZero() {
+			d = t.Sub(c.prev)
+		}
+	case start.IsZero():
+	default:
+		d = t.Sub(start)
+	}
+	c.prev = t
+	var n [32]byte
+	return appendPadded(b, appendSeconds(n[:0], d), c.width(), true)
+}
+
+// appendSeconds appends a duration as seconds with microseconds, as
+// seconds shows it.
+func appendSeconds(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		b, d = append(b, '-'), -d
+	}
+	us := d.Microseconds()
+	b = strconv.AppendInt(b, us/1e6, 10)
+	frac := us % 1e6
+	b = append(b, '.')
+	for div := int64(100000); div > 0; div /= 10 {
+		b = append(b, byte('0'+frac/div%10))
+	}
+	return b
 }
 
 // seconds shows a duration as seconds with microseconds.

@@ -93,14 +93,49 @@ type tcpConnKey struct{ ini, res record.Endpoint }
 // nothing that was ever going to pair.
 const maxOrphans = 1024
 
+// req is the attempt of the REQ with key k, or nil. The last two answers
+// are kept: a message is looked up under the same keys by the rules, the
+// pairing and its number.
+func (t *Tracker) req(k reqKey) *attempt {
+	for i := range t.reqCache {
+		if e := &t.reqCache[i]; e.ok && e.k == k {
+			return e.c
+		}
+	}
+	c := t.byReq[k]
+	t.reqCache[1], t.reqCache[0] = t.reqCache[0], reqHit{k, c, true}
+	return c
+}
+
+// setReq indexes c under k (nil: nothing any more).
+func (t *Tracker) setReq(k reqKey, c *attempt) {
+	if c == nil {
+		delete(t.byReq, k)
+	} else {
+		t.byReq[k] = c
+	}
+	for i := range t.reqCache {
+		if t.reqCache[i].k == k {
+			t.reqCache[i].c = c
+		}
+	}
+}
+
+// reqHit is a look-up of byReq kept (Tracker.reqCache).
+type reqHit struct {
+	k  reqKey
+	c  *attempt
+	ok bool
+}
+
 // byLocal finds the attempt a message belongs to from its sender's side:
 // the initiator's messages carry the REQ's Local Communication ID as their
 // own, the responder's carry it as the Remote Communication ID.
 func (t *Tracker) byLocal(m *record.Message) (c *attempt, fromInitiator bool) {
-	if c = t.byReq[reqKey{m.Src, m.Dst, m.LocalCommID}]; c != nil {
+	if c = t.req(reqKey{m.Src, m.Dst, m.LocalCommID}); c != nil {
 		return c, true
 	}
-	return t.byReq[reqKey{m.Dst, m.Src, m.RemoteCommID}], false
+	return t.req(reqKey{m.Dst, m.Src, m.RemoteCommID}), false
 }
 
 // attemptOf is the attempt a message just taken belongs to, or nil: each
@@ -114,7 +149,7 @@ func (t *Tracker) attemptOf(m *record.Message) *attempt {
 	case record.KindMPAReply:
 		return t.byTCP[tcpConnKey{m.Dst, m.Src}]
 	case record.KindREQ:
-		return t.byReq[reqKey{m.Src, m.Dst, m.LocalCommID}]
+		return t.req(reqKey{m.Src, m.Dst, m.LocalCommID})
 	case record.KindMRA, record.KindREJ, record.KindREP, record.KindRTU, record.KindDREQ, record.KindDREP,
 		record.KindLAP, record.KindAPR:
 		c, _ := t.byLocal(m)
@@ -141,7 +176,7 @@ func (t *Tracker) cm(m *record.Message) {
 		t.request(m)
 	case record.KindREP:
 		k := reqKey{m.Dst, m.Src, m.RemoteCommID}
-		c := t.byReq[k]
+		c := t.req(k)
 		if c == nil {
 			t.orphan(orphanKey{req: k}, m)
 			return
@@ -173,7 +208,7 @@ func (t *Tracker) cm(m *record.Message) {
 // request opens the attempt of a REQ, unless it is a CM retry of one.
 func (t *Tracker) request(m *record.Message) {
 	k := reqKey{m.Src, m.Dst, m.LocalCommID}
-	if c := t.byReq[k]; c != nil {
+	if c := t.req(k); c != nil {
 		// A CM retry of the same attempt: the REQ again before any reply,
 		// or with the same Transaction ID after one (the reply was lost on
 		// its way). A REQ that reuses the Communication ID of an answered
@@ -191,7 +226,7 @@ func (t *Tracker) request(m *record.Message) {
 		c.reqInfo, c.hasReqInfo = *m.CMInfo, true
 	}
 	c.RPCRDMARules = decideULP(&c.Connection)
-	t.byReq[k] = c
+	t.setReq(k, c)
 	t.add(c)
 	if r := t.takeOrphan(orphanKey{req: k}); r != nil { // its reply came first
 		t.cm(r)
@@ -288,7 +323,7 @@ func (t *Tracker) indexed(c *attempt) bool {
 	if c.Transport == record.IWARP {
 		return t.byTCP[tcpConnKey{c.Initiator, c.Responder}] == c
 	}
-	return t.byReq[reqKey{c.Initiator, c.Responder, c.reqID}] == c
+	return t.req(reqKey{c.Initiator, c.Responder, c.reqID}) == c
 }
 
 // unindex stops later messages from finding c (a newer attempt may already
@@ -302,8 +337,8 @@ func (t *Tracker) unindex(c *attempt) {
 		return
 	}
 	k := reqKey{c.Initiator, c.Responder, c.reqID}
-	if t.byReq[k] == c {
-		delete(t.byReq, k)
+	if t.req(k) == c {
+		t.setReq(k, nil)
 	}
 }
 
@@ -405,13 +440,7 @@ func (t *Tracker) forgetOrphan() bool {
 
 // orphanCost estimates what a slimmed orphan reply holds.
 func orphanCost(m *record.Message) int {
-	return 700 + len(m.PrivateData) + shownLen(m.Src) + shownLen(m.Dst) + 64*len(m.Findings)
-}
-
-// shownLen is the length of an endpoint as shown.
-func shownLen(e record.Endpoint) int {
-	var b [64]byte
-	return len(e.Append(b[:0]))
+	return 700 + len(m.PrivateData) + m.Src.Len() + m.Dst.Len() + 64*len(m.Findings)
 }
 
 // orphanPD is how much of an orphan reply's private data is kept: enough

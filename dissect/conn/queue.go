@@ -31,7 +31,7 @@ const (
 // and its index entries, its addresses, and what its upper layer decoded
 // of the request.
 func attemptCost(c *attempt) int {
-	n := attemptBase + shownLen(c.Initiator) + shownLen(c.Responder)
+	n := attemptBase + c.Initiator.Len() + c.Responder.Len()
 	if u := c.InitiatorULP; u != nil {
 		n += 160 + len(u.Name) + len(u.Summary) + len(u.Problem)
 		for _, f := range u.Fields {

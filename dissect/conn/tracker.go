@@ -108,10 +108,11 @@ type Tracker struct {
 	numbers  int // attempts opened in the run (Connection.Number)
 
 	// Pairing (pairing.go).
-	byReq   map[reqKey]*attempt
-	byTCP   map[tcpConnKey]*attempt
-	orphans map[orphanKey]*record.Message // replies seen before their request
-	oOrder  []orphanKey                   // orphans, oldest first
+	byReq    map[reqKey]*attempt
+	reqCache [2]reqHit // the last look-ups of byReq
+	byTCP    map[tcpConnKey]*attempt
+	orphans  map[orphanKey]*record.Message // replies seen before their request
+	oOrder   []orphanKey                   // orphans, oldest first
 
 	// The history of the services (history.go).
 	history map[serviceKey]*negotiated
@@ -161,6 +162,7 @@ func (t *Tracker) reset() {
 		t.budget.Release(budget.Orphans, orphanCost(o))
 	}
 	t.byReq = map[reqKey]*attempt{}
+	t.reqCache = [2]reqHit{}
 	t.byTCP = map[tcpConnKey]*attempt{}
 	t.orphans = map[orphanKey]*record.Message{}
 	t.oOrder = nil

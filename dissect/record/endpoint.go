@@ -115,3 +115,30 @@ func (e Endpoint) Append(b []byte) []byte {
 	}
 	return a.AppendTo(b)
 }
+
+// Len is the length of the endpoint as String shows it, worked out
+// without making the string for an IPv4 address.
+func (e Endpoint) Len() int {
+	if e.Kind != IPv4 {
+		var b [64]byte
+		return len(e.Append(b[:0]))
+	}
+	n := 3 // the dots
+	for _, o := range e.Addr[12:] {
+		n += digits(uint64(o))
+	}
+	if e.HasPort {
+		n += 1 + digits(uint64(e.Port))
+	}
+	return n
+}
+
+// digits is how many decimal digits v takes.
+func digits(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
