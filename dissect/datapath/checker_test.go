@@ -54,14 +54,21 @@ func hdr(xid, credit, proc uint32) *layers.RPCRDMAHeader {
 	return &layers.RPCRDMAHeader{XID: xid, Vers: 1, Credit: credit, Proc: proc}
 }
 
-// callOf is an RDMA_MSG carrying a Call (28 + 40 octets), replyOf one
-// carrying its Reply (28 + 24) and granting credit; sized pads a Send with
-// zeros (the RPC message's arguments or results) to n octets.
+// callOf is an RDMA_MSG carrying a Call: 28 + 40 octets.
 func callOf(xid uint32) []byte { return encode(hdr(xid, 32, layers.RPCRDMAMsg), rpcCall(xid)) }
+
+// replyOf is an RDMA_MSG carrying the Reply to XID xid and granting
+// credit: 28 + 24 octets.
 func replyOf(xid, credit uint32) []byte {
 	return encode(hdr(xid, credit, layers.RPCRDMAMsg), rpcReply(xid))
 }
+
+// sized pads a Send with zeros (its RPC message's arguments or results) to
+// n octets.
 func sized(b []byte, n int) []byte { return append(b, make([]byte, n-len(b))...) }
+
+// seg is an RDMA segment (RFC 8166: handle, length, offset) of the handle
+// given.
 func seg(handle uint32) layers.RPCRDMASegment {
 	return layers.RPCRDMASegment{Handle: handle, Length: 4096, Offset: 0x7f0000001000}
 }
@@ -102,7 +109,7 @@ func newBench(t *testing.T, mode Mode, lim Limits, n Negotiated) *bench {
 	return &bench{t: t, out: out, chk: NewChecker(out, n, Peers{iniEP, resEP}, record.RoCEv2)}
 }
 
-// send hands the checker a whole Send of side carrying b (SEND Only), as
+// send hands the checker a whole Send of side carrying msg (SEND Only), as
 // changed by opts, and returns the record it made, or nil.
 func (b *bench) send(side int, msg []byte, opts ...func(*Send)) *record.RPC {
 	b.frame++
