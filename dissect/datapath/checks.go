@@ -142,8 +142,23 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 }
 
 // headerProblems raises what makes the header invalid, or uncheckable,
-// and reports whether the lists were read whole.
+// and reports whether the lists were read whole. A header that did not
+// decode is judged by what stopped the decode (undecoded); one that did,
+// by its values (valueProblems).
 func (c *Checker) headerProblems(s *Send, h *layers.RPCRDMAHeader, err error, add func(finding.Code, string, ...any)) bool {
+	if err != nil {
+		c.undecoded(s, err, add)
+		return false
+	}
+	valueProblems(s, h, add)
+	return true
+}
+
+// undecoded says why a header did not decode: an XDR boolean that is
+// neither 0 nor 1, or too few octets. Too few octets are the transport's
+// doing when it kept fewer than the Send has (notKept), else the sender's:
+// a Send shorter than the fixed part, or a list that runs past its end.
+func (c *Checker) undecoded(s *Send, err error, add func(finding.Code, string, ...any)) {
 	// The layer returns its error types as they are: a type switch (rather
 	// than errors.As, whose target escapes) keeps this allocation-free.
 	te, _ := err.(*layers.TruncatedError)
@@ -151,40 +166,42 @@ func (c *Checker) headerProblems(s *Send, h *layers.RPCRDMAHeader, err error, ad
 	switch {
 	case xe != nil:
 		add(finding.RPCRDMAHeaderInvalid, "%s", strings.TrimPrefix(xe.Error(), "rpc-over-rdma: "))
-		return false
-	case te != nil && !s.HeadWhole:
-		switch {
-		case len(s.Head) == 0 && s.HeadCut == "limit":
-			add(finding.StateLimitReached, "the first octets of the Send were not kept (more than %d multi-packet Sends were in progress at once): its header is not checked",
-				c.out.Limits.HeadBuffers)
-		case s.HeadCut == "capture":
-			add(finding.CaptureTruncated, "the capture holds %d octets of the Send, which end inside its RPC-over-RDMA header: the header is not checked", len(s.Head))
-		default:
-			add(finding.StateLimitReached, "the header runs past the %d octets kept of the Send: it is not checked", len(s.Head))
-		}
-		return false
-	case te != nil && len(s.Head) < layers.RPCRDMAFixedLen:
-		add(finding.RPCRDMAHeaderInvalid, "the Send has %d octets, fewer than the %d of an RPC-over-RDMA header's fixed part", len(s.Head), layers.RPCRDMAFixedLen)
-		return false
-	case err != nil && te == nil:
+	case te == nil:
 		add(finding.RPCRDMAHeaderInvalid, "%v", err)
-		return false
-	case err != nil:
+	case !s.HeadWhole:
+		c.notKept(s, add)
+	case len(s.Head) < layers.RPCRDMAFixedLen:
+		add(finding.RPCRDMAHeaderInvalid, "the Send has %d octets, fewer than the %d of an RPC-over-RDMA header's fixed part", len(s.Head), layers.RPCRDMAFixedLen)
+	default:
 		part := strings.TrimPrefix(te.Layer, "rpc-over-rdma")
 		if part == "" || part == " msgp" {
 			part = " header"
 		}
 		add(finding.RPCRDMAHeaderInvalid, "the%s runs past the end of the Send (%d octets)", part, len(s.Head))
-		return false
 	}
+}
+
+// notKept says why the header runs past the octets the transport kept of
+// the Send: none kept at a limit, the capture's snap length, or a header
+// longer than what is kept.
+func (c *Checker) notKept(s *Send, add func(finding.Code, string, ...any)) {
+	switch {
+	case len(s.Head) == 0 && s.HeadCut == "limit":
+		add(finding.StateLimitReached, "the first octets of the Send were not kept (more than %d multi-packet Sends were in progress at once): its header is not checked",
+			c.out.Limits.HeadBuffers)
+	case s.HeadCut == "capture":
+		add(finding.CaptureTruncated, "the capture holds %d octets of the Send, which end inside its RPC-over-RDMA header: the header is not checked", len(s.Head))
+	default:
+		add(finding.StateLimitReached, "the header runs past the %d octets kept of the Send: it is not checked", len(s.Head))
+	}
+}
+
+// valueProblems judges the values of a header that decoded: the version,
+// the procedure, where the RPC message is, its XID.
+func valueProblems(s *Send, h *layers.RPCRDMAHeader, add func(finding.Code, string, ...any)) {
 	switch {
 	case h.Proc == layers.RPCRDMAError:
-		if layers.RPCRDMAErrName(h.Err) == "" {
-			add(finding.RPCRDMAHeaderInvalid, "rdma_err %d is neither ERR_VERS (1) nor ERR_CHUNK (2)", h.Err)
-		}
-		if h.Vers != layers.RPCRDMAVersion && h.Err != layers.RPCRDMAErrVers {
-			add(finding.RPCRDMAHeaderInvalid, "rdma_vers is %d, not 1", h.Vers)
-		}
+		errorProblems(h, add)
 	case h.Vers != layers.RPCRDMAVersion:
 		add(finding.RPCRDMAHeaderInvalid, "rdma_vers is %d, not 1", h.Vers)
 	case h.Proc > layers.RPCRDMAError:
@@ -200,7 +217,17 @@ func (c *Checker) headerProblems(s *Send, h *layers.RPCRDMAHeader, err error, ad
 	case h.Proc == layers.RPCRDMAMsg && h.HasRPCXID && h.RPCXID != h.XID:
 		add(finding.RPCRDMAHeaderInvalid, "the RPC message's XID 0x%08x differs from rdma_xid 0x%08x", h.RPCXID, h.XID)
 	}
-	return true
+}
+
+// errorProblems judges an RDMA_ERROR: a known rdma_err, and version 1
+// unless it is ERR_VERS, which echoes the version of the failing request.
+func errorProblems(h *layers.RPCRDMAHeader, add func(finding.Code, string, ...any)) {
+	if layers.RPCRDMAErrName(h.Err) == "" {
+		add(finding.RPCRDMAHeaderInvalid, "rdma_err %d is neither ERR_VERS (1) nor ERR_CHUNK (2)", h.Err)
+	}
+	if h.Vers != layers.RPCRDMAVersion && h.Err != layers.RPCRDMAErrVers {
+		add(finding.RPCRDMAHeaderInvalid, "rdma_vers is %d, not 1", h.Vers)
+	}
 }
 
 // kind tells a Call from a Reply: by the RPC message's type when the Send

@@ -209,9 +209,8 @@ func (r *Reassembler) Add(f *Fragment) (*Datagram, bool) {
 		r.now = f.Time
 	}
 	r.expire()
-	end := f.Offset + f.WireLen
 	d := r.m[f.Key]
-	if end > MaxDatagram || f.Offset < 0 || f.WireLen < 0 || (f.More && f.WireLen%8 != 0) {
+	if malformed(f) {
 		if d == nil {
 			d = r.open(f) // so that it is counted (and flagged) as given up
 		}
@@ -222,37 +221,78 @@ func (r *Reassembler) Add(f *Fragment) (*Datagram, bool) {
 	if d == nil {
 		d = r.open(f)
 	}
-	// What it costs: the buffer grows to the fragment's end, and the
-	// offset-0 fragment's headers are kept.
+	end := f.Offset + f.WireLen
+	if !r.makeRoom(d, f, end) {
+		return nil, false
+	}
+	if !d.setEnd(f.More, end) {
+		r.giveUp(d, whyMalformed)
+		return nil, false
+	}
+	r.take(d, f, end)
+	if d.total < 0 || !d.covered() || !d.hasHdr {
+		return nil, false
+	}
+	return r.finish(d), true
+}
+
+// malformed reports a fragment no datagram can have: one beyond 65535
+// octets, at a negative offset or of a negative length, or one before the
+// last (More Fragments set) whose length is no multiple of 8, as offsets
+// count 8-octet units.
+func malformed(f *Fragment) bool {
+	return f.Offset+f.WireLen > MaxDatagram || f.Offset < 0 || f.WireLen < 0 || (f.More && f.WireLen%8 != 0)
+}
+
+// makeRoom makes the limits hold a fragment of d that ends at end: its
+// buffer grows to that end, and the offset-0 fragment's headers are kept.
+// The oldest datagrams go first, d last; it reports false when d went.
+func (r *Reassembler) makeRoom(d *dgram, f *Fragment, end int) bool {
 	cost := max(end-len(d.buf), 0)
 	if f.Offset == 0 && !d.hasHdr {
 		cost += len(f.Header)
 	}
-	// Make room: the oldest datagrams go first, this one last.
-	for r.frags+1 > r.opts.Fragments || r.bytes+cost > r.opts.Bytes {
+	for !r.fits(cost) {
 		old := r.oldest()
 		if old == nil {
 			break
 		}
 		r.giveUp(old, whyLimit)
 		if old == d {
-			return nil, false
+			return false
 		}
 	}
-	if r.frags+1 > r.opts.Fragments || r.bytes+cost > r.opts.Bytes {
+	if !r.fits(cost) {
 		r.giveUp(d, whyLimit)
-		return nil, false
+		return false
 	}
-	if !f.More {
-		if d.total >= 0 && d.total != end || d.maxEnd() > end {
-			r.giveUp(d, whyMalformed)
-			return nil, false
-		}
-		d.total = end
-	} else if d.total >= 0 && end > d.total {
-		r.giveUp(d, whyMalformed)
-		return nil, false
+	return true
+}
+
+// fits reports whether one more fragment, and cost more octets, are within
+// the limits.
+func (r *Reassembler) fits(cost int) bool {
+	return r.frags+1 <= r.opts.Fragments && r.bytes+cost <= r.opts.Bytes
+}
+
+// setEnd checks where a fragment ends against where the datagram does: the
+// last fragment (More Fragments clear) sets that end, and must agree with
+// an earlier last one and end no earlier than an octet that arrived; any
+// other must not end past it. It reports false when they disagree.
+func (d *dgram) setEnd(more bool, end int) bool {
+	if more {
+		return d.total < 0 || end <= d.total
 	}
+	if d.total >= 0 && d.total != end || d.maxEnd() > end {
+		return false
+	}
+	d.total = end
+	return true
+}
+
+// take keeps a fragment of d that ends at end: its frame, the offset-0
+// fragment's headers, where the capture cut it, and its octets.
+func (r *Reassembler) take(d *dgram, f *Fragment, end int) {
 	d.frags++
 	r.frags++
 	if len(d.frames) < MaxFrames {
@@ -272,16 +312,18 @@ func (r *Reassembler) Add(f *Fragment) (*Datagram, bool) {
 	d.store(f.Offset, f.Data, end)
 	d.held += grown
 	r.bytes += grown
-	if d.total < 0 || !d.covered() || !d.hasHdr {
-		return nil, false
-	}
+}
+
+// finish hands on a datagram made whole, and releases it: the Datagram
+// shares its buffers, which stay as they are until the next call.
+func (r *Reassembler) finish(d *dgram) *Datagram {
 	r.stats.Reassembled++
 	r.remember(d.key)
 	o := &r.out
 	*o = Datagram{Key: d.key, Header: d.hdr, L3: d.l3, FragHdr: d.fh, WireLen: d.total,
 		Payload: d.buf[:min(d.total, d.cutAt)], Frames: d.frames, Flagged: d.flagged}
 	r.release(d)
-	return o, true
+	return o
 }
 
 // open starts a datagram.
