@@ -20,6 +20,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
@@ -34,7 +35,7 @@ type dissectOptions struct {
 	Color          output.ColorMode
 	FailOn         finding.Severity // 0: never
 	RoCEPorts      []uint16
-	TCP            decode.TCPLimits
+	TCP            reassembly.Options
 	IPFrag         ipfrag.Options
 	MaxConnections int
 	Datapath       datapath.Mode
@@ -132,9 +133,9 @@ carried the messages shown: a small attachment for a bug.`,
 	sizeVar(f, &opts.Budget, "budget", defaultBudget, "markdown: keep the report within this many characters, saying what was cut (GitHub's limit; 0: no limit)")
 	f.BoolVar(&opts.Basename, "basename", false, "name the inputs by their base names, not their paths (paths leak into public bugs)")
 	f.Var(&portsFlag{&opts.RoCEPorts, "UDP"}, "roce-port", "also decode this UDP destination port as RoCEv2 (repeatable)")
-	sizeVar(f, &opts.TCP.StreamBytes, "max-stream-bytes", defaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
-	sizeVar(f, &opts.TCP.TotalBytes, "max-buffer-bytes", decode.DefaultTCPBuffer, "iWARP: octets buffered for all TCP directions together")
-	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", decode.DefaultTCPFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
+	sizeVar(f, &opts.TCP.StreamBytes, "max-stream-bytes", reassembly.DefaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
+	sizeVar(f, &opts.TCP.TotalBytes, "max-buffer-bytes", reassembly.DefaultTotalBytes, "iWARP: octets buffered for all TCP directions together")
+	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", reassembly.DefaultFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
 	sizeVar(f, &opts.IPFrag.Fragments, "max-ip-fragments", ipfrag.DefaultFragments, "IP fragments held for reassembly, all datagrams together (the oldest datagrams are given up first)")
 	sizeVar(f, &opts.IPFrag.Bytes, "max-ip-fragment-bytes", ipfrag.DefaultBytes, "octets of IP fragments held for reassembly, all datagrams together")
 	f.DurationVar(&opts.IPFrag.Timeout, "ip-fragment-timeout", ipfrag.DefaultTimeout, "capture time an IP datagram may wait for its missing fragments")
@@ -285,7 +286,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		Details:   opts.Details,
 		Budget:    chars,
 		Selection: sel,
-		Memory:    cfg.Budget,
+		Memory:    cfg.Budget.For(budget.Report),
 	})
 	if err != nil {
 		return usageError("%v", err)

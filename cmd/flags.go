@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
@@ -26,9 +25,6 @@ const (
 	defaultFormat = output.Text
 	defaultColor  = output.ColorAuto
 	failNever     = "never" // --fail-on: exit 1 on no finding
-	// defaultStreamBytes holds the longest MPA frame: its header and the
-	// largest PD_Length.
-	defaultStreamBytes = decode.DefaultTCPStream
 	// minStreamBytes holds an MPA frame's header.
 	minStreamBytes = layers.MPAHeaderLen
 )

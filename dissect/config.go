@@ -6,6 +6,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 )
 
 // Config tunes a run.
@@ -13,7 +14,7 @@ type Config struct {
 	// RoCEPorts are UDP destination ports decoded as RoCEv2 besides 4791.
 	RoCEPorts []uint16
 	// TCP bounds the reassembly of MPA frames.
-	TCP decode.TCPLimits
+	TCP reassembly.Options
 	// IPFrag bounds the reassembly of IP fragments.
 	IPFrag ipfrag.Options
 	// Live hands each connection attempt on as soon as its state is known
@@ -63,17 +64,17 @@ func (c Config) decoder() decode.Config {
 func (c Config) MemoryLimit() int64 {
 	total, flows, conns := c.TCP.TotalBytes, c.TCP.Flows, c.MaxConnections
 	if total <= 0 {
-		total = decode.DefaultTCPBuffer
+		total = reassembly.DefaultTotalBytes
 	}
 	if flows <= 0 {
-		flows = decode.DefaultTCPFlows
+		flows = reassembly.DefaultFlows
 	}
 	if conns <= 0 {
 		conns = conn.DefaultMaxConnections
 	}
 	const perConn, perFlow = 1000, 700
-	extra := max(0, int64(total-decode.DefaultTCPBuffer)) + perConn*max(0, int64(conns-conn.DefaultMaxConnections)) +
-		perFlow*max(0, int64(flows-decode.DefaultTCPFlows))
+	extra := max(0, int64(total-reassembly.DefaultTotalBytes)) + perConn*max(0, int64(conns-conn.DefaultMaxConnections)) +
+		perFlow*max(0, int64(flows-reassembly.DefaultFlows))
 	// IP reassembly at its default limits (4 MiB) fits in the overhead;
 	// raised limits add what they allow.
 	frag := c.IPFrag.WithDefaults()

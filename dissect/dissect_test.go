@@ -15,6 +15,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
@@ -501,7 +502,7 @@ func TestFindingsDocumented(t *testing.T) {
 func TestStateDropCounts(t *testing.T) {
 	cases := []struct {
 		kind      string
-		lim       decode.TCPLimits
+		lim       reassembly.Options
 		drops     int // StateDrops
 		noted     int // the number in the summary's warning (0: no warning)
 		onMessage int // messages with state-limit-reached
@@ -509,10 +510,10 @@ func TestStateDropCounts(t *testing.T) {
 	}{
 		// Directions without an MPA key, at a tiny total buffer and per-stream
 		// limit: nothing of an MPA frame is lost, nothing is counted.
-		{"tcp-streams", decode.TCPLimits{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0, 99},
+		{"tcp-streams", reassembly.Options{StreamBytes: 20, TotalBytes: 100}, 0, 0, 0, 99},
 		// Unfinished Requests over the per-stream limit: each reported.
-		{"half-mpa", decode.TCPLimits{StreamBytes: 30}, 200, 0, 200, 0},
-		{"half-mpa", decode.TCPLimits{Flows: 16}, 184, 0, 184, 0},
+		{"half-mpa", reassembly.Options{StreamBytes: 30}, 200, 0, 200, 0},
+		{"half-mpa", reassembly.Options{Flows: 16}, 184, 0, 184, 0},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s %+v", tc.kind, tc.lim), func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
@@ -90,7 +91,7 @@ func mpaBytes(m craft.MPA) []byte { return m.Bytes() }
 
 // decodeTCP runs frames through a decoder with limits, wire length from the
 // uncut frames.
-func decodeTCP(t *testing.T, lim decode.TCPLimits, frames [][]byte, wire []int) ([]*record.Message, *decode.Decoder) {
+func decodeTCP(t *testing.T, lim reassembly.Options, frames [][]byte, wire []int) ([]*record.Message, *decode.Decoder) {
 	t.Helper()
 	var out []*record.Message
 	// The messages go through a tracker, as in the run loop: its rules
@@ -153,7 +154,7 @@ func TestMPA(t *testing.T) {
 		name     string
 		ipv6     bool
 		segs     []seg
-		lim      decode.TCPLimits
+		lim      reassembly.Options
 		dropped  int // directions given up at a limit
 		silent   int // of which no message shows
 		want     []want
@@ -308,23 +309,23 @@ func TestMPA(t *testing.T) {
 			dropped: 1, silent: 1, want: nil},
 		// Giving up early segments at a limit is counted, never silent.
 		{name: "no handshake, early octets over the per-stream limit", segs: reverse(splitAt(req1, 5, 10)),
-			lim: decode.TCPLimits{StreamBytes: 20}, dropped: 1, silent: 1, want: nil},
+			lim: reassembly.Options{StreamBytes: 20}, dropped: 1, silent: 1, want: nil},
 		{name: "no handshake, early segments over the count limit", segs: reverse(splitAt(req1, 5, 10, 15)),
-			lim: decode.TCPLimits{MaxEarlySegs: 2}, dropped: 1, silent: 1, want: nil},
+			lim: reassembly.Options{MaxEarlySegs: 2}, dropped: 1, silent: 1, want: nil},
 		// The segments before the key given up at the total buffer are counted
 		// when the key arrives (here too little of it for a message); keyless
 		// segments in between are not taken up again.
 		{name: "no handshake, total buffer full", segs: reverse(splitAt(req1, 5, 10, 15)),
-			lim: decode.TCPLimits{TotalBytes: 100}, dropped: 1, silent: 1, want: nil},
+			lim: reassembly.Options{TotalBytes: 100}, dropped: 1, silent: 1, want: nil},
 		{name: "no handshake, total buffer full, key shown later", segs: []seg{{fromA: true, off: 15, payload: req1[15:]},
 			{fromA: true, off: 10, payload: req1[10:15]}, {fromA: true, payload: req1[:15]}},
-			lim: decode.TCPLimits{TotalBytes: 100}, dropped: 1,
+			lim: reassembly.Options{TotalBytes: 100}, dropped: 1,
 			want:     []want{{"MPA_REQ", 3, []int{3}, -1, []string{"state-limit-reached"}}},
 			contains: "arrived before its MPA key were given up at a state limit"},
 		// A frame that fills the total buffer is given up at once, counted
 		// and reported with what arrived (frame 3 and its time).
 		{name: "total buffer full, key shown", segs: with(seg{fromA: true, payload: req1[:20]}, seg{fromA: true, off: 20, payload: req1[20:]}),
-			lim: decode.TCPLimits{TotalBytes: 24}, dropped: 1,
+			lim: reassembly.Options{TotalBytes: 24}, dropped: 1,
 			want: []want{{"MPA_REQ", 3, []int{3}, -1, []string{"state-limit-reached"}}}, contains: "buffers of all streams are full (24 octets)"},
 		// A SYN (or SYN-ACK) repeating the start of a finished direction is a
 		// retransmission: it does not reopen it.
@@ -433,10 +434,10 @@ func TestMPA(t *testing.T) {
 			{fromA: true, off: 536, payload: []byte("zz")}, {fromA: true, off: 538, payload: []byte("zz")}, {fromA: true, off: 540, payload: req1}},
 			want: nil},
 		{name: "per-stream limit", segs: with(seg{fromA: true, payload: mpaBytes(craft.MPA{Request: true, Rev: 1, Data: append(rpcIni, make([]byte, 200)...)})}),
-			lim: decode.TCPLimits{StreamBytes: 100}, dropped: 1,
+			lim: reassembly.Options{StreamBytes: 100}, dropped: 1,
 			want: []want{{"MPA_REQ", 3, []int{3}, 0, []string{"state-limit-reached"}}}, contains: "more than the per-stream limit of 100"},
 		{name: "active flow limit", segs: []seg{{fromA: true, payload: req1[:18]}, {payload: rep1[:5]}, {fromA: true, off: 18, payload: req1[18:]}},
-			lim: decode.TCPLimits{Flows: 1}, dropped: 1,
+			lim: reassembly.Options{Flows: 1}, dropped: 1,
 			// The Reply's first segment evicts the Request's direction, which is
 			// reported; the Reply's 5 octets never show a whole key: nothing.
 			want:     []want{{"MPA_REQ", 1, []int{1}, -1, []string{"state-limit-reached"}}},
@@ -519,7 +520,7 @@ func TestEarlyWindowDropReported(t *testing.T) {
 	req := mpaBytes(craft.MPA{Request: true, Rev: 1, Data: rpc(1, 1, 3, 3)})
 	segs := []seg{{fromA: true, off: 100, payload: make([]byte, 300)}, {fromA: true, off: 400, payload: make([]byte, 300)},
 		{fromA: true, payload: append(req, make([]byte, 100-len(req))...)}, {fromA: true, payload: append(req, make([]byte, 100-len(req))...)}}
-	ms, d := decodeTCP(t, decode.TCPLimits{}, tcpFrames(t, false, segs), nil)
+	ms, d := decodeTCP(t, reassembly.Options{}, tcpFrames(t, false, segs), nil)
 	notes := d.Notes()
 	if len(ms) != 0 || d.Dropped() != 1 || d.SilentDrops() != 1 || len(notes) != 1 || notes[0].Code != finding.StateLimitReached ||
 		!strings.Contains(notes[0].Message, "test: 1 TCP direction began with an MPA key only after more than 532 octets") ||

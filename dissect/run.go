@@ -14,6 +14,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // Sink receives what the dissector produces, in order (record.Sink).
@@ -194,6 +195,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 	// The tally of the input of the last frame is kept apart, on the
 	// stack.
 	at, cur := 0, tally{}
+	// Whether the link type of the last frame can carry RDMA: a capture
+	// rarely changes it.
+	link, linkOK := -1, false
 	defer func() { p.tallies[at] = cur }()
 	for {
 		f, err := src.Next(ctx)
@@ -243,7 +247,10 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 				return err
 			}
 		}
-		if decode.SupportedLink(f.LinkType) {
+		if int(f.LinkType) != link {
+			link, linkOK = int(f.LinkType), layers.SupportedLink(f.LinkType)
+		}
+		if linkOK {
 			r.events(p.d.Decode(f))
 		} else {
 			cur.skipped++ // a link type that cannot carry RDMA

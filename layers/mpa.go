@@ -70,6 +70,10 @@ var (
 	MPAReplyKey   = [16]byte{'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'p', ' ', 'F', 'r', 'a', 'm', 'e'}
 )
 
+// MPAKeyStem is what the Request and Reply keys share: octets that start
+// with it may be an MPA frame.
+const MPAKeyStem = "MPA ID Re"
+
 // MPAKeyPrefix reports whether b could be the start of an MPA key: it
 // matches the first len(b) octets (at most 16) of the Request or Reply key.
 func MPAKeyPrefix(b []byte) bool {

@@ -15,6 +15,24 @@ const (
 	EtherTypeQinQ9200 = 0x9200 // legacy QinQ tag
 )
 
+// decodedLinks are the link types whose frames can carry what the
+// dissector decodes: RoCE, native InfiniBand (also in ERF records), and TCP
+// for iWARP. Frames of any other link type are passed over.
+var decodedLinks = [...]golayers.LinkType{golayers.LinkTypeNull, golayers.LinkTypeEthernet, golayers.LinkTypeRaw,
+	golayers.LinkTypeLoop, golayers.LinkTypeLinuxSLL, LinkTypeERF, golayers.LinkTypeIPv4, golayers.LinkTypeIPv6, LinkTypeIB,
+	golayers.LinkTypeLinuxSLL2}
+
+// SupportedLink reports whether frames of a link type can carry what the
+// dissector decodes.
+func SupportedLink(lt uint16) bool {
+	for _, l := range decodedLinks {
+		if uint16(l) == lt {
+			return true
+		}
+	}
+	return false
+}
+
 func init() {
 	golayers.RegisterUDPPortLayerType(RoCEv2Port, LayerTypeBTH)
 	golayers.EthernetTypeMetadata[EtherTypeRoCEv1] = golayers.EnumMetadata{

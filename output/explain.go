@@ -6,8 +6,8 @@ import (
 
 	golayers "github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // explain says, when a run found no connection message, or messages but
@@ -96,7 +96,7 @@ func skippedLinks(s *record.Summary) string {
 		}
 		n += in.Skipped
 		for _, lt := range in.LinkTypes {
-			if name := linkTypeName(lt); !decode.SupportedLink(lt) && !contains(names, name) {
+			if name := linkTypeName(lt); !layers.SupportedLink(lt) && !contains(names, name) {
 				names = append(names, name)
 			}
 		}

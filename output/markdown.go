@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -138,7 +137,7 @@ func (m *markdownRenderer) Message(msg *record.Message) error {
 		return err
 	}
 	if want {
-		if !m.opts.Memory.Charge(budget.Report, len(d.block)) {
+		if mem := m.opts.Memory; mem != nil && !mem.Charge(len(d.block)) {
 			// The run's memory budget is full: the details that do not
 			// fit are left out like those over the report's budget.
 			m.overBudget++
@@ -229,7 +228,9 @@ func (m *markdownRenderer) Summary(s *record.Summary) error {
 	} else {
 		_, err = m.w.WriteString(m.report(s))
 	}
-	m.opts.Memory.Release(budget.Report, m.held)
+	if mem := m.opts.Memory; mem != nil {
+		mem.Release(m.held)
+	}
 	m.held = 0
 	if err != nil {
 		return err

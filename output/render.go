@@ -9,7 +9,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
@@ -69,10 +68,17 @@ type Options struct {
 	// Memory is the run's memory budget (or nil): the details a Markdown
 	// report keeps are charged to it, and those that do not fit are left
 	// out, as those over Budget are.
-	Memory *budget.Budget
+	Memory Memory
 	// Selection, when set, is the display filter the records passed
 	// through: the renderers say how much it left out.
 	Selection *Selection
+}
+
+// Memory is what a renderer charges the details it keeps to: the run's
+// memory budget as one holder sees it (dissect/budget's Budget.For).
+type Memory interface {
+	Charge(n int) bool
+	Release(n int)
 }
 
 // Renderer writes records as they come. Each message is written out (and

@@ -364,3 +364,20 @@ func (a *Account) Close() {
 
 // Lost is Budget.Lost for the account's holder.
 func (a *Account) Lost() { a.b.Lost(a.h) }
+
+// Share is a budget seen as one holder's: what a consumer that knows
+// nothing of the other holders (a renderer keeping a report's details)
+// charges to.
+type Share struct {
+	b *Budget
+	h Holder
+}
+
+// For is b seen as holder h's.
+func (b *Budget) For(h Holder) Share { return Share{b, h} }
+
+// Charge takes n octets for the holder, and reports whether they fit.
+func (s Share) Charge(n int) bool { return s.b.Charge(s.h, n) }
+
+// Release gives back n octets the holder took.
+func (s Share) Release(n int) { s.b.Release(s.h, n) }

@@ -203,25 +203,22 @@ const (
 	ModeOff                  // the data path is not followed
 )
 
+// modeNames are the --datapath values, by Mode.
+var modeNames = [...]string{ModeFindings: "findings", ModeAll: "all", ModeOff: "off"}
+
 // ParseMode reads a --datapath value: all, findings or off.
 func ParseMode(s string) (Mode, bool) {
-	switch s {
-	case "all":
-		return ModeAll, true
-	case "findings":
-		return ModeFindings, true
-	case "off":
-		return ModeOff, true
+	for m, name := range modeNames {
+		if s == name {
+			return Mode(m), true
+		}
 	}
 	return 0, false
 }
 
 func (m Mode) String() string {
-	switch m {
-	case ModeAll:
-		return "all"
-	case ModeFindings:
-		return "findings"
+	if int(m) < len(modeNames) {
+		return modeNames[m]
 	}
 	return "off"
 }

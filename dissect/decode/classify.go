@@ -44,8 +44,8 @@ const (
 	etherDot1Q = uint16(golayers.EthernetTypeDot1Q)
 	etherQinQ  = uint16(golayers.EthernetTypeQinQ)
 	// The legacy QinQ tags (layers registers them with gopacket).
-	etherQinQ9100 = 0x9100
-	etherQinQ9200 = 0x9200
+	etherQinQ9100 = layers.EtherTypeQinQ9100
+	etherQinQ9200 = layers.EtherTypeQinQ9200
 
 	protoUDP       = uint8(golayers.IPProtocolUDP)
 	protoTCP       = uint8(golayers.IPProtocolTCP)
@@ -76,15 +76,6 @@ type frameInfo struct {
 	bth       int // BTH offset
 	ibEnd     int
 	ipv6      bool
-}
-
-// SupportedLink reports whether a link type can carry what we decode.
-func SupportedLink(lt uint16) bool {
-	switch lt {
-	case linkNull, linkEthernet, linkRaw, linkLoop, linkSLL, linkERF, linkIPv4, linkIPv6, linkIB, linkSLL2:
-		return true
-	}
-	return false
 }
 
 // classify finds a candidate in a frame of link type lt.
@@ -349,7 +340,7 @@ func (d *Decoder) classifyFragment(fi *frameInfo, b []byte, proto uint8, off int
 }
 
 // mpaKeyPrefix is what the Request and Reply keys share.
-const mpaKeyPrefix = "MPA ID Re"
+const mpaKeyPrefix = layers.MPAKeyStem
 
 // classifyGRH handles a packet that starts with a GRH (RoCEv1, or native IB
 // after an LRH with LNH 3).

@@ -24,7 +24,7 @@ type Config struct {
 	// RoCEPorts are UDP destination ports decoded as RoCEv2 besides 4791.
 	RoCEPorts []uint16
 	// TCP bounds the reassembly of MPA frames.
-	TCP TCPLimits
+	TCP reassembly.Options
 	// IPFrag bounds the reassembly of IP fragments.
 	IPFrag ipfrag.Options
 	// Datapath: the data path is on, so RC frames are events of their own

@@ -6,16 +6,6 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 )
 
-// TCPLimits bound the TCP reassembly (dissect/reassembly).
-type TCPLimits = reassembly.Options
-
-// Defaults of the TCP limits.
-const (
-	DefaultTCPBuffer = reassembly.DefaultTotalBytes
-	DefaultTCPFlows  = reassembly.DefaultFlows
-	DefaultTCPStream = reassembly.DefaultStreamBytes
-)
-
 // minEtherFrame is the smallest Ethernet frame, without its FCS: a shorter
 // one is padded to it.
 const minEtherFrame = 60

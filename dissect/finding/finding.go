@@ -21,27 +21,22 @@ const (
 	Error
 )
 
+// severityNames are the severities' names, by Severity ("none" first).
+var severityNames = [...]string{"none", "info", "warning", "error"}
+
 func (s Severity) String() string {
-	switch s {
-	case Info:
-		return "info"
-	case Warning:
-		return "warning"
-	case Error:
-		return "error"
+	if int(s) < len(severityNames) {
+		return severityNames[s]
 	}
 	return "none"
 }
 
 // ParseSeverity reads "info", "warning" or "error".
 func ParseSeverity(s string) (Severity, error) {
-	switch strings.ToLower(s) {
-	case "info":
-		return Info, nil
-	case "warning":
-		return Warning, nil
-	case "error":
-		return Error, nil
+	for v := Info; v <= Error; v++ {
+		if strings.EqualFold(s, severityNames[v]) {
+			return v, nil
+		}
 	}
 	return 0, fmt.Errorf("unknown severity %q (want info, warning or error)", s)
 }

@@ -31,8 +31,6 @@ import (
 
 // fpduEvents receives what the follower reads.
 type fpduEvents interface {
-	// segment: a DDP segment's headers are in; payload octets follow them.
-	segment(d *layers.DDP, payload int)
 	// fpdu: the FPDU at stream offsets [start, end) (markers in it
 	// included) was read whole; m is the Send it carried a segment of, or
 	// nil.
@@ -97,12 +95,13 @@ const (
 
 // follower reads the FPDUs of one direction.
 type follower struct {
-	ev      fpduEvents
-	pos     int  // stream offset of the next octet
-	base    int  // stream offset of the first FPDU: markers sit at base + 512k
-	markers mode // the receiver asked for markers
-	crc     mode // CRC is in use (either MPA frame set C)
-	done    bool // framing was lost: nothing more is read
+	ev        fpduEvents
+	onSegment segmentSeen
+	pos       int  // stream offset of the next octet
+	base      int  // stream offset of the first FPDU: markers sit at base + 512k
+	markers   mode // the receiver asked for markers
+	crc       mode // CRC is in use (either MPA frame set C)
+	done      bool // framing was lost: nothing more is read
 
 	// The first two octets of the stream, while markers are guessed.
 	peek  [2]byte
@@ -146,6 +145,10 @@ type follower struct {
 func (f *follower) init(ev fpduEvents, heads headPool, pos int, markers, crc mode) {
 	*f = follower{ev: ev, heads: heads, pos: pos, base: pos, markers: markers, crc: crc, hdrNeed: 2, start: pos}
 }
+
+// segmentSeen is a test's look at each DDP segment whose headers are in
+// (its payload octets follow them): nil but in tests.
+type segmentSeen func(d *layers.DDP, payload int)
 
 // fpduLen is the current FPDU's length, markers excluded, once its length
 // field is in.
@@ -428,7 +431,9 @@ func (f *follower) startSegment() {
 			f.msg = m
 		}
 	}
-	f.ev.segment(&f.ddp, payload)
+	if f.onSegment != nil {
+		f.onSegment(&f.ddp, payload)
+	}
 }
 
 // queueOf is the DDP queue an untagged RDMAP opcode goes on (RFC 5040,

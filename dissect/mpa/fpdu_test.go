@@ -61,6 +61,7 @@ func follow(s []byte, markers, crc bool, sizes ...int) []string {
 	var f follower
 	var h heap
 	f.init(&l, &h, 1000, modeOf(markers), modeOf(crc))
+	f.onSegment = l.segment
 	off := 1000
 	for i := 0; len(s) > 0; i++ {
 		n := len(s)
@@ -155,6 +156,7 @@ func TestFollowerProblems(t *testing.T) {
 	var l fpduLog
 	var f follower
 	f.init(&l, nil, 0, modeOff, modeOff)
+	f.onSegment = l.segment
 	f.feed(0, []byte{0, 1, 2, 3, 4, 5})
 	f.feed(6, make([]byte, 100000))
 	if len(l.got) != 1 {
@@ -187,6 +189,7 @@ func FuzzFollower(f *testing.F) {
 		var h heap
 		var fo follower
 		fo.init(&l, &h, 20, modes[int(opts>>1)%3], modes[int(opts>>3)%3])
+		fo.onSegment = l.segment
 		off, size := 20, int(piece)%64+1
 		for len(s) > 0 {
 			n := min(size, len(s))

@@ -49,7 +49,7 @@ const (
 )
 
 // keyPrefix is what the Request and Reply keys share.
-var keyPrefix = []byte("MPA ID Re")
+var keyPrefix = []byte(layers.MPAKeyStem)
 
 // Framer is the reassembly.Protocol that reads MPA frames. Messages go to
 // emit; they name the input set by SetFile.

@@ -415,8 +415,6 @@ func sideName(side int) string {
 
 // The follower's events.
 
-func (r *reader) segment(d *layers.DDP, payload int) {}
-
 func (r *reader) fpdu(start, end int, m *untagged) {
 	r.fol.endFrame, r.fol.endTime = r.frameAt(end - 1)
 	if r.f.trace != nil {

@@ -69,36 +69,31 @@ func ServiceULP(sid uint64) record.ULPName {
 	case !layers.IsIPCMServiceID(sid) || layers.IPCMPortSpace(sid) != layers.PortSpaceTCP:
 		return ""
 	}
-	switch layers.IPCMPort(sid) {
-	case 20049:
-		return record.ULPRPCRDMA
-	case layers.NVMeRDMAPort:
-		return record.ULPNVMeRDMA
-	case layers.ISERPort:
-		return record.ULPISER
-	case layers.RDSPort, layers.RDSCMPort:
-		return record.ULPRDS
-	case 445:
-		return record.ULPSMBDirect
-	}
-	return ""
+	return serviceULPs[layers.IPCMPort(sid)]
+}
+
+// serviceULPs are the upper layers the TCP ports of IP CM Service IDs
+// name.
+var serviceULPs = map[uint16]record.ULPName{
+	layers.NFSRDMAPort:  record.ULPRPCRDMA,
+	layers.NVMeRDMAPort: record.ULPNVMeRDMA,
+	layers.ISERPort:     record.ULPISER,
+	layers.RDSPort:      record.ULPRDS,
+	layers.RDSCMPort:    record.ULPRDS,
+	445:                 record.ULPSMBDirect,
 }
 
 // PortULP is the upper layer an iWARP responder's TCP port names, or "".
-func PortULP(port uint16) record.ULPName {
-	switch port {
-	case 20049:
-		return record.ULPRPCRDMA
-	case layers.NVMeRDMAPort:
-		return record.ULPNVMeRDMA
-	case layers.ISERPort:
-		return record.ULPISER
-	case layers.RDSPort, layers.RDSCMPort: // RDS over iWARP (Linux's rds_iw, until 4.9)
-		return record.ULPRDS
-	case 5445:
-		return record.ULPSMBDirect
-	}
-	return ""
+func PortULP(port uint16) record.ULPName { return tcpPortULPs[port] }
+
+// tcpPortULPs are the upper layers iWARP responders' TCP ports name.
+var tcpPortULPs = map[uint16]record.ULPName{
+	layers.NFSRDMAPort:  record.ULPRPCRDMA,
+	layers.NVMeRDMAPort: record.ULPNVMeRDMA,
+	layers.ISERPort:     record.ULPISER,
+	layers.RDSPort:      record.ULPRDS, // RDS over iWARP (Linux's rds_iw, until 4.9)
+	layers.RDSCMPort:    record.ULPRDS,
+	5445:                record.ULPSMBDirect,
 }
 
 // claim is what the context claims: the connection's upper layer, else the

@@ -25,29 +25,24 @@ const (
 	ULPSMBDirect ULPName = "smb-direct"
 )
 
+// ulpTitles are the upper layers' names for people.
+var ulpTitles = map[ULPName]string{
+	ULPRPCRDMA:   "RPC-over-RDMA",
+	ULPNVMeRDMA:  "NVMe-oF",
+	ULPISER:      "iSER",
+	ULPSRP:       "SRP",
+	ULPRDS:       "RDS",
+	ULPRSockets:  "rsockets",
+	ULPLustre:    "Lustre o2iblnd",
+	ULPSDP:       "SDP",
+	ULPIPoIBCM:   "IPoIB-CM",
+	ULPSMBDirect: "SMB Direct",
+}
+
 // Title is the upper layer's name for people: "NVMe-oF", "iSER".
 func (n ULPName) Title() string {
-	switch n {
-	case ULPRPCRDMA:
-		return "RPC-over-RDMA"
-	case ULPNVMeRDMA:
-		return "NVMe-oF"
-	case ULPISER:
-		return "iSER"
-	case ULPSRP:
-		return "SRP"
-	case ULPRDS:
-		return "RDS"
-	case ULPRSockets:
-		return "rsockets"
-	case ULPLustre:
-		return "Lustre o2iblnd"
-	case ULPSDP:
-		return "SDP"
-	case ULPIPoIBCM:
-		return "IPoIB-CM"
-	case ULPSMBDirect:
-		return "SMB Direct"
+	if t, ok := ulpTitles[n]; ok {
+		return t
 	}
 	return string(n)
 }
