@@ -12,8 +12,8 @@ import (
 )
 
 // The Follower is the InfiniBand-family data path: RC frames of RoCEv2,
-// RoCEv1 and native InfiniBand, tied to the connections the tracker hands
-// over (conn.Handover).
+// RoCEv1 and native InfiniBand, tied to the connections the tracker
+// established (conns.go).
 //
 // A connection's frames are matched on their addresses (IP for RoCEv2,
 // GIDs for RoCEv1, LIDs for native InfiniBand) and DestQP: the initiator's
