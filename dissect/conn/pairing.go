@@ -49,7 +49,7 @@ type attempt struct {
 	// tracker keeps nothing of a message after the call.
 	iniRPCRDMA, resRPCRDMA record.RPCRDMA
 	inline                 record.InlineThresholds
-	reqInfo                record.CMInfo // the REQ's CM fields, for the data path
+	req                    reqFields // the REQ's CM fields, for the data path
 }
 
 // settle makes c final, rejected or not, and tells its service's history.
@@ -58,6 +58,24 @@ func (c *attempt) settle(rejected bool) {
 	if e := c.hist; e != nil && e.id == c.Number {
 		e.final, e.rejected = true, rejected
 	}
+}
+
+// reqFields are the fields of a REQ the data path reads (record.CMInfo's,
+// without a REJ's): an attempt keeps them, and 65536 attempts are held.
+type reqFields struct {
+	localQPN, startingPSN                       uint32
+	slid, dlid                                  uint16
+	responderResources, initiatorDepth, pathMTU uint8
+}
+
+func reqFieldsOf(c *record.CMInfo) reqFields {
+	return reqFields{c.LocalQPN, c.StartingPSN, c.SLID, c.DLID, c.ResponderResources, c.InitiatorDepth, c.PathMTU}
+}
+
+// info is r as record.CMInfo.
+func (r reqFields) info() record.CMInfo {
+	return record.CMInfo{LocalQPN: r.localQPN, StartingPSN: r.startingPSN, SLID: r.slid, DLID: r.dlid,
+		ResponderResources: r.responderResources, InitiatorDepth: r.initiatorDepth, PathMTU: r.pathMTU}
 }
 
 // setInitiator and setResponder record what a side's message said of its
@@ -79,10 +97,19 @@ func (c *attempt) setResponder(m *record.Message) {
 }
 
 // Attempts are looked up by their endpoints (the tracker is emptied between
-// inputs, which never pair).
+// inputs, which never pair). A request of the InfiniBand family is keyed on
+// its two addresses, their kinds and its Local Communication ID: 40
+// octets, 65536 of them held.
 type reqKey struct {
-	ini, res record.Endpoint
+	ini, res [16]byte
+	kinds    uint16
 	id       uint32
+}
+
+// keyOf is the key of a request from ini to res with Local Communication
+// ID id.
+func keyOf(ini, res record.Endpoint, id uint32) reqKey {
+	return reqKey{ini.Addr, res.Addr, uint16(ini.Kind)<<8 | uint16(res.Kind), id}
 }
 
 type tcpConnKey struct{ ini, res record.Endpoint }
@@ -132,10 +159,10 @@ type reqHit struct {
 // the initiator's messages carry the REQ's Local Communication ID as their
 // own, the responder's carry it as the Remote Communication ID.
 func (t *Tracker) byLocal(m *record.Message) (c *attempt, fromInitiator bool) {
-	if c = t.req(reqKey{m.Src, m.Dst, m.LocalCommID}); c != nil {
+	if c = t.req(keyOf(m.Src, m.Dst, m.LocalCommID)); c != nil {
 		return c, true
 	}
-	return t.req(reqKey{m.Dst, m.Src, m.RemoteCommID}), false
+	return t.req(keyOf(m.Dst, m.Src, m.RemoteCommID)), false
 }
 
 // attemptOf is the attempt a message just taken belongs to, or nil: each
@@ -149,7 +176,7 @@ func (t *Tracker) attemptOf(m *record.Message) *attempt {
 	case record.KindMPAReply:
 		return t.byTCP[tcpConnKey{m.Dst, m.Src}]
 	case record.KindREQ:
-		return t.req(reqKey{m.Src, m.Dst, m.LocalCommID})
+		return t.req(keyOf(m.Src, m.Dst, m.LocalCommID))
 	case record.KindMRA, record.KindREJ, record.KindREP, record.KindRTU, record.KindDREQ, record.KindDREP,
 		record.KindLAP, record.KindAPR:
 		c, _ := t.byLocal(m)
@@ -175,7 +202,7 @@ func (t *Tracker) cm(m *record.Message) {
 	case record.KindREQ:
 		t.request(m)
 	case record.KindREP:
-		k := reqKey{m.Dst, m.Src, m.RemoteCommID}
+		k := keyOf(m.Dst, m.Src, m.RemoteCommID)
 		c := t.req(k)
 		if c == nil {
 			t.orphan(orphanKey{req: k}, m)
@@ -207,7 +234,7 @@ func (t *Tracker) cm(m *record.Message) {
 
 // request opens the attempt of a REQ, unless it is a CM retry of one.
 func (t *Tracker) request(m *record.Message) {
-	k := reqKey{m.Src, m.Dst, m.LocalCommID}
+	k := keyOf(m.Src, m.Dst, m.LocalCommID)
 	if c := t.req(k); c != nil {
 		// A CM retry of the same attempt: the REQ again before any reply,
 		// or with the same Transaction ID after one (the reply was lost on
@@ -223,7 +250,7 @@ func (t *Tracker) request(m *record.Message) {
 	c.ServiceID, c.HasServiceID = m.ServiceID, m.HasServiceID
 	c.reqID, c.tid = m.LocalCommID, m.TransactionID
 	if m.CMInfo != nil {
-		c.reqInfo, c.hasReqInfo = *m.CMInfo, true
+		c.req, c.hasReqInfo = reqFieldsOf(m.CMInfo), true
 	}
 	c.RPCRDMARules = decideULP(&c.Connection)
 	t.setReq(k, c)
@@ -239,7 +266,7 @@ func (t *Tracker) rej(m *record.Message) {
 	switch {
 	case c == nil:
 		if m.RemoteCommID != 0 {
-			t.orphan(orphanKey{req: reqKey{m.Dst, m.Src, m.RemoteCommID}}, m)
+			t.orphan(orphanKey{req: keyOf(m.Dst, m.Src, m.RemoteCommID)}, m)
 		}
 		return
 	case c.closed || c.final:
@@ -323,7 +350,7 @@ func (t *Tracker) indexed(c *attempt) bool {
 	if c.Transport == record.IWARP {
 		return t.byTCP[tcpConnKey{c.Initiator, c.Responder}] == c
 	}
-	return t.req(reqKey{c.Initiator, c.Responder, c.reqID}) == c
+	return t.req(keyOf(c.Initiator, c.Responder, c.reqID)) == c
 }
 
 // unindex stops later messages from finding c (a newer attempt may already
@@ -336,7 +363,7 @@ func (t *Tracker) unindex(c *attempt) {
 		}
 		return
 	}
-	k := reqKey{c.Initiator, c.Responder, c.reqID}
+	k := keyOf(c.Initiator, c.Responder, c.reqID)
 	if t.req(k) == c {
 		t.setReq(k, nil)
 	}

@@ -213,7 +213,7 @@ func (t *Tracker) judge(m *record.Message) {
 		var a *attempt
 		switch m.Kind {
 		case record.KindREP:
-			a = t.req(reqKey{m.Dst, m.Src, m.RemoteCommID})
+			a = t.req(keyOf(m.Dst, m.Src, m.RemoteCommID))
 		case record.KindREJ:
 			a, fromInitiator = t.byLocal(m)
 		default:

@@ -129,7 +129,8 @@ type Tracker struct {
 	seed   maphash.Seed
 	forgot int // reconnections not compared
 
-	events []Event // what the current call returns
+	events  []Event       // what the current call returns
+	reqInfo record.CMInfo // the REQ's fields an Established event points to
 
 	// With Reuse: the attempts handed on by the last call (or let go of
 	// since), to be reused from the next call on once nothing finds them,
@@ -290,7 +291,9 @@ func (t *Tracker) begin() {
 			kept = append(kept, c) // still held or recognised: freed once let go
 			continue
 		}
-		t.free = append(t.free, c)
+		if len(t.free) < maxFree {
+			t.free = append(t.free, c)
+		}
 	}
 	clear(t.handed[len(kept):])
 	t.handed = kept
@@ -300,18 +303,8 @@ func (t *Tracker) begin() {
 // or a new one.
 func (t *Tracker) attempt() *attempt {
 	n := len(t.free)
-	if n == 0 && !t.reuse {
-		return &attempt{}
-	}
 	if n == 0 {
-		// Reused attempts come back to the free list, so they can be
-		// made a slab at a time: their memory is the tracker's for the
-		// run, never held by a record a sink kept.
-		slab := make([]attempt, attemptSlab)
-		for i := range slab {
-			t.free = append(t.free, &slab[i])
-		}
-		n = len(t.free)
+		return &attempt{}
 	}
 	c := t.free[n-1]
 	t.free = t.free[:n-1]
@@ -322,8 +315,13 @@ func (t *Tracker) attempt() *attempt {
 	return c
 }
 
-// attemptSlab is how many attempts a reusing tracker makes at once.
-const attemptSlab = 64
+// maxFree bounds the attempts kept for reuse. Only what is held is
+// charged to the budget, so the free ones are few: enough for a stream of
+// connections handed on one by one (a limit reached, live capture), and
+// nothing that a full budget could not take back by shedding attempts
+// (each attempt is its own allocation, which the collector frees once
+// nothing holds it).
+const maxFree = 256
 
 // happened adds an event of c.
 func (t *Tracker) happened(k EventKind, c *attempt) {
@@ -348,7 +346,8 @@ func (t *Tracker) handedOn(c *attempt) {
 func (t *Tracker) established(c *attempt, m *record.Message) {
 	e := Event{Kind: Established, Conn: &c.Connection, Reply: m.CMInfo, ReplyMPA: m.MPAInfo, Frame: m.Frame}
 	if c.hasReqInfo {
-		e.Request = &c.reqInfo
+		t.reqInfo = c.req.info()
+		e.Request = &t.reqInfo
 	}
 	t.events = append(t.events, e)
 }

@@ -168,21 +168,21 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 		r.findings = append(r.findings, *why)
 	}
 	fl.ended(f.id, f.handed, f.neg.Connection, f.peers, r)
-	*f = flow{}
-	fl.freeFlows = append(fl.freeFlows, f) // nothing refers to it any more
+	if len(fl.freeFlows) < maxFreeFlows {
+		*f = flow{}
+		fl.freeFlows = append(fl.freeFlows, f) // nothing refers to it any more
+	}
 }
 
-// flowSlab is how many connections' flows the follower makes at once.
-const flowSlab = 64
+// maxFreeFlows bounds the flows of ended connections kept for the next:
+// the budget charges only the flows followed.
+const maxFreeFlows = 256
 
-// newFlow is a flow to fill: one a connection that ended left, or one of
-// a new slab.
+// newFlow is a flow to fill: one a connection that ended left, or a new
+// one.
 func (fl *Follower) newFlow() *flow {
 	if len(fl.freeFlows) == 0 {
-		slab := make([]flow, flowSlab)
-		for i := range slab {
-			fl.freeFlows = append(fl.freeFlows, &slab[i])
-		}
+		return new(flow)
 	}
 	f := fl.freeFlows[len(fl.freeFlows)-1]
 	fl.freeFlows = fl.freeFlows[:len(fl.freeFlows)-1]

@@ -150,8 +150,7 @@ type Follower struct {
 	byConn  map[int]*flow // the connections followed, by Number
 	conns   []*flow       // the same, for the eviction hand
 	chand   int
-	// freeFlows are flows for the next connections: those ended, and
-	// the rest of the last slab.
+	// freeFlows are flows of ended connections, for the next ones.
 	freeFlows []*flow
 	orphans   map[flowKey]*flow
 	slots     []*flow // the directions without a setup, for the eviction hand
