@@ -181,6 +181,10 @@ carried the messages shown: a small attachment for a bug.`,
 	return c
 }
 
+// runDissect runs `rdmacm-pd dissect` as opts say; tests call it without
+// cobra. It checks the flags, builds the dissector's configuration, the
+// renderer and the sinks between them, runs, and turns what happened into
+// the exit.
 func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if opts.Live.List {
 		return listInterfaces(s)
@@ -196,42 +200,8 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if opts.Changed("display-filter") {
 		sel, _ = output.ParseSelection(opts.Show.Select) // checkDissect refused one that does not parse
 	}
-	width, chars := opts.Show.Width, opts.Show.Budget
-	if width == 0 {
-		width = -1 // no wrapping
-	}
-	if chars == 0 {
-		chars = -1 // no limit
-	}
-	var paths []string // shown by their base names
-	if opts.Show.Basename {
-		paths = append(append(paths, opts.Input.Files...), opts.Input.Write)
-	}
-	cfg := dissect.Config{RoCEPorts: opts.Input.RoCEPorts, TCP: opts.Limits.TCP, IPFrag: opts.Limits.IPFrag, MaxConnections: opts.Limits.MaxConnections,
-		Hash: opts.Input.SHA256 || opts.Show.Format == output.Markdown, Count: opts.Input.Count, Datapath: opts.Input.Datapath, DatapathLimits: opts.Limits.Datapath,
-		ReuseRecords: true} // the sinks of the chain below keep Clones of what they keep
-	// One memory budget for the run, which the report's details charge too.
-	cfg.Budget = budget.New(cfg.MemoryLimit())
-	if s.Process {
-		cfg.Budget.WatchHeap()
-	}
-	r, err := output.New(s.Out, output.Options{
-		Format:    opts.Show.Format,
-		Verbose:   opts.Show.Verbose,
-		Hex:       opts.Show.Hex,
-		Color:     opts.Show.Format == output.Text && output.UseColor(opts.Show.Color, s.OutTerminal, s.Getenv),
-		MultiFile: len(opts.Input.Files) > 1,
-		Version:   ToolVersion(),
-		Command:   commandLine(opts.Args, paths),
-		Live:      live,
-		Quiet:     opts.Show.Quiet,
-		Time:      timeMode(opts),
-		Width:     width,
-		Details:   opts.Show.Details,
-		Budget:    chars,
-		Selection: sel,
-		Memory:    cfg.Budget.For(budget.Report),
-	})
+	cfg := dissectConfig(s, &opts.Input, &opts.Limits, opts.Show.Format)
+	r, err := output.New(s.Out, renderOptions(s, opts, live, sel, cfg.Budget))
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -240,44 +210,127 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-
-	// The records go through (the base names), (the -w file of a file
-	// input), (the selection), the --fail-on counter, to the renderer.
-	counter := &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Input.Files) > 1}
-	var sink record.Sink = counter
-	if sel != nil {
-		sink = sel.Filter(sink)
-	}
-	var excerpt *capture.Excerpt
-	if opts.Input.Write != "" && !live {
-		var keep func(*record.Message) bool
-		if sel != nil {
-			keep = sel.Message
-		}
-		if excerpt, err = capture.CreateExcerpt(opts.Input.Write, capture.ExcerptOptions{Probe: new(decode.Probe), Keep: keep, Budget: cfg.Budget}, sink); err != nil {
-			return failure(fmt.Errorf("--write: %w", err))
-		}
-		sink, cfg.Writer = excerpt, excerpt
-	}
-	if opts.Show.Basename {
-		sink = renamer{sink}
+	chain, err := newSinkChain(opts, live, sel, r, &cfg)
+	if err != nil {
+		return err
 	}
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.Budget.SoftLimit()) // -w's frames are charged to the budget
 	}
-	var runErr error
+	runErr := dissectInputs(ctx, s, opts, live, cfg, chain.head)
+	return finishDissect(s, opts, r, chain, runErr)
+}
+
+// dissectConfig is the dissector's configuration: what it decodes, its
+// limits, and one memory budget for the run, which the Markdown report's
+// details charge too. format matters because the report always names each
+// input's SHA-256.
+func dissectConfig(s *IOStreams, in *inputOptions, l *limitOptions, format output.Format) dissect.Config {
+	cfg := dissect.Config{RoCEPorts: in.RoCEPorts, TCP: l.TCP, IPFrag: l.IPFrag, MaxConnections: l.MaxConnections,
+		Hash: in.SHA256 || format == output.Markdown, Count: in.Count, Datapath: in.Datapath, DatapathLimits: l.Datapath,
+		ReuseRecords: true} // the sinks of the chain (newSinkChain) keep Clones of what they keep
+	cfg.Budget = budget.New(cfg.MemoryLimit())
+	if s.Process {
+		cfg.Budget.WatchHeap()
+	}
+	return cfg
+}
+
+// renderOptions are the renderer's options: how the flags show what is
+// found, and what identifies the run in a report.
+func renderOptions(s *IOStreams, opts *dissectOptions, live bool, sel *output.Selection, mem *budget.Budget) output.Options {
+	show := &opts.Show
+	width, chars := show.Width, show.Budget
+	if width == 0 {
+		width = -1 // no wrapping
+	}
+	if chars == 0 {
+		chars = -1 // no limit
+	}
+	var paths []string // shown by their base names
+	if show.Basename {
+		paths = append(append(paths, opts.Input.Files...), opts.Input.Write)
+	}
+	return output.Options{
+		Format:    show.Format,
+		Verbose:   show.Verbose,
+		Hex:       show.Hex,
+		Color:     show.Format == output.Text && output.UseColor(show.Color, s.OutTerminal, s.Getenv),
+		MultiFile: len(opts.Input.Files) > 1,
+		Version:   ToolVersion(),
+		Command:   commandLine(opts.Args, paths),
+		Live:      live,
+		Quiet:     show.Quiet,
+		Time:      timeMode(opts),
+		Width:     width,
+		Details:   show.Details,
+		Budget:    chars,
+		Selection: sel,
+		Memory:    mem.For(budget.Report),
+	}
+}
+
+// sinkChain is the way of the records from the run loop to the renderer:
+// (the base names), (the -w file of a file input), (the selection), the
+// --fail-on counter, then the renderer. The counter and the -w file are
+// looked at again once the run is over.
+type sinkChain struct {
+	head    record.Sink // where the run loop hands the records
+	counter *severityCounter
+	excerpt *capture.Excerpt // nil: no -w file of a file input
+}
+
+// newSinkChain builds the sinks in front of the renderer r, and creates the
+// -w file of a file input, which also receives every frame read (cfg.Writer)
+// to keep those of the messages shown.
+func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r record.Sink, cfg *dissect.Config) (*sinkChain, error) {
+	ch := &sinkChain{counter: &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Input.Files) > 1}}
+	ch.head = ch.counter
+	if sel != nil {
+		ch.head = sel.Filter(ch.head)
+	}
+	if opts.Input.Write != "" && !live {
+		var keep func(*record.Message) bool
+		if sel != nil {
+			keep = sel.Message
+		}
+		excerpt, err := capture.CreateExcerpt(opts.Input.Write, capture.ExcerptOptions{Probe: new(decode.Probe), Keep: keep, Budget: cfg.Budget},
+			ch.head)
+		if err != nil {
+			return nil, failure(fmt.Errorf("--write: %w", err))
+		}
+		ch.head, ch.excerpt, cfg.Writer = excerpt, excerpt, excerpt
+	}
+	if opts.Show.Basename {
+		ch.head = renamer{ch.head}
+	}
+	return ch, nil
+}
+
+// dissectInputs reads the capture files, or captures live, into sink. An
+// interruption is no error: what was read has been written, and --fail-on
+// applies to it.
+func dissectInputs(ctx context.Context, s *IOStreams, opts *dissectOptions, live bool, cfg dissect.Config, sink record.Sink) error {
+	var err error
 	if live {
-		runErr = runLive(ctx, s, liveInput{&opts.Live, opts.Input.Write, opts.Input.Count}, cfg, sink)
+		err = runLive(ctx, s, liveInput{&opts.Live, opts.Input.Write, opts.Input.Count}, cfg, sink)
 	} else {
-		_, runErr = dissect.Run(ctx, opts.Input.Files, s.In, cfg, sink)
+		_, err = dissect.Run(ctx, opts.Input.Files, s.In, cfg, sink)
 	}
-	if errors.Is(runErr, context.Canceled) {
-		runErr = nil // interrupted: what was read has been written, and --fail-on applies to it
+	if errors.Is(err, context.Canceled) {
+		return nil
 	}
-	if excerpt != nil {
-		if err := closeExcerpt(s, excerpt, opts.Input.Write); err != nil && runErr == nil {
+	return err
+}
+
+// finishDissect closes the -w file (saying what it holds) and the renderer,
+// and turns the run into the exit: the first failure of the run or of the
+// closing, else what --fail-on says.
+func finishDissect(s *IOStreams, opts *dissectOptions, r output.Renderer, ch *sinkChain, runErr error) error {
+	if ch.excerpt != nil {
+		if err := closeExcerpt(s, ch.excerpt, opts.Input.Write); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -290,11 +343,7 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		}
 		return failure(runErr)
 	}
-	if opts.FailOn != 0 && counter.max >= opts.FailOn {
-		printError(s, errors.New(counter.report()))
-		return &exitError{code: ExitFindings}
-	}
-	return nil
+	return ch.counter.failOn(s)
 }
 
 // timeMode is the -t format given, or "" for each output's default.
