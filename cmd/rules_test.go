@@ -31,3 +31,13 @@ func TestFirstBroken(t *testing.T) {
 		t.Errorf("no rule broken: %v", err)
 	}
 }
+
+// TestCraftRulesNameTheirFlag: every rule of craft names the flag at fault,
+// and its message names it too.
+func TestCraftRulesNameTheirFlag(t *testing.T) {
+	for i, r := range craftRules(&craftOptions{Workload: "lots"}) {
+		if r.flag == "" || !strings.Contains(r.msg, r.flag) {
+			t.Errorf("rule %d names %q, its message %q", i, r.flag, r.msg)
+		}
+	}
+}
