@@ -257,7 +257,7 @@ func renderOptions(s *IOStreams, opts *dissectOptions, live bool, sel *output.Se
 		Format:    show.Format,
 		Verbose:   show.Verbose,
 		Hex:       show.Hex,
-		Color:     show.Format == output.Text && output.UseColor(show.Color, s.OutTerminal, s.Getenv),
+		Color:     show.Format == output.Text && s.ColorOut(show.Color),
 		MultiFile: len(opts.Input.Files) > 1,
 		Version:   ToolVersion(),
 		Command:   commandLine(opts.Args, paths),

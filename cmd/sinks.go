@@ -106,7 +106,7 @@ func (s *severityCounter) failOn(st *IOStreams) error {
 		return nil
 	}
 	printError(st, errors.New(s.report()))
-	return &exitError{code: ExitFindings}
+	return findingsReached()
 }
 
 // report is the line that says which findings tripped --fail-on: "--fail-on
