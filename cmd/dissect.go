@@ -99,7 +99,12 @@ const (
 	defaultBudget = output.DefaultBudget
 )
 
-func newDissectCmd(s *IOStreams) *cobra.Command {
+// newDissectCmd is `rdmacm-pd dissect`, which runs runDissect.
+func newDissectCmd(s *IOStreams) *cobra.Command { return dissectCmd(s, runDissect) }
+
+// dissectCmd wires dissect's flags into its options and calls runF with
+// them: a test passes its own runF to see what the flags became.
+func dissectCmd(s *IOStreams, runF func(context.Context, *IOStreams, *dissectOptions) error) *cobra.Command {
 	opts := &dissectOptions{}
 	reads := &readFlag{}
 	c := &cobra.Command{
@@ -136,7 +141,7 @@ carried the messages shown: a small attachment for a bug.`,
 			opts.Input.Files = reads.merge(args)
 			opts.Args = s.Args
 			opts.Changed = c.Flags().Changed
-			return runDissect(c.Context(), s, opts)
+			return runF(c.Context(), s, opts)
 		},
 	}
 	f := c.Flags()
@@ -219,8 +224,8 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if s.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.Budget.SoftLimit()) // -w's frames are charged to the budget
 	}
-	runErr := dissectInputs(ctx, s, opts, live, cfg, chain.head)
-	return finishDissect(s, opts, r, chain, runErr)
+	runErr := dissectInputs(ctx, s, &opts.Input, &opts.Live, live, cfg, chain.head)
+	return finishDissect(s, &opts.Input, opts.Show.Basename, r, chain, runErr)
 }
 
 // dissectConfig is the dissector's configuration: what it decodes, its
@@ -312,12 +317,13 @@ func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r reco
 // dissectInputs reads the capture files, or captures live, into sink. An
 // interruption is no error: what was read has been written, and --fail-on
 // applies to it.
-func dissectInputs(ctx context.Context, s *IOStreams, opts *dissectOptions, live bool, cfg dissect.Config, sink record.Sink) error {
+func dissectInputs(ctx context.Context, s *IOStreams, in *inputOptions, lv *liveOptions, live bool, cfg dissect.Config,
+	sink record.Sink) error {
 	var err error
 	if live {
-		err = runLive(ctx, s, liveInput{&opts.Live, opts.Input.Write, opts.Input.Count}, cfg, sink)
+		err = runLive(ctx, s, liveInput{lv, in.Write, in.Count}, cfg, sink)
 	} else {
-		_, err = dissect.Run(ctx, opts.Input.Files, s.In, cfg, sink)
+		_, err = dissect.Run(ctx, in.Files, s.In, cfg, sink)
 	}
 	if errors.Is(err, context.Canceled) {
 		return nil
@@ -327,10 +333,11 @@ func dissectInputs(ctx context.Context, s *IOStreams, opts *dissectOptions, live
 
 // finishDissect closes the -w file (saying what it holds) and the renderer,
 // and turns the run into the exit: the first failure of the run or of the
-// closing, else what --fail-on says.
-func finishDissect(s *IOStreams, opts *dissectOptions, r output.Renderer, ch *sinkChain, runErr error) error {
+// closing (its inputs by their base names with --basename), else what
+// --fail-on says.
+func finishDissect(s *IOStreams, in *inputOptions, basename bool, r output.Renderer, ch *sinkChain, runErr error) error {
 	if ch.excerpt != nil {
-		if err := closeExcerpt(s, ch.excerpt, opts.Input.Write); err != nil && runErr == nil {
+		if err := closeExcerpt(s, ch.excerpt, in.Write); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -338,8 +345,8 @@ func finishDissect(s *IOStreams, opts *dissectOptions, r output.Renderer, ch *si
 		runErr = err
 	}
 	if runErr != nil {
-		if opts.Show.Basename {
-			runErr = renameError(runErr, opts.Input.Files)
+		if basename {
+			runErr = renameError(runErr, in.Files)
 		}
 		return failure(runErr)
 	}
