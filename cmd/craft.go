@@ -194,25 +194,23 @@ func craftModeOf(opts *craftOptions) craftMode {
 // traffic reports whether the setup is to be followed by traffic.
 func (opts *craftOptions) traffic() bool { return opts.Traffic || len(opts.Findings) > 0 }
 
-// craftRule is one flag combination craft refuses: in the modes it names,
-// when broken holds, craft stops with msg as a usage error.
+// craftRule is one flag combination craft refuses, in the modes it names.
 type craftRule struct {
-	modes  craftMode
-	broken bool
-	msg    string
+	modes craftMode
+	flagRule
 }
 
 // checkCraft is the one place that refuses flag combinations: the first
-// rule of craftRules that applies to mode and is broken is the error. The
-// order of the rules decides which message a command line with several
-// mistakes meets, and tests and scripts know those messages: keep it.
+// rule of craftRules that applies to mode and is broken is the error
+// (firstBroken: the order of the rules is kept).
 func checkCraft(opts *craftOptions, mode craftMode) error {
+	var rules []flagRule
 	for _, r := range craftRules(opts) {
-		if r.modes&mode != 0 && r.broken {
-			return usageError("%s", r.msg)
+		if r.modes&mode != 0 {
+			rules = append(rules, r.flagRule)
 		}
 	}
-	return nil
+	return firstBroken(rules)
 }
 
 // craftRules lists the rules in the order they are checked.
@@ -224,19 +222,22 @@ func craftRules(opts *craftOptions) []craftRule {
 		_, sizeErr = parseSize(opts.Workload)
 	}
 	rules := []craftRule{
-		{modeWorkload, sizeErr != nil, fmt.Sprintf("--workload: %v", sizeErr)},
-		{modeWorkload, !namesFile(opts.Write), "--workload needs -w FILE"},
-		{modeWorkload, opts.TCPFlows < 0, fmt.Sprintf("--tcp-flows: %d is negative", opts.TCPFlows)},
-		{modeWorkload, !within(opts.TCPSeg, 1, 9000), fmt.Sprintf("--tcp-segment: %d (want 1 to 9000 octets)", opts.TCPSeg)},
-		{modeWorkload, !within(opts.IWARPConn, 0, 10000), fmt.Sprintf("--iwarp-conns: %d (want 0 to 10000 connections)", opts.IWARPConn)},
-		{modeWorkload, opts.IWARPCRC < 0, fmt.Sprintf("--iwarp-crc-every: %d is negative", opts.IWARPCRC)},
-		{modeWorkload, opts.NFS && (opts.TCPFlows > 0 || opts.IWARPConn > 0),
-			"--nfs is a workload of its own: give it without --tcp-flows and --iwarp-conns"},
+		{modeWorkload, flagRule{"--workload", sizeErr != nil, fmt.Sprintf("--workload: %v", sizeErr)}},
+		{modeWorkload, flagRule{"-w", !namesFile(opts.Write), "--workload needs -w FILE"}},
+		{modeWorkload, flagRule{"--tcp-flows", opts.TCPFlows < 0, fmt.Sprintf("--tcp-flows: %d is negative", opts.TCPFlows)}},
+		{modeWorkload, flagRule{"--tcp-segment", !within(opts.TCPSeg, 1, 9000),
+			fmt.Sprintf("--tcp-segment: %d (want 1 to 9000 octets)", opts.TCPSeg)}},
+		{modeWorkload, flagRule{"--iwarp-conns", !within(opts.IWARPConn, 0, 10000),
+			fmt.Sprintf("--iwarp-conns: %d (want 0 to 10000 connections)", opts.IWARPConn)}},
+		{modeWorkload, flagRule{"--iwarp-crc-every", opts.IWARPCRC < 0,
+			fmt.Sprintf("--iwarp-crc-every: %d is negative", opts.IWARPCRC)}},
+		{modeWorkload, flagRule{"--nfs", opts.NFS && (opts.TCPFlows > 0 || opts.IWARPConn > 0),
+			"--nfs is a workload of its own: give it without --tcp-flows and --iwarp-conns"}},
 
-		{modeFlood, !namesFile(opts.Write), "--flood needs -w FILE"},
-		{modeFlood, opts.Count < 1, fmt.Sprintf("--count: %d (want at least 1)", opts.Count)},
-		{modeFlood, !slices.Contains(craft.FloodKinds, opts.Flood),
-			fmt.Sprintf("--flood: unknown kind %q (want %s)", opts.Flood, orList(craft.FloodKinds))},
+		{modeFlood, flagRule{"-w", !namesFile(opts.Write), "--flood needs -w FILE"}},
+		{modeFlood, flagRule{"--count", opts.Count < 1, fmt.Sprintf("--count: %d (want at least 1)", opts.Count)}},
+		{modeFlood, flagRule{"--flood", !slices.Contains(craft.FloodKinds, opts.Flood),
+			fmt.Sprintf("--flood: unknown kind %q (want %s)", opts.Flood, orList(craft.FloodKinds))}},
 	}
 	// The sizes must be given as sizes: 0 is not taken to mean the default.
 	for _, sz := range []struct {
@@ -244,22 +245,28 @@ func craftRules(opts *craftOptions) []craftRule {
 		v    int
 	}{{"send-size", opts.Initiator.SendSize}, {"receive-size", opts.Initiator.ReceiveSize},
 		{"reply-send-size", opts.Responder.SendSize}, {"reply-receive-size", opts.Responder.ReceiveSize}} {
-		rules = append(rules, craftRule{modeSetups | modeHex, !inlineSize(sz.v),
-			fmt.Sprintf("--%s: %d is not a multiple of 1024 from 1024 to %d", sz.flag, sz.v, maxInlineSize)})
+		rules = append(rules, craftRule{modeSetups | modeHex, flagRule{"--" + sz.flag, !inlineSize(sz.v),
+			fmt.Sprintf("--%s: %d is not a multiple of 1024 from 1024 to %d", sz.flag, sz.v, maxInlineSize)}})
 	}
 	return append(rules, []craftRule{
-		{modeHex, opts.Write != "", "--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both"},
-		{modeHex, opts.Initiator.Absent, "--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print"},
-		{modeHex, opts.ULP != craft.ULPs[0], fmt.Sprintf("--hex prints the initiator's RFC 8797 message: not with --ulp %s", opts.ULP)},
+		{modeHex, flagRule{"--hex", opts.Write != "",
+			"--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both"}},
+		{modeHex, flagRule{"--no-rpcrdma", opts.Initiator.Absent,
+			"--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print"}},
+		{modeHex, flagRule{"--ulp", opts.ULP != craft.ULPs[0],
+			fmt.Sprintf("--hex prints the initiator's RFC 8797 message: not with --ulp %s", opts.ULP)}},
 
-		{modeSetups, opts.Write == "", "craft needs -w FILE (or --hex)"},
-		{modeULP, opts.traffic(), fmt.Sprintf("--traffic and --finding make RPC-over-RDMA traffic, not --ulp %s", opts.ULP)},
-		{modeULP, split, fmt.Sprintf("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)},
-		{modeExchange | modeTraffic, split && !iwarp, "--split applies to --transport iwarp only"},
-		{modeExchange | modeULP | modeTraffic, opts.MPARevSet && !iwarp, "--mpa-rev applies to --transport iwarp only"},
-		{modeTraffic, opts.Reject, "--traffic and --finding need an accepted connection, not --reject"},
+		{modeSetups, flagRule{"-w", opts.Write == "", "craft needs -w FILE (or --hex)"}},
+		{modeULP, flagRule{"--traffic", opts.traffic(),
+			fmt.Sprintf("--traffic and --finding make RPC-over-RDMA traffic, not --ulp %s", opts.ULP)}},
+		{modeULP, flagRule{"--split", split, fmt.Sprintf("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)}},
+		{modeExchange | modeTraffic, flagRule{"--split", split && !iwarp, "--split applies to --transport iwarp only"}},
+		{modeExchange | modeULP | modeTraffic, flagRule{"--mpa-rev", opts.MPARevSet && !iwarp,
+			"--mpa-rev applies to --transport iwarp only"}},
+		{modeTraffic, flagRule{"--reject", opts.Reject, "--traffic and --finding need an accepted connection, not --reject"}},
 		// Only the RFC 8797 setups check the revision: --ulp hands it on.
-		{modeIWARP | modeTraffic, iwarp && !within(opts.MPARev, 1, 2), fmt.Sprintf("--mpa-rev: %d (want 1 or 2)", opts.MPARev)},
+		{modeIWARP | modeTraffic, flagRule{"--mpa-rev", iwarp && !within(opts.MPARev, 1, 2),
+			fmt.Sprintf("--mpa-rev: %d (want 1 or 2)", opts.MPARev)}},
 	}...)
 }
 

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"fmt"
+
 	"github.com/spf13/pflag"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
@@ -34,16 +36,15 @@ func datapathLimitFlags(f *pflag.FlagSet, l *datapath.Limits) {
 		"data path: multi-packet Sends in progress at once whose first 2048 octets and frames are kept, about 4 KB each")
 }
 
-// checkDatapathLimits checks the data path's limit flags.
-func checkDatapathLimits(l datapath.Limits) error {
+// datapathLimitRules are the bounds of the data path's limit flags.
+func datapathLimitRules(l datapath.Limits) []flagRule {
+	var rules []flagRule
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"max-rc-connections", l.Connections}, {"max-rc-directions", l.Directions}, {"max-rpc-calls", l.CallsPerConnection},
 		{"max-rpc-calls-total", l.CallBudget}, {"max-send-buffers", l.HeadBuffers}} {
-		if f.v < 1 {
-			return usageError("--%s: %d (want at least 1)", f.name, f.v)
-		}
+		rules = append(rules, flagRule{"--" + f.name, f.v < 1, fmt.Sprintf("--%s: %d (want at least 1)", f.name, f.v)})
 	}
-	return nil
+	return rules
 }

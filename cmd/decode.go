@@ -85,13 +85,13 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 	}
 	rp, fs := decode.CheckPrivateData(pd, expect)
 	err = output.WriteDecode(s.Out, output.Options{Format: opts.Format,
-		Color: opts.Format == output.Text && output.UseColor(opts.Color, s.OutTerminal, s.Getenv)}, pd, rp, fs)
+		Color: opts.Format == output.Text && s.ColorOut(opts.Color)}, pd, rp, fs)
 	if err != nil {
 		return failure(err)
 	}
 	if opts.FailOn != 0 && finding.Max(fs) >= opts.FailOn {
 		printError(s, fmt.Errorf("--fail-on %s: %s", opts.FailOn, tripped(fs, opts.FailOn)))
-		return &exitError{code: ExitFindings}
+		return findingsReached()
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -26,47 +25,72 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
-// dissectOptions are the flags of `rdmacm-pd dissect`.
+// dissectOptions are the flags of `rdmacm-pd dissect`, grouped by what they
+// configure, so that each part of the run is handed only the group it reads.
 type dissectOptions struct {
-	Files          []string
-	Format         output.Format
-	Verbose        bool
-	Hex            bool
-	Color          output.ColorMode
-	FailOn         finding.Severity // 0: never
-	RoCEPorts      []uint16
-	TCP            reassembly.Options
-	IPFrag         ipfrag.Options
-	MaxConnections int
-	Datapath       datapath.Mode
-	DatapathLimits datapath.Limits
-	SHA256         bool
-	Args           []string // the command line (after the program name), for the Markdown report
+	Input  inputOptions // what is read, and what is decoded in it
+	Show   showOptions  // what is shown, and how
+	Limits limitOptions // the bounds of the dissector's state
+	Live   liveOptions  // live capture
 
-	// What is shown, and how.
+	FailOn finding.Severity // 0: never
+	Args   []string         // the command line (after the program name), for the Markdown report
+
+	// Changed says whether a flag was given (nil: none was).
+	Changed func(name string) bool
+}
+
+// inputOptions say what is read, and what is decoded in it.
+type inputOptions struct {
+	Files     []string
+	Count     int    // stop after this many frames (0: no limit)
+	Write     string // -w: files: the frames of the messages shown; live: every frame
+	RoCEPorts []uint16
+	Datapath  datapath.Mode
+	SHA256    bool
+}
+
+// showOptions say what is shown, and how.
+type showOptions struct {
+	Format   output.Format
+	Verbose  bool
+	Hex      bool
+	Color    output.ColorMode
 	Quiet    bool
-	Select   string // -Y; SelectSet says it was given
+	Select   string // -Y; Changed("display-filter") says it was given
 	Time     output.TimeMode
 	Width    int // 0: no wrapping
 	Details  output.Details
 	Budget   int // 0: no limit
 	Basename bool
+}
 
-	// Files and live capture.
-	Count int
-	Write string
+// limitOptions bound the state the dissector holds: TCP reassembly, IP
+// fragments, connection attempts and the data path.
+type limitOptions struct {
+	TCP            reassembly.Options
+	IPFrag         ipfrag.Options
+	MaxConnections int
+	Datapath       datapath.Limits
+}
 
-	// Live capture.
+// liveOptions are the flags of live capture.
+type liveOptions struct {
 	Interfaces []string
 	NoPromisc  bool
 	Ports      []uint16
 	Hosts      []netip.Addr
 	Expr       string
 	Duration   time.Duration
-	ListIfaces bool
+	List       bool // -D: list the interfaces and exit
+}
 
-	// Changed says whether a flag was given (nil: none was).
-	Changed func(name string) bool
+// liveInput is what runLive reads: the live capture flags, and the -w file and
+// -c count, which apply to capture files too.
+type liveInput struct {
+	*liveOptions
+	Write string
+	Count int
 }
 
 // Defaults of dissect's own flags.
@@ -75,7 +99,12 @@ const (
 	defaultBudget = output.DefaultBudget
 )
 
-func newDissectCmd(s *IOStreams) *cobra.Command {
+// newDissectCmd is `rdmacm-pd dissect`, which runs runDissect.
+func newDissectCmd(s *IOStreams) *cobra.Command { return dissectCmd(s, runDissect) }
+
+// dissectCmd wires dissect's flags into its options and calls runF with
+// them: a test passes its own runF to see what the flags became.
+func dissectCmd(s *IOStreams, runF func(context.Context, *IOStreams, *dissectOptions) error) *cobra.Command {
 	opts := &dissectOptions{}
 	reads := &readFlag{}
 	c := &cobra.Command{
@@ -109,185 +138,75 @@ carried the messages shown: a small attachment for a bug.`,
   rdmacm-pd dissect -i lo --duration 1s              # live, for a second
   rdmacm-pd dissect -i eth0 -w live.pcapng           # live, until Ctrl-C`,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Files = reads.merge(args)
+			opts.Input.Files = reads.merge(args)
 			opts.Args = s.Args
 			opts.Changed = c.Flags().Changed
-			return runDissect(c.Context(), s, opts)
+			return runF(c.Context(), s, opts)
 		},
 	}
 	f := c.Flags()
 	reads.set = f
 	f.VarP(reads, "read", "r", "capture file to read (repeatable; like tshark -r); read in command-line order with the other files")
-	f.VarP(formatFlag(&opts.Format, output.Text, output.JSON, output.Markdown), "format", "T", "output format: text, json or markdown")
-	f.BoolVarP(&opts.Verbose, "verbose", "V", false, "text: show every decoded layer and field")
-	f.BoolVarP(&opts.Hex, "hex", "x", false, "text: hex dump of the private data, RFC 8797 octets marked")
-	f.Var(colorFlag(&opts.Color), "color", "colour the text output: auto, always or never")
+	f.VarP(formatFlag(&opts.Show.Format, output.Text, output.JSON, output.Markdown), "format", "T", "output format: text, json or markdown")
+	f.BoolVarP(&opts.Show.Verbose, "verbose", "V", false, "text: show every decoded layer and field")
+	f.BoolVarP(&opts.Show.Hex, "hex", "x", false, "text: hex dump of the private data, RFC 8797 octets marked")
+	f.Var(colorFlag(&opts.Show.Color), "color", "colour the text output: auto, always or never")
 	f.Var(failOnFlag(&opts.FailOn), "fail-on", "exit 1 when a finding reaches this severity: never, info, warning or error")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "only the connections, the findings and the totals (json: no message records; markdown: no message details)")
-	f.StringVarP(&opts.Select, "display-filter", "Y", "", "show only the messages and connections this expression selects, as tshark -Y does (e.g. 'addr == 192.0.2.1 and severity >= warning')")
-	f.VarP(oneOf(&opts.Time, output.TimeRelative, "time format", output.TimeModes...), "time-format", "t",
+	f.BoolVarP(&opts.Show.Quiet, "quiet", "q", false, "only the connections, the findings and the totals (json: no message records; markdown: no message details)")
+	f.StringVarP(&opts.Show.Select, "display-filter", "Y", "", "show only the messages and connections this expression selects, as tshark -Y does (e.g. 'addr == 192.0.2.1 and severity >= warning')")
+	f.VarP(oneOf(&opts.Show.Time, output.TimeRelative, "time format", output.TimeModes...), "time-format", "t",
 		"time as tshark -t shows it: r (since the first frame), d (since the line before), a, ad (local), u, ud (UTC), e (epoch)")
-	sizeVar(f, &opts.Width, "width", defaultWidth, "text: wrap lines at this many columns (0: do not wrap)")
-	f.Var(oneOf(&opts.Details, output.DetailsFindings, "value", output.DetailsNone, output.DetailsFindings, output.DetailsAll),
+	sizeVar(f, &opts.Show.Width, "width", defaultWidth, "text: wrap lines at this many columns (0: do not wrap)")
+	f.Var(oneOf(&opts.Show.Details, output.DetailsFindings, "value", output.DetailsNone, output.DetailsFindings, output.DetailsAll),
 		"details", "markdown: the messages shown in full: none, findings (those with one, or the first few) or all")
-	sizeVar(f, &opts.Budget, "budget", defaultBudget, "markdown: keep the report within this many characters, saying what was cut (GitHub's limit; 0: no limit)")
-	f.BoolVar(&opts.Basename, "basename", false, "name the inputs by their base names, not their paths (paths leak into public bugs)")
-	f.Var(&portsFlag{&opts.RoCEPorts, "UDP"}, "roce-port", "also decode this UDP destination port as RoCEv2 (repeatable)")
-	sizeVar(f, &opts.TCP.StreamBytes, "max-stream-bytes", reassembly.DefaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
-	sizeVar(f, &opts.TCP.TotalBytes, "max-buffer-bytes", reassembly.DefaultTotalBytes, "iWARP: octets buffered for all TCP directions together")
-	sizeVar(f, &opts.TCP.Flows, "max-tcp-flows", reassembly.DefaultFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
-	sizeVar(f, &opts.IPFrag.Fragments, "max-ip-fragments", ipfrag.DefaultFragments, "IP fragments held for reassembly, all datagrams together (the oldest datagrams are given up first)")
-	sizeVar(f, &opts.IPFrag.Bytes, "max-ip-fragment-bytes", ipfrag.DefaultBytes, "octets of IP fragments held for reassembly, all datagrams together")
-	f.DurationVar(&opts.IPFrag.Timeout, "ip-fragment-timeout", ipfrag.DefaultTimeout, "capture time an IP datagram may wait for its missing fragments")
-	sizeVar(f, &opts.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
-	f.Var(datapathFlag(&opts.Datapath), "datapath", "RC traffic after each CM exchange: all (a record for every RPC-over-RDMA message), findings (only for those with a finding) or off")
-	datapathLimitFlags(f, &opts.DatapathLimits)
-	f.BoolVar(&opts.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
-	sizeVarP(f, &opts.Count, "count", "c", 0, "stop after this many frames")
-	f.StringVarP(&opts.Write, "write", "w", "", "files: write the frames that carried the messages shown; live: every captured frame (pcapng, or pcap for a .pcap name)")
+	sizeVar(f, &opts.Show.Budget, "budget", defaultBudget, "markdown: keep the report within this many characters, saying what was cut (GitHub's limit; 0: no limit)")
+	f.BoolVar(&opts.Show.Basename, "basename", false, "name the inputs by their base names, not their paths (paths leak into public bugs)")
+	f.Var(&portsFlag{&opts.Input.RoCEPorts, "UDP"}, "roce-port", "also decode this UDP destination port as RoCEv2 (repeatable)")
+	sizeVar(f, &opts.Limits.TCP.StreamBytes, "max-stream-bytes", reassembly.DefaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
+	sizeVar(f, &opts.Limits.TCP.TotalBytes, "max-buffer-bytes", reassembly.DefaultTotalBytes, "iWARP: octets buffered for all TCP directions together")
+	sizeVar(f, &opts.Limits.TCP.Flows, "max-tcp-flows", reassembly.DefaultFlows, "iWARP: TCP directions followed at once (those that least recently brought new octets are given up first)")
+	sizeVar(f, &opts.Limits.IPFrag.Fragments, "max-ip-fragments", ipfrag.DefaultFragments, "IP fragments held for reassembly, all datagrams together (the oldest datagrams are given up first)")
+	sizeVar(f, &opts.Limits.IPFrag.Bytes, "max-ip-fragment-bytes", ipfrag.DefaultBytes, "octets of IP fragments held for reassembly, all datagrams together")
+	f.DurationVar(&opts.Limits.IPFrag.Timeout, "ip-fragment-timeout", ipfrag.DefaultTimeout, "capture time an IP datagram may wait for its missing fragments")
+	sizeVar(f, &opts.Limits.MaxConnections, "max-connections", conn.DefaultMaxConnections, "connection attempts tracked at once, about 1 KB each (the oldest is reported early beyond it)")
+	f.Var(datapathFlag(&opts.Input.Datapath), "datapath", "RC traffic after each CM exchange: all (a record for every RPC-over-RDMA message), findings (only for those with a finding) or off")
+	datapathLimitFlags(f, &opts.Limits.Datapath)
+	f.BoolVar(&opts.Input.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
+	sizeVarP(f, &opts.Input.Count, "count", "c", 0, "stop after this many frames")
+	f.StringVarP(&opts.Input.Write, "write", "w", "", "files: write the frames that carried the messages shown; live: every captured frame (pcapng, or pcap for a .pcap name)")
 
-	f.StringArrayVarP(&opts.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
-	f.BoolVar(&opts.NoPromisc, "no-promisc", false, "live: do not put the interface in promiscuous mode")
-	f.Var(&portsFlag{&opts.Ports, "TCP"}, "port", "live: keep only TCP segments from or to this port (repeatable)")
-	f.Var(hostsFlag{&opts.Hosts}, "host", "live: keep only traffic from or to this address (repeatable)")
-	f.StringVarP(&opts.Expr, "filter", "f", "", "live: a tcpdump filter expression instead of the built-in one (libpcap build only)")
-	f.DurationVar(&opts.Duration, "duration", 0, "live: stop after this long (e.g. 30s, 5m)")
-	f.BoolVarP(&opts.ListIfaces, "list-interfaces", "D", false, "list the interfaces live capture can use, and exit")
+	f.StringArrayVarP(&opts.Live.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
+	f.BoolVar(&opts.Live.NoPromisc, "no-promisc", false, "live: do not put the interface in promiscuous mode")
+	f.Var(&portsFlag{&opts.Live.Ports, "TCP"}, "port", "live: keep only TCP segments from or to this port (repeatable)")
+	f.Var(hostsFlag{&opts.Live.Hosts}, "host", "live: keep only traffic from or to this address (repeatable)")
+	f.StringVarP(&opts.Live.Expr, "filter", "f", "", "live: a tcpdump filter expression instead of the built-in one (libpcap build only)")
+	f.DurationVar(&opts.Live.Duration, "duration", 0, "live: stop after this long (e.g. 30s, 5m)")
+	f.BoolVarP(&opts.Live.List, "list-interfaces", "D", false, "list the interfaces live capture can use, and exit")
 	completeDissect(c)
 	return c
 }
 
-// checkDissect checks the flags against each other: each error names the
-// flag at fault.
-func checkDissect(opts *dissectOptions, live bool) error {
-	switch {
-	case len(opts.Files) == 0 && !live:
-		return usageError("no input: name capture files, - for standard input, or -i IFACE to capture live")
-	case len(opts.Files) > 0 && live:
-		return usageError("give capture files or -i interfaces, not both")
-	case opts.Count < 0:
-		return usageError("--count: %d is negative", opts.Count)
-	case opts.Duration < 0:
-		return usageError("--duration: %s is negative", opts.Duration)
-	case opts.Width < 0:
-		return usageError("--width: %d is negative (0 does not wrap)", opts.Width)
-	case opts.Budget < 0:
-		return usageError("--budget: %d is negative (0 sets no limit)", opts.Budget)
-	case opts.Write == "-":
-		return usageError("--write: - is standard output, which carries the report; give -w a file name")
-	}
-	if !live {
-		var liveOnly []string
-		for _, name := range []string{"duration", "filter", "port", "host", "no-promisc"} {
-			if opts.Changed(name) {
-				liveOnly = append(liveOnly, "--"+name)
-			}
-		}
-		switch len(liveOnly) {
-		case 0:
-		case 1:
-			return usageError("%s applies to live capture (-i IFACE)", liveOnly[0])
-		default:
-			return usageError("%s and %s apply to live capture (-i IFACE)", strings.Join(liveOnly[:len(liveOnly)-1], ", "),
-				liveOnly[len(liveOnly)-1])
-		}
-		for _, f := range opts.Files {
-			if opts.Write != "" && f == opts.Write {
-				return usageError("--write: %s is also an input: it would be overwritten", f)
-			}
-		}
-	}
-	for _, fl := range []struct {
-		name string
-		ok   bool
-		what string
-	}{
-		{"details", opts.Format == output.Markdown, "-T markdown"},
-		{"budget", opts.Format == output.Markdown, "-T markdown"},
-		{"time-format", opts.Format != output.JSON, "the text output and the Markdown details"},
-		{"width", opts.Format != output.JSON, "the text output and the Markdown details"},
-	} {
-		if opts.Changed(fl.name) && !fl.ok {
-			return usageError("--%s applies to %s, not to -T %s", fl.name, fl.what, opts.Format)
-		}
-	}
-	switch {
-	case opts.IPFrag.Fragments < 1:
-		return usageError("--max-ip-fragments: %d (want at least 1)", opts.IPFrag.Fragments)
-	case opts.IPFrag.Bytes < 1:
-		return usageError("--max-ip-fragment-bytes: %d (want at least 1)", opts.IPFrag.Bytes)
-	case opts.IPFrag.Timeout <= 0:
-		return usageError("--ip-fragment-timeout: %s (want more than 0)", opts.IPFrag.Timeout)
-	}
-	if err := checkDatapathLimits(opts.DatapathLimits); err != nil {
-		return err
-	}
-	stdin := 0
-	for _, f := range opts.Files {
-		if f == "-" {
-			stdin++
-		}
-	}
-	if stdin > 1 {
-		return usageError("standard input (-) can be read only once")
-	}
-	return checkLimits(opts.TCP.StreamBytes, opts.TCP.TotalBytes, opts.TCP.Flows, opts.MaxConnections)
-}
-
+// runDissect runs `rdmacm-pd dissect` as opts say; tests call it without
+// cobra. It checks the flags, builds the dissector's configuration, the
+// renderer and the sinks between them, runs, and turns what happened into
+// the exit.
 func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
-	if opts.ListIfaces {
+	if opts.Live.List {
 		return listInterfaces(s)
 	}
 	if opts.Changed == nil {
 		opts.Changed = func(string) bool { return false }
 	}
-	live := len(opts.Interfaces) > 0
+	live := len(opts.Live.Interfaces) > 0
 	if err := checkDissect(opts, live); err != nil {
 		return err
 	}
 	var sel *output.Selection
 	if opts.Changed("display-filter") {
-		var err error
-		if sel, err = output.ParseSelection(opts.Select); err != nil {
-			return usageError("--display-filter: %v", err)
-		}
+		sel, _ = output.ParseSelection(opts.Show.Select) // checkDissect refused one that does not parse
 	}
-	width, chars := opts.Width, opts.Budget
-	if width == 0 {
-		width = -1 // no wrapping
-	}
-	if chars == 0 {
-		chars = -1 // no limit
-	}
-	var paths []string // shown by their base names
-	if opts.Basename {
-		paths = append(append(paths, opts.Files...), opts.Write)
-	}
-	cfg := dissect.Config{RoCEPorts: opts.RoCEPorts, TCP: opts.TCP, IPFrag: opts.IPFrag, MaxConnections: opts.MaxConnections,
-		Hash: opts.SHA256 || opts.Format == output.Markdown, Count: opts.Count, Datapath: opts.Datapath, DatapathLimits: opts.DatapathLimits,
-		ReuseRecords: true} // the sinks of the chain below keep Clones of what they keep
-	// One memory budget for the run, which the report's details charge too.
-	cfg.Budget = budget.New(cfg.MemoryLimit())
-	if s.Process {
-		cfg.Budget.WatchHeap()
-	}
-	r, err := output.New(s.Out, output.Options{
-		Format:    opts.Format,
-		Verbose:   opts.Verbose,
-		Hex:       opts.Hex,
-		Color:     opts.Format == output.Text && output.UseColor(opts.Color, s.OutTerminal, s.Getenv),
-		MultiFile: len(opts.Files) > 1,
-		Version:   ToolVersion(),
-		Command:   commandLine(opts.Args, paths),
-		Live:      live,
-		Quiet:     opts.Quiet,
-		Time:      timeMode(opts),
-		Width:     width,
-		Details:   opts.Details,
-		Budget:    chars,
-		Selection: sel,
-		Memory:    cfg.Budget.For(budget.Report),
-	})
+	cfg := dissectConfig(s, &opts.Input, &opts.Limits, opts.Show.Format)
+	r, err := output.New(s.Out, renderOptions(s, opts, live, sel, cfg.Budget))
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -296,44 +215,129 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-
-	// The records go through (the base names), (the -w file of a file
-	// input), (the selection), the --fail-on counter, to the renderer.
-	counter := &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Files) > 1}
-	var sink record.Sink = counter
-	if sel != nil {
-		sink = sel.Filter(sink)
-	}
-	var excerpt *capture.Excerpt
-	if opts.Write != "" && !live {
-		var keep func(*record.Message) bool
-		if sel != nil {
-			keep = sel.Message
-		}
-		if excerpt, err = capture.CreateExcerpt(opts.Write, capture.ExcerptOptions{Probe: new(decode.Probe), Keep: keep, Budget: cfg.Budget}, sink); err != nil {
-			return failure(fmt.Errorf("--write: %w", err))
-		}
-		sink, cfg.Writer = excerpt, excerpt
-	}
-	if opts.Basename {
-		sink = renamer{sink}
+	chain, err := newSinkChain(opts, live, sel, r, &cfg)
+	if err != nil {
+		return err
 	}
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.Budget.SoftLimit()) // -w's frames are charged to the budget
 	}
-	var runErr error
+	runErr := dissectInputs(ctx, s, &opts.Input, &opts.Live, live, cfg, chain.head)
+	return finishDissect(s, &opts.Input, opts.Show.Basename, r, chain, runErr)
+}
+
+// dissectConfig is the dissector's configuration: what it decodes, its
+// limits, and one memory budget for the run, which the Markdown report's
+// details charge too. format matters because the report always names each
+// input's SHA-256.
+func dissectConfig(s *IOStreams, in *inputOptions, l *limitOptions, format output.Format) dissect.Config {
+	cfg := dissect.Config{RoCEPorts: in.RoCEPorts, TCP: l.TCP, IPFrag: l.IPFrag, MaxConnections: l.MaxConnections,
+		Hash: in.SHA256 || format == output.Markdown, Count: in.Count, Datapath: in.Datapath, DatapathLimits: l.Datapath,
+		ReuseRecords: true} // the sinks of the chain (newSinkChain) keep Clones of what they keep
+	cfg.Budget = budget.New(cfg.MemoryLimit())
+	if s.Process {
+		cfg.Budget.WatchHeap()
+	}
+	return cfg
+}
+
+// renderOptions are the renderer's options: how the flags show what is
+// found, and what identifies the run in a report.
+func renderOptions(s *IOStreams, opts *dissectOptions, live bool, sel *output.Selection, mem *budget.Budget) output.Options {
+	show := &opts.Show
+	width, chars := show.Width, show.Budget
+	if width == 0 {
+		width = -1 // no wrapping
+	}
+	if chars == 0 {
+		chars = -1 // no limit
+	}
+	var paths []string // shown by their base names
+	if show.Basename {
+		paths = append(append(paths, opts.Input.Files...), opts.Input.Write)
+	}
+	return output.Options{
+		Format:    show.Format,
+		Verbose:   show.Verbose,
+		Hex:       show.Hex,
+		Color:     show.Format == output.Text && s.ColorOut(show.Color),
+		MultiFile: len(opts.Input.Files) > 1,
+		Version:   ToolVersion(),
+		Command:   commandLine(opts.Args, paths),
+		Live:      live,
+		Quiet:     show.Quiet,
+		Time:      timeMode(opts),
+		Width:     width,
+		Details:   show.Details,
+		Budget:    chars,
+		Selection: sel,
+		Memory:    mem.For(budget.Report),
+	}
+}
+
+// sinkChain is the way of the records from the run loop to the renderer:
+// (the base names), (the -w file of a file input), (the selection), the
+// --fail-on counter, then the renderer. The counter and the -w file are
+// looked at again once the run is over.
+type sinkChain struct {
+	head    record.Sink // where the run loop hands the records
+	counter *severityCounter
+	excerpt *capture.Excerpt // nil: no -w file of a file input
+}
+
+// newSinkChain builds the sinks in front of the renderer r, and creates the
+// -w file of a file input, which also receives every frame read (cfg.Writer)
+// to keep those of the messages shown.
+func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r record.Sink, cfg *dissect.Config) (*sinkChain, error) {
+	ch := &sinkChain{counter: &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Input.Files) > 1}}
+	ch.head = ch.counter
+	if sel != nil {
+		ch.head = sel.Filter(ch.head)
+	}
+	if opts.Input.Write != "" && !live {
+		var keep func(*record.Message) bool
+		if sel != nil {
+			keep = sel.Message
+		}
+		excerpt, err := capture.CreateExcerpt(opts.Input.Write, capture.ExcerptOptions{Probe: new(decode.Probe), Keep: keep, Budget: cfg.Budget},
+			ch.head)
+		if err != nil {
+			return nil, failure(fmt.Errorf("--write: %w", err))
+		}
+		ch.head, ch.excerpt, cfg.Writer = excerpt, excerpt, excerpt
+	}
+	if opts.Show.Basename {
+		ch.head = renamer{ch.head}
+	}
+	return ch, nil
+}
+
+// dissectInputs reads the capture files, or captures live, into sink. An
+// interruption is no error: what was read has been written, and --fail-on
+// applies to it.
+func dissectInputs(ctx context.Context, s *IOStreams, in *inputOptions, lv *liveOptions, live bool, cfg dissect.Config,
+	sink record.Sink) error {
+	var err error
 	if live {
-		runErr = runLive(ctx, s, opts, cfg, sink)
+		err = runLive(ctx, s, liveInput{lv, in.Write, in.Count}, cfg, sink)
 	} else {
-		_, runErr = dissect.Run(ctx, opts.Files, s.In, cfg, sink)
+		_, err = dissect.Run(ctx, in.Files, s.In, cfg, sink)
 	}
-	if errors.Is(runErr, context.Canceled) {
-		runErr = nil // interrupted: what was read has been written, and --fail-on applies to it
+	if errors.Is(err, context.Canceled) {
+		return nil
 	}
-	if excerpt != nil {
-		if err := closeExcerpt(s, excerpt, opts.Write); err != nil && runErr == nil {
+	return err
+}
+
+// finishDissect closes the -w file (saying what it holds) and the renderer,
+// and turns the run into the exit: the first failure of the run or of the
+// closing (its inputs by their base names with --basename), else what
+// --fail-on says.
+func finishDissect(s *IOStreams, in *inputOptions, basename bool, r output.Renderer, ch *sinkChain, runErr error) error {
+	if ch.excerpt != nil {
+		if err := closeExcerpt(s, ch.excerpt, in.Write); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -341,22 +345,18 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		runErr = err
 	}
 	if runErr != nil {
-		if opts.Basename {
-			runErr = renameError(runErr, opts.Files)
+		if basename {
+			runErr = renameError(runErr, in.Files)
 		}
 		return failure(runErr)
 	}
-	if opts.FailOn != 0 && counter.max >= opts.FailOn {
-		printError(s, errors.New(counter.report()))
-		return &exitError{code: ExitFindings}
-	}
-	return nil
+	return ch.counter.failOn(s)
 }
 
 // timeMode is the -t format given, or "" for each output's default.
 func timeMode(opts *dissectOptions) output.TimeMode {
 	if opts.Changed("time-format") {
-		return opts.Time
+		return opts.Show.Time
 	}
 	return ""
 }

@@ -36,6 +36,10 @@ func usageError(format string, args ...any) error {
 // failure marks an input or capture problem (exit 2).
 func failure(err error) error { return &exitError{code: ExitFailure, err: err} }
 
+// findingsReached is the exit of a run whose findings reached --fail-on
+// (exit 1); the line that names them has been printed.
+func findingsReached() error { return &exitError{code: ExitFindings} }
+
 // exitCode maps an error returned by a command to the process exit code.
 func exitCode(err error) int {
 	if err == nil {

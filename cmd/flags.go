@@ -209,7 +209,7 @@ func (p *portsFlag) Set(s string) error {
 }
 
 // sizeFlag is a limit: a count of octets, flows or connections. Its bounds
-// are checked together, once every flag is parsed (checkLimits).
+// are checked together, once every flag is parsed (tcpLimitRules).
 type sizeFlag struct{ v *int }
 
 func (z sizeFlag) String() string { return strconv.Itoa(*z.v) }
@@ -233,23 +233,6 @@ func sizeVar(f *pflag.FlagSet, v *int, name string, def int, usage string) {
 func sizeVarP(f *pflag.FlagSet, v *int, name, short string, def int, usage string) {
 	*v = def
 	f.VarP(sizeFlag{v}, name, short, usage)
-}
-
-// checkLimits checks the limit flags against their bounds and each other;
-// an error names the one flag at fault.
-func checkLimits(streamBytes, totalBytes, flows, connections int) error {
-	switch {
-	case streamBytes < minStreamBytes:
-		return usageError("--max-stream-bytes: %d is too small: an MPA frame's header alone is %d octets", streamBytes, minStreamBytes)
-	case totalBytes < streamBytes:
-		return usageError("--max-buffer-bytes: %d is less than --max-stream-bytes (%d): the buffer of all directions must hold one",
-			totalBytes, streamBytes)
-	case flows < 1:
-		return usageError("--max-tcp-flows: %d (want at least 1)", flows)
-	case connections < 1:
-		return usageError("--max-connections: %d (want at least 1)", connections)
-	}
-	return nil
 }
 
 // hostsFlag is --host: repeatable IP addresses, kept in their unmapped form.

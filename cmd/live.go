@@ -13,7 +13,7 @@ import (
 
 // runLive captures on the interfaces until -c, --duration or a signal, and
 // writes the -w file alongside.
-func runLive(ctx context.Context, s *IOStreams, opts *dissectOptions, cfg dissect.Config, sink record.Sink) error {
+func runLive(ctx context.Context, s *IOStreams, opts liveInput, cfg dissect.Config, sink record.Sink) error {
 	filter := capture.Filter{RoCEPorts: cfg.RoCEPorts, TCPPorts: opts.Ports, Hosts: opts.Hosts}
 	seen := map[string]bool{}
 	for _, name := range opts.Interfaces {

@@ -99,6 +99,16 @@ func (s *severityCounter) see(fs []finding.Finding, at place) {
 	}
 }
 
+// failOn is the exit --fail-on asks for: ExitFindings, with the line that
+// says which findings reached the threshold, or nil.
+func (s *severityCounter) failOn(st *IOStreams) error {
+	if s.threshold == 0 || s.max < s.threshold {
+		return nil
+	}
+	printError(st, errors.New(s.report()))
+	return findingsReached()
+}
+
 // report is the line that says which findings tripped --fail-on: "--fail-on
 // info: 3 findings at or above it: rpcrdma-absent (info: frame 2); ...".
 func (s *severityCounter) report() string {

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
 // IOStreams is where a command reads and writes, and what it knows of the
@@ -37,4 +39,11 @@ func SystemStreams() *IOStreams {
 		Getenv:      os.Getenv,
 		Process:     true,
 	}
+}
+
+// ColorOut says whether what a command writes to Out is coloured with
+// --color mode: the streams know the terminal and the environment that
+// --color auto goes by (output.UseColor).
+func (s *IOStreams) ColorOut(mode output.ColorMode) bool {
+	return output.UseColor(mode, s.OutTerminal, s.Getenv)
 }

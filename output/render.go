@@ -22,15 +22,6 @@ const (
 	Markdown Format = "markdown"
 )
 
-// ParseFormat reads a --format value.
-func ParseFormat(s string) (Format, error) {
-	switch Format(s) {
-	case Text, JSON, Markdown:
-		return Format(s), nil
-	}
-	return "", fmt.Errorf("unknown format %q (want text, json or markdown)", s)
-}
-
 // Options choose how to render.
 type Options struct {
 	Format  Format
