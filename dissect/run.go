@@ -214,12 +214,7 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			return err
 		}
 		r.frames++
-		if b := r.cfg.Budget; r.frames%observeEvery == 0 {
-			b.Observe()
-			r.shed(p)
-		} else if (r.frames%64 == 0 || len(f.Data) > 1<<20) && b.Over() {
-			r.shed(p) // forced charges (a large record, -w's frames) took it over
-		}
+		r.keepBudget(p, f)
 		if f.Input != at {
 			p.tallies[at], at = cur, f.Input
 			cur = p.tallies[at]
@@ -228,19 +223,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 				r.dp.SetFile(p.names[at])
 			}
 		}
-		cur.frames++
-		// A frame without a timestamp (pcapng Simple Packet Block) has the
-		// zero time: first and last are over the frames that have one.
-		if t := f.Time; !t.IsZero() {
-			if cur.first.IsZero() || t.Before(cur.first) {
-				if r.start.IsZero() {
-					r.start = t
-				}
-				cur.first = t
-			}
-			if t.After(cur.last) {
-				cur.last = t
-			}
+		cur.see(f.Time)
+		if r.start.IsZero() {
+			r.start = f.Time // the source's first frame with a timestamp
 		}
 		if r.cfg.Writer != nil {
 			if err := r.write(f); err != nil {
@@ -270,10 +255,39 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 	}
 }
 
+// keepBudget has the budget look at the heap every observeEvery frames,
+// and the largest holders make room when it is over: looked at every 64
+// frames, or after a large frame (forced charges, a large record or -w's
+// frames, may have taken it over).
+func (r *run) keepBudget(p *pass, f *Frame) {
+	if b := r.cfg.Budget; r.frames%observeEvery == 0 {
+		b.Observe()
+		r.shed(p)
+	} else if (r.frames%64 == 0 || len(f.Data) > 1<<20) && b.Over() {
+		r.shed(p)
+	}
+}
+
 // tally counts the frames of one input.
 type tally struct {
 	frames, skipped int
 	first, last     time.Time
+}
+
+// see counts a frame captured at t. A frame without a timestamp (a pcapng
+// Simple Packet Block) has the zero time: first and last are over the
+// frames that have one.
+func (c *tally) see(t time.Time) {
+	c.frames++
+	if t.IsZero() {
+		return
+	}
+	if c.first.IsZero() || t.Before(c.first) {
+		c.first = t
+	}
+	if t.After(c.last) {
+		c.last = t
+	}
 }
 
 // write hands f to the writer. A writer that fails ends the run.
