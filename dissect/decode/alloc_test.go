@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -58,9 +59,9 @@ func hotFrames(t testing.TB) map[string]*capture.Frame {
 
 // TestHotPathAllocs: the frames that make up almost all of a capture cost
 // no allocation: a non-candidate (RoCEv2 data, small UDP), a TCP bulk
-// segment of a direction already decided, and the decoding of a CM frame
-// with gopacket DecodingLayers (building the message record, which is output,
-// is not part of it).
+// segment of a direction already decided, the decoding of a CM frame
+// with gopacket DecodingLayers, and a CM frame whole when its message is
+// built in reused storage.
 func TestHotPathAllocs(t *testing.T) {
 	frames := hotFrames(t)
 	d := NewDecoder("t", Config{})
@@ -106,15 +107,31 @@ func TestHotPathAllocs(t *testing.T) {
 	if d.ib.CM == nil || d.ib.CM.AttributeID() != 0x0010 || !d.ib.Has.BTH || !d.ib.Has.MAD {
 		t.Errorf("the CM frame was not decoded: %+v", d.has)
 	}
+	// With its message built in the same storage (the program's run),
+	// the whole CM frame, message included, allocates nothing; the
+	// message is the REQ, whole.
+	r := NewDecoder("t", Config{ReuseMessages: true})
+	var got *record.Message
+	keep := func(m *record.Message) { got = m }
+	r.Decode(f, keep)
+	if n := testing.AllocsPerRun(1000, func() { r.Decode(f, keep) }); n != 0 {
+		t.Errorf("CM frame, message reused: %v allocations per frame", n)
+	}
+	if got == nil || got.Kind != record.KindREQ || got.RPCRDMA == nil || got.CMInfo == nil || len(got.PrivateData) != 92 ||
+		got.IB == nil || got.IB.ICRC == nil || !got.IB.ICRC.Valid || len(got.Layers().CM) == 0 {
+		t.Errorf("the reused message: %+v", got)
+	}
 }
 
 func BenchmarkHotPath(b *testing.B) {
 	frames := hotFrames(b)
-	for _, name := range []string{"roce data", "small udp", "tcp bulk", "cm"} {
+	for _, name := range []string{"roce data", "small udp", "tcp bulk", "cm", "cm reused"} {
 		b.Run(name, func(b *testing.B) {
-			d := NewDecoder("t", Config{})
+			// "cm reused": the CM message built in the same storage each
+			// time, as the program's run does.
+			d := NewDecoder("t", Config{ReuseMessages: name == "cm reused"})
 			emit := func(*record.Message) {}
-			f := frames[name]
+			f := frames[strings.TrimSuffix(name, " reused")]
 			d.Decode(f, emit)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(f.Data)))
