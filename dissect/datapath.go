@@ -48,7 +48,7 @@ func (r *run) endDataPath() {
 	}
 	r.sum.RPCMessages += dp.RPCMessages()
 	r.sum.DatapathOrphanFrames += dp.OrphanFrames
-	r.sum.StateDrops += dp.OrphanEvictions + dp.CallsUntracked() + dp.HeadsRefused + dp.ConnectionsRetired
+	dp.Drops(r.sum.Drop)
 	dp.Close()
 	for _, n := range dp.Notes() {
 		r.sum.Note(n)

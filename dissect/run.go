@@ -153,7 +153,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 	r.events(p.d.Flush())
 	r.sum.Traffic.Add(p.d.Traffic())
 	r.flushDataPath(name)
-	r.sum.StateDrops += p.d.Dropped()
+	p.d.Drops(r.sum.Drop)
 	r.sum.KeylessEvictions += p.d.KeylessEvictions()
 	for _, n := range p.d.Notes() {
 		r.sum.Note(n)
@@ -410,7 +410,8 @@ func budgetNote(s budget.Stats) *finding.Finding {
 
 // finish hands on the summary; it returns the sink's error.
 func (r *run) finish() error {
-	r.sum.StateDrops += r.tracker.Dropped() + r.tracker.Forgotten()
+	r.sum.Drop(record.DropAttempts, r.tracker.Dropped())
+	r.sum.Drop(record.DropReconnections, r.tracker.Forgotten())
 	for _, n := range r.tracker.Notes() {
 		r.sum.Note(n)
 	}

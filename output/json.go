@@ -241,6 +241,14 @@ func appendSummary(j *jw, s *record.Summary, tool string) {
 	j.end()
 	j.kint("decode_errors", int64(s.DecodeErrors))
 	j.kint("state_limit_drops", int64(s.StateDrops))
+	j.key("state_limit_drops_by_holder")
+	j.obj()
+	for h, n := range s.Drops {
+		if n > 0 {
+			j.kint(record.DropHolder(h).String(), int64(n))
+		}
+	}
+	j.end()
 	j.kint("tcp_keyless_evictions", int64(s.KeylessEvictions))
 	j.kint("rpc_messages", int64(s.RPCMessages))
 	j.kint("datapath_frames_without_connection", int64(s.DatapathOrphanFrames))

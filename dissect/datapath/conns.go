@@ -296,6 +296,14 @@ func (fl *Follower) Annotate(c *record.Connection) {
 	f.handed = len(fs)
 }
 
+// Drops reports what the data path gave up at its limits, by holder.
+func (fl *Follower) Drops(drop func(record.DropHolder, int)) {
+	drop(record.DropRCDirections, fl.OrphanEvictions)
+	drop(record.DropRCConnections, fl.ConnectionsRetired)
+	drop(record.DropCalls, fl.CallsUntracked())
+	drop(record.DropSendBuffers, fl.HeadsRefused)
+}
+
 // Notes are the data path's findings about the run, at the end of the
 // input: connection findings that came after the connection's record was
 // handed on (live capture), and the directions without a setup given up at

@@ -260,6 +260,14 @@ func (d *Decoder) Dropped() int {
 	return d.mpa.Dropped() + d.odd[0].n + d.asm.Stats().EarlyMissed + d.mpa.NotFollowed()
 }
 
+// Drops reports what Dropped counts, by holder.
+func (d *Decoder) Drops(drop func(record.DropHolder, int)) {
+	drop(record.DropTCPDirections, d.mpa.Dropped())
+	drop(record.DropTunnels, d.odd[0].n)
+	drop(record.DropEarlyWindow, d.asm.Stats().EarlyMissed)
+	drop(record.DropIWARPTraffic, d.mpa.NotFollowed())
+}
+
 // SilentDrops counts the TCP directions given up at a state limit when they
 // had shown too little of an MPA key for a message, and those whose MPA
 // frame began only after more octets of the direction than an MPA frame

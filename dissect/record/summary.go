@@ -44,7 +44,9 @@ type Summary struct {
 	Connections  map[State]int
 	Findings     map[finding.Code]int // by code: messages, connections and the run together
 	DecodeErrors int                  // inputs that could not be read to their end
-	StateDrops   int                  // streams and connection attempts given up at a state limit
+	StateDrops   int                  // what state limits gave up: the sum of Drops
+	// Drops counts what each holder of state gave up at a limit (Drop).
+	Drops [NDropHolders]int
 	// KeylessEvictions counts TCP directions given up at a state limit
 	// before they showed any octet of an MPA key (no finding: nothing of an
 	// MPA frame was lost; counted if the key arrives later).
@@ -61,6 +63,47 @@ type Summary struct {
 	// Notes are findings about the run itself, not about one message or
 	// connection: state limits that dropped what no record can show.
 	Notes []finding.Finding
+}
+
+// DropHolder names what a state limit made the run give up, for the
+// summary's count by holder (state_limit_drops_by_holder). Each holder's
+// drops are also said by findings: on the records they touch, and in one
+// summary warning per holder.
+type DropHolder uint8
+
+// The holders of state that give something up at a limit.
+const (
+	DropTCPDirections     DropHolder = iota // TCP directions with an MPA frame begun
+	DropTunnels                             // frames nested deeper than the tunnel limit
+	DropEarlyWindow                         // MPA frames that began after the early window decided
+	DropIWARPTraffic                        // TCP directions whose FPDUs were not followed
+	DropAttempts                            // connection attempts handed on before their end
+	DropReconnections                       // reconnections not compared: the previous one was forgotten
+	DropRCDirections                        // RC directions without a setup given up
+	DropRCConnections                       // connections whose traffic was given up
+	DropCalls                               // Calls not tracked
+	DropSendBuffers                         // multi-packet Sends whose first octets were not kept
+	DropRDMAReads                           // RDMA Reads over the outstanding cap
+	DropReadLists                           // read lists cut at the octets kept
+	DropOrphanPackets                       // SEND Middle and Last packets without their First
+	NDropHolders
+)
+
+var dropHolderNames = [NDropHolders]string{"tcp-directions", "tunnels", "tcp-early-window", "iwarp-traffic",
+	"connection-attempts", "reconnections", "rc-directions", "rc-connections", "calls", "send-buffers",
+	"rdma-reads", "read-lists", "orphan-packets"}
+
+func (h DropHolder) String() string {
+	if h < NDropHolders {
+		return dropHolderNames[h]
+	}
+	return "unknown"
+}
+
+// Drop counts n things holder h gave up at a state limit.
+func (s *Summary) Drop(h DropHolder, n int) {
+	s.Drops[h] += n
+	s.StateDrops += n
 }
 
 // Traffic counts the frames that carried no connection message, by what
