@@ -45,6 +45,11 @@ func (s *severityCounter) Connection(c *record.Connection) error {
 	return s.next.Connection(c)
 }
 
+func (s *severityCounter) Update(u *record.ConnectionUpdate) error {
+	s.see(u.Findings, place{what: "connection", n: u.Number})
+	return s.next.Update(u)
+}
+
 // Summary counts the findings of the run as a whole (a state limit hit by
 // TCP directions that never showed an MPA key, say) before passing it on.
 func (s *severityCounter) Summary(sum *record.Summary) error {
@@ -189,6 +194,11 @@ func (r renamer) Message(m *record.Message) error {
 func (r renamer) Connection(c *record.Connection) error {
 	c.File = baseName(c.File)
 	return r.next.Connection(c)
+}
+
+func (r renamer) Update(u *record.ConnectionUpdate) error {
+	u.File = baseName(u.File)
+	return r.next.Update(u)
 }
 
 func (r renamer) RPC(rec *record.RPC) error {

@@ -380,3 +380,5 @@ func (c *countSink) Connection(x *record.Connection) error {
 	}
 	return nil
 }
+
+func (*orderSink) Update(*record.ConnectionUpdate) error { return nil }

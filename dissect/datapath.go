@@ -17,7 +17,8 @@ func (r *run) startDataPath(name string) {
 	}
 }
 
-// rpcs hands the "rpc" records the data path made to the sink.
+// rpcs hands the "rpc" records the data path made to the sink, then the
+// updates of connection records handed on before their traffic ended.
 func (r *run) rpcs() {
 	for _, rec := range r.dp.Take() {
 		if r.err != nil {
@@ -26,6 +27,13 @@ func (r *run) rpcs() {
 		r.sum.Count(rec.Findings)
 		rec.InputStart = r.start
 		r.err = r.sink.RPC(rec)
+	}
+	for _, u := range r.dp.TakeUpdates() {
+		if r.err != nil {
+			return
+		}
+		r.sum.Count(u.Findings)
+		r.err = r.sink.Update(u)
 	}
 }
 
@@ -46,6 +54,8 @@ func (r *run) endDataPath() {
 	if dp == nil {
 		return
 	}
+	dp.Finish()
+	r.rpcs()
 	r.sum.RPCMessages += dp.RPCMessages()
 	r.sum.DatapathOrphanFrames += dp.OrphanFrames
 	dp.Drops(r.sum.Drop)

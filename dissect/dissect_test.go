@@ -24,15 +24,20 @@ import (
 
 // collect is a Sink that keeps everything.
 type collect struct {
-	msgs  []*record.Message
-	conns []*record.Connection
-	sum   *record.Summary
+	msgs    []*record.Message
+	conns   []*record.Connection
+	updates []*record.ConnectionUpdate
+	sum     *record.Summary
 }
 
 func (c *collect) Message(m *record.Message) error       { c.msgs = append(c.msgs, m); return nil }
 func (c *collect) Connection(x *record.Connection) error { c.conns = append(c.conns, x); return nil }
 func (c *collect) Summary(s *record.Summary) error       { c.sum = s; return nil }
 func (*collect) RPC(*record.RPC) error                   { return nil }
+func (c *collect) Update(u *record.ConnectionUpdate) error {
+	c.updates = append(c.updates, u)
+	return nil
+}
 
 // decodeFrames runs a Decoder over frames given as data.
 func decodeFrames(t *testing.T, link uint16, frames ...[]byte) []*record.Message {

@@ -71,3 +71,5 @@ func TestFuzzFileCorpus(t *testing.T) {
 		t.Errorf("FuzzDissectFile corpus: gzip seed %v, ERF seed %v", gz, erf)
 	}
 }
+
+func (*fuzzSink) Update(*record.ConnectionUpdate) error { return nil }

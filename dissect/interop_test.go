@@ -571,3 +571,5 @@ func (c *interopCmp) compareIPCM(r interopRow, m *record.Message) {
 		}
 	}
 }
+
+func (interopSink) Update(*record.ConnectionUpdate) error { return nil }

@@ -274,6 +274,7 @@ func (f sinkFunc) Message(m *record.Message) error     { return f(m) }
 func (f sinkFunc) Connection(*record.Connection) error { return nil }
 func (f sinkFunc) Summary(*record.Summary) error       { return nil }
 func (sinkFunc) RPC(*record.RPC) error                 { return nil }
+func (sinkFunc) Update(*record.ConnectionUpdate) error { return nil }
 
 func writePcap(t *testing.T, name string, frames [][]byte) {
 	t.Helper()

@@ -21,6 +21,10 @@ const MaxTableRows = 1000
 func (r *textRenderer) Connection(c *record.Connection) error {
 	r.nConns++
 	if len(r.conns) < MaxTableRows {
+		if r.keptAt == nil {
+			r.keptAt = map[int]int{}
+		}
+		r.keptAt[c.Number] = len(r.conns)
 		r.conns = append(r.conns, c.Clone()) // the record is the run's again after the call
 	}
 	if !r.opts.Live {
@@ -32,6 +36,35 @@ func (r *textRenderer) Connection(c *record.Connection) error {
 		c.State, threshold(c, true), threshold(c, false), remoteInvCell(c), ulpCell(c), liveCodes(c.Findings))
 	fmt.Fprintf(r.w, "%s %s\n", r.p.bold.Sprint("connection"), wrapSpans(r.width, len("connection "), 7, plain(text)))
 	return r.w.Flush()
+}
+
+// Update brings the connection's row up to date when the table keeps it;
+// otherwise (and live, where the row was written at once) it writes the
+// findings the record did not have, each on a line under the connection's
+// number.
+func (r *textRenderer) Update(u *record.ConnectionUpdate) error {
+	c := r.kept(u.Number)
+	if c != nil {
+		u.Apply(c)
+	}
+	if c != nil && !r.opts.Live || len(u.Findings) == 0 {
+		return nil
+	}
+	r.wrote = true
+	head := fmt.Sprintf("%s → %s, after its record:", u.Initiator, u.Responder)
+	fmt.Fprintf(r.w, "%s %s\n", r.p.bold.Sprint("connection"), wrapSpans(r.width, len("connection "), 7, plain(head)))
+	for _, f := range u.Findings {
+		fmt.Fprintf(r.w, "%s%s\n", indent, r.finding(f, len(indent)))
+	}
+	return r.w.Flush()
+}
+
+// kept is the table's copy of connection n, or nil.
+func (r *textRenderer) kept(n int) *record.Connection {
+	if i, ok := r.keptAt[n]; ok {
+		return r.conns[i]
+	}
+	return nil
 }
 
 func liveCodes(fs []finding.Finding) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -261,5 +262,54 @@ func TestDatapathRuleShown(t *testing.T) {
 	md := string(renderDP(t, output.Options{Format: output.Markdown, Version: "v", Command: "x"}, datapath.ModeFindings, path))
 	if !strings.Contains(md, "| RPC-over-RDMA by heuristic: first Sends parse as RPC-over-RDMA |") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// TestGoldenUpdates: connection records handed on before their traffic
+// (at --max-connections 1, and live) are followed by updates that carry
+// every finding, in every format.
+func TestGoldenUpdates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records-first.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := craft.Flood(f, craft.FloodRecordsFirst, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	md := output.Options{Format: output.Markdown, Version: "v0.0.0-test", Command: "rdmacm-pd dissect -T markdown --max-connections 1 records-first.pcap"}
+	cases := []struct {
+		name string
+		opts output.Options
+		cfg  dissect.Config
+	}{
+		{"updates.txt", output.Options{Format: output.Text}, dissect.Config{MaxConnections: 1}},
+		{"updates-q.txt", output.Options{Format: output.Text, Quiet: true}, dissect.Config{MaxConnections: 1}},
+		{"updates-live.txt", output.Options{Format: output.Text, Live: true}, dissect.Config{Live: true}},
+		{"updates.json", output.Options{Format: output.JSON, Quiet: true}, dissect.Config{MaxConnections: 1}},
+		{"updates.md", md, dissect.Config{MaxConnections: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			r, err := output.New(&out, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.cfg.Hash = true
+			if _, err := dissect.Run(context.Background(), []string{path}, nil, tc.cfg, renamer{r}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(out.String(), "rdma-read-limit-exceeded"); n < 3 {
+				t.Errorf("rdma-read-limit-exceeded shown %d times, want every one of the 3", n)
+			}
+			golden(t, tc.name, out.Bytes())
+		})
 	}
 }

@@ -274,6 +274,11 @@ func (r renamer) Connection(c *record.Connection) error {
 	return r.next.Connection(c)
 }
 
+func (r renamer) Update(u *record.ConnectionUpdate) error {
+	u.File = filepath.Base(u.File)
+	return r.next.Update(u)
+}
+
 func (r renamer) RPC(rec *record.RPC) error {
 	rec.File = filepath.Base(rec.File)
 	return r.next.RPC(rec)

@@ -160,6 +160,23 @@ func (r *jsonRenderer) Connection(c *record.Connection) error {
 	return r.line()
 }
 
+// Update writes a "connection_update" record (also under -q, as the
+// connection records are).
+func (r *jsonRenderer) Update(u *record.ConnectionUpdate) error {
+	j := &r.j
+	j.b = j.b[:0]
+	j.obj()
+	j.kstr("record", "connection_update")
+	j.kstr("file", u.File)
+	j.kint("connection", int64(u.RequestFrame))
+	j.key("datapath")
+	appendDatapath(j, u.Datapath)
+	j.key("warnings")
+	appendFindings(j, u.Findings)
+	j.end()
+	return r.line()
+}
+
 func (r *jsonRenderer) Summary(s *record.Summary) error {
 	r.j.b = r.j.b[:0]
 	appendSummary(&r.j, s, r.opts.Version)

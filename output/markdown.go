@@ -53,6 +53,7 @@ type markdownRenderer struct {
 	few      []detail // the first few messages, in case none is chosen
 	findings []findingRow
 	conns    []*record.Connection // the first MaxMarkdownDetails
+	keptAt   map[int]int          // their places in conns, by number
 	nConns   int
 	messages int
 	rpcs     int                     // the data path's rpc records, detailed among the messages
@@ -208,7 +209,23 @@ func (m *markdownRenderer) Connection(c *record.Connection) error {
 		m.finding(f, fmt.Sprintf("connection %d (%s)", c.Number, m.frame(c.File, c.RequestFrame)))
 	}
 	if len(m.conns) < MaxMarkdownDetails {
+		if m.keptAt == nil {
+			m.keptAt = map[int]int{}
+		}
+		m.keptAt[c.Number] = len(m.conns)
 		m.conns = append(m.conns, c.Clone()) // the record is the run's again after the call
+	}
+	return nil
+}
+
+// Update lists the findings the connection's record did not have, and
+// brings the report's copy of it up to date.
+func (m *markdownRenderer) Update(u *record.ConnectionUpdate) error {
+	for _, f := range u.Findings {
+		m.finding(f, fmt.Sprintf("connection %d (%s)", u.Number, m.frame(u.File, u.RequestFrame)))
+	}
+	if i, ok := m.keptAt[u.Number]; ok {
+		u.Apply(m.conns[i])
 	}
 	return nil
 }

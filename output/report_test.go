@@ -318,6 +318,8 @@ type collectSink struct {
 	conns *[]*record.Connection
 }
 
+func (collectSink) Update(*record.ConnectionUpdate) error { return nil }
+
 func (c collectSink) Message(m *record.Message) error {
 	m.File = filepath.Base(m.File)
 	*c.msgs = append(*c.msgs, m)

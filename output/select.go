@@ -32,6 +32,9 @@ type Selection struct {
 
 	messages, shownMessages int
 	conns, shownConns       int
+	// shown marks the connections shown, by number: their updates are
+	// shown too.
+	shown []uint64
 }
 
 // SelectFields lists the fields a selection may name, with what each is.
@@ -117,7 +120,29 @@ func (f *selectSink) Connection(c *record.Connection) error {
 		return nil
 	}
 	f.s.shownConns++
+	if n := c.Number; n >= 0 {
+		for len(f.s.shown) <= n/64 {
+			f.s.shown = append(f.s.shown, 0)
+		}
+		f.s.shown[n/64] |= 1 << (n % 64)
+	}
 	return f.next.Connection(c)
+}
+
+// Update passes on the update of a connection shown, and one whose own
+// findings and figures the selection shows (a finding that came after the
+// record was handed on).
+func (f *selectSink) Update(u *record.ConnectionUpdate) error {
+	n := u.Number
+	if n >= 0 && n/64 < len(f.s.shown) && f.s.shown[n/64]&(1<<(n%64)) != 0 {
+		return f.next.Update(u)
+	}
+	c := record.Connection{Number: u.Number, File: u.File, Transport: u.Transport, Initiator: u.Initiator, Responder: u.Responder,
+		RequestFrame: u.RequestFrame, Datapath: u.Datapath, Findings: u.Findings}
+	if !f.s.expr.eval(connRecord{&c}) {
+		return nil
+	}
+	return f.next.Update(u)
 }
 
 // RPC passes on the data path's rpc records the selection shows (they are

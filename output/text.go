@@ -26,6 +26,7 @@ type textRenderer struct {
 	lastFile string
 	wrote    bool                 // a line was written: the summary is set off from it by a blank line
 	conns    []*record.Connection // the first MaxTableRows
+	keptAt   map[int]int          // their places in conns, by number
 	nConns   int
 	line     []byte // the message line being built (messageLine)
 	num      [20]byte

@@ -295,8 +295,9 @@ type Output struct {
 	// the frame).
 	File string
 	// records are the "rpc" records made since the last Take, in capture
-	// order.
+	// order; updates the connection updates (TakeUpdates).
 	records []*record.RPC
+	updates []*record.ConnectionUpdate
 
 	// RPCMessages counts the RPC-over-RDMA messages seen (recorded or not).
 	RPCMessages int
@@ -318,6 +319,14 @@ func (o *Output) Take() []*record.RPC {
 	rs := o.records
 	o.records = o.records[:0]
 	return rs
+}
+
+// TakeUpdates returns the connection updates made since the last call,
+// in the order they were made; the slice is valid until the next call.
+func (o *Output) TakeUpdates() []*record.ConnectionUpdate {
+	us := o.updates
+	o.updates = o.updates[:0]
+	return us
 }
 
 // NewChecker makes the Checker of one connection.

@@ -2,7 +2,6 @@ package datapath
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
@@ -73,7 +72,7 @@ func (fl *Follower) established(e *conn.Event) {
 	}
 	req, rep := e.Request, e.Reply
 	f := fl.newFlow()
-	*f = flow{id: c.Number, net: net, handed: -1, peers: Peers{c.Initiator, c.Responder}, neg: negotiatedOf(c)}
+	*f = flow{id: c.Number, net: net, peers: Peers{c.Initiator, c.Responder}, neg: negotiatedOf(c)}
 	// Reads the initiator issues go to the responder: the initiator's
 	// Initiator Depth against the responder's Responder Resources; and the
 	// mirror.
@@ -167,7 +166,7 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 	if why != nil {
 		r.findings = append(r.findings, *why)
 	}
-	fl.ended(f.id, f.handed, f.neg.Connection, f.peers, r)
+	fl.ended(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, r)
 	if len(fl.freeFlows) < maxFreeFlows {
 		*f = flow{}
 		fl.freeFlows = append(fl.freeFlows, f) // nothing refers to it any more
@@ -189,17 +188,52 @@ func (fl *Follower) newFlow() *flow {
 	return f
 }
 
-// ended keeps what the traffic of connection id showed for its record, or
-// notes what its record does not show yet when it was handed on already
-// (handed is how many of the findings it got then; -1: not handed on).
-func (fl *Follower) ended(id, handed, request int, peers Peers, r result) {
-	if handed < 0 {
+// handed is what a connection's record got when it was handed on: the
+// connection findings and figures an update need not repeat.
+type handed struct {
+	done     bool // the record was handed on
+	findings int
+	fig      record.Datapath
+	hasFig   bool
+	file     string
+}
+
+// ended keeps what the traffic of connection id showed for its record,
+// or, when its record was handed on already (h), makes the update that
+// carries what the record does not show.
+func (fl *Follower) ended(id int, h *handed, request int, tr record.Transport, peers Peers, r result) {
+	if !h.done {
 		if r.fig != nil || len(r.findings) > 0 {
 			fl.results[id] = r
 		}
 		return
 	}
-	fl.noteConn(request, peers, r.findings[min(handed, len(r.findings)):])
+	fl.update(id, h, request, tr, peers, r)
+}
+
+// update makes the update of connection id, whose record was handed on
+// (h), when its traffic showed more since: the figures as they are now,
+// and the connection findings the record did not get.
+func (fl *Follower) update(id int, h *handed, request int, tr record.Transport, peers Peers, r result) {
+	fs := r.findings[min(h.findings, len(r.findings)):]
+	changed := r.fig != nil && (!h.hasFig || *r.fig != h.fig)
+	if len(fs) == 0 && !changed {
+		return
+	}
+	fl.out.updates = append(fl.out.updates, &record.ConnectionUpdate{Number: id, RequestFrame: request, File: h.file,
+		Transport: tr, Initiator: peers[0], Responder: peers[1], Datapath: r.fig, Findings: fs})
+	h.findings = len(r.findings)
+	if r.fig != nil {
+		h.fig, h.hasFig = *r.fig, true
+	}
+}
+
+// handOn notes what a connection's record got as it was handed on (c).
+func (h *handed) handOn(c *record.Connection, findings int) {
+	*h = handed{done: true, findings: findings, file: c.File}
+	if c.Datapath != nil {
+		h.fig, h.hasFig = *c.Datapath, true
+	}
 }
 
 // unindex stops matching frames to a flow, delivering its Sends in
@@ -224,23 +258,9 @@ func (fl *Follower) unindex(f *flow) {
 	}
 }
 
-// maxNotes bounds the notes kept: the connection findings that came after
-// their connection's record was handed on.
+// maxNotes bounds the notes kept: the findings of iWARP traffic whose
+// setup was not seen.
 const maxNotes = 256
-
-// noteConn keeps connection findings that came after the record of the
-// connection of the request frame was handed on.
-func (fl *Follower) noteConn(request int, peers Peers, fs []finding.Finding) {
-	for _, x := range fs {
-		if len(fl.notes) == maxNotes {
-			fl.notesCut++
-			continue
-		}
-		x.Message = fmt.Sprintf("the connection of frame %d (%s → %s), after its record was written: %s",
-			request, peers[0], peers[1], x.Message)
-		fl.notes = append(fl.notes, x)
-	}
-}
 
 // netOf is the network of a transport the follower handles.
 func netOf(t record.Transport) (Net, bool) {
@@ -271,7 +291,8 @@ func endpoints(net Net, c *record.Connection, req *record.CMInfo) (Addr, Addr, b
 
 // Annotate adds to a connection record, as it is handed on, what the data
 // path saw of its traffic so far: its figures and its connection findings.
-// What shows after that goes to the notes.
+// What shows after that comes in an update (Finish, or when the traffic
+// ends).
 func (fl *Follower) Annotate(c *record.Connection) {
 	if r, ok := fl.results[c.Number]; ok {
 		delete(fl.results, c.Number)
@@ -286,14 +307,37 @@ func (fl *Follower) Annotate(c *record.Connection) {
 	if f == nil {
 		return
 	}
-	f.handed = 0
-	if f.chk == nil {
-		return
+	n := 0
+	if f.chk != nil {
+		c.Datapath = f.chk.Figures()
+		fs := f.chk.Findings()
+		c.Findings = append(c.Findings, fs...)
+		n = len(fs)
 	}
-	c.Datapath = f.chk.Figures()
-	fs := f.chk.Findings()
-	c.Findings = append(c.Findings, fs...)
-	f.handed = len(fs)
+	f.handed.handOn(c, n)
+}
+
+// Finish makes the updates of the connections still followed at the end
+// of the input whose records were handed on before (live capture, a state
+// limit), in the order of their numbers.
+func (fl *Follower) Finish() {
+	conns := slices.Clone(fl.conns)
+	slices.SortFunc(conns, func(a, b *flow) int { return cmp.Compare(a.id, b.id) })
+	for _, f := range conns {
+		if f.chk != nil && f.handed.done {
+			fl.update(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, result{f.chk.Figures(), f.chk.Findings()})
+		}
+	}
+	open := make([]*iwFlow, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
+	for _, t := range fl.iwByConn {
+		open = append(open, t)
+	}
+	slices.SortFunc(open, func(a, b *iwFlow) int { return cmp.Compare(a.id, b.id) })
+	for _, t := range open {
+		if t.handed.done {
+			fl.update(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{t.chk.Figures(), t.chk.Findings()})
+		}
+	}
 }
 
 // Drops reports what the data path gave up at its limits, by holder.
@@ -305,29 +349,9 @@ func (fl *Follower) Drops(drop func(record.DropHolder, int)) {
 }
 
 // Notes are the data path's findings about the run, at the end of the
-// input: connection findings that came after the connection's record was
-// handed on (live capture), and the directions without a setup given up at
-// the limit.
+// input: those of iWARP traffic whose setup was not seen, and what its
+// limits gave up.
 func (fl *Follower) Notes() []finding.Finding {
-	for _, f := range fl.conns {
-		if f.chk != nil && f.handed >= 0 {
-			fs := f.chk.Findings()
-			fl.noteConn(f.neg.Connection, f.peers, fs[min(f.handed, len(fs)):])
-			f.handed = len(fs)
-		}
-	}
-	open := make([]*iwFlow, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
-	for _, t := range fl.iwByConn {
-		open = append(open, t)
-	}
-	slices.SortFunc(open, func(a, b *iwFlow) int { return cmp.Compare(a.chk.neg.Connection, b.chk.neg.Connection) })
-	for _, t := range open {
-		if t.handed >= 0 {
-			fs := t.chk.Findings()
-			fl.noteConn(t.chk.neg.Connection, t.chk.peers, fs[min(t.handed, len(fs)):])
-			t.handed = len(fs)
-		}
-	}
 	out := fl.notes
 	if fl.notesCut > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,

@@ -128,7 +128,7 @@ type flow struct {
 	start   [2]uint32
 	chk     *Checker // made at the first frame
 	sides   *[2]sideState
-	handed  int // connection findings already on the handed-on record; -1 before
+	handed  handed // what the handed-on record got
 	// The flow's slot among those followed (connections, or directions
 	// without a setup), and whether it was active since the eviction hand
 	// last passed; the key of a direction without a setup.
@@ -215,6 +215,12 @@ func NewFollower(out *Output) *Follower {
 // order; the slice is valid until the next call.
 func (fl *Follower) Take() []*record.RPC { return fl.out.Take() }
 
+// TakeUpdates returns the updates of connection records handed on before
+// their traffic ended, made since the last call; the slice is valid until
+// the next call. The run loop takes them after Take: an update comes when
+// a connection's traffic ends, after the records of its last Sends.
+func (fl *Follower) TakeUpdates() []*record.ConnectionUpdate { return fl.out.TakeUpdates() }
+
 // RPCMessages counts the RPC-over-RDMA messages seen, recorded or not.
 func (fl *Follower) RPCMessages() int { return fl.out.RPCMessages }
 
@@ -294,7 +300,7 @@ func (fl *Follower) Packet(p *Packet) {
 func (fl *Follower) orphanSend(k flowKey, p *Packet) {
 	f := fl.orphans[k]
 	if f == nil {
-		f = &flow{net: p.Net, handed: -1, peers: Peers{p.Src.endpoint(p.Net), p.Dst.endpoint(p.Net)}, key: k}
+		f = &flow{net: p.Net, peers: Peers{p.Src.endpoint(p.Net), p.Dst.endpoint(p.Net)}, key: k}
 		f.chk = NewChecker(fl.out, Negotiated{}, f.peers, p.Net.transport())
 		f.sides = &[2]sideState{}
 		if len(fl.slots) < fl.out.Limits.Directions && (fl.take(dirCost) || len(fl.slots) == 0 && fl.force(dirCost)) {

@@ -293,18 +293,44 @@ func TestFollowerFlushAndEnd(t *testing.T) {
 	if r.fl.OrphanFrames != 1 {
 		t.Errorf("a frame after the end still matched the connection")
 	}
-	// After the record was handed on, a new connection finding becomes a
-	// note (live capture).
+	// After the record was handed on, what the traffic shows later comes
+	// in an update: the figures as they are then, and the findings the
+	// record did not get (a state limit, live capture).
 	r2 := newRig(t, ModeFindings, Limits{}, 0, 0, false)
 	r2.pkt(1, layers.OpSendOnly, 0, nil, 0, nil) // traffic before the record goes out
 	r2.fl.Annotate(r2.conn)
+	if r2.conn.Datapath == nil || r2.conn.Datapath.Frames != 1 || len(r2.conn.Findings) != 0 {
+		t.Fatalf("record handed on with %+v, %v", r2.conn.Datapath, r2.conn.Findings)
+	}
 	for i := range 5 {
 		r2.pkt(1, layers.OpReadRequest, 1+uint32(i), nil, 0, func(p *Packet) { p.DMALength = 1 })
 	}
-	notes := r2.fl.Notes()
-	if len(notes) != 1 || notes[0].Code != finding.RDMAReadLimitExceeded ||
-		!strings.HasPrefix(notes[0].Message, "the connection of frame 1 (192.0.2.1 → 192.0.2.2), after its record was written: ") {
-		t.Errorf("notes %+v", notes)
+	r2.fl.Finish()
+	us := r2.fl.TakeUpdates()
+	if len(us) != 1 || us[0].Number != r2.conn.Number || us[0].RequestFrame != 1 || us[0].Datapath == nil || us[0].Datapath.Frames != 6 ||
+		len(us[0].Findings) != 1 || us[0].Findings[0].Code != finding.RDMAReadLimitExceeded {
+		t.Errorf("updates %+v", us)
+	}
+	r2.fl.Finish() // nothing new since: no update
+	if notes, us := r2.fl.Notes(), r2.fl.TakeUpdates(); len(notes) != 0 || len(us) != 0 {
+		t.Errorf("notes %+v, updates %+v after the update", notes, us)
+	}
+
+	// A record handed on before any of its traffic: its first frame and
+	// all its findings come in the update made when the connection ends.
+	r3 := newRig(t, ModeFindings, Limits{}, 0, 0, false)
+	r3.fl.Annotate(r3.conn)
+	if r3.conn.Datapath != nil {
+		t.Fatalf("figures before any traffic: %+v", r3.conn.Datapath)
+	}
+	for i := range 4 {
+		r3.pkt(1, layers.OpReadRequest, uint32(i), nil, 0, func(p *Packet) { p.DMALength = 1 })
+	}
+	r3.ended(r3.conn)
+	us = r3.fl.TakeUpdates()
+	if len(us) != 1 || us[0].Datapath == nil || us[0].Datapath.Frames != 4 || len(us[0].Findings) != 1 ||
+		us[0].Findings[0].Code != finding.RDMAReadLimitExceeded {
+		t.Errorf("update %+v, figures %+v", us[0], us[0].Datapath)
 	}
 }
 

@@ -35,7 +35,7 @@ type iwFlow struct {
 	fl     *Follower
 	id     int // the connection's Number; 0 when its setup was not seen (or accepted)
 	chk    *Checker
-	handed int // connection findings already on the handed-on record; -1 before
+	handed handed // what the handed-on record got
 	send   Send
 	closed bool
 	// pending: the traffic was linked before its connection was set up
@@ -49,10 +49,11 @@ type iwFlow struct {
 
 // iwSetup is an established iWARP connection waiting for its traffic.
 type iwSetup struct {
-	id    int
-	neg   Negotiated
-	reply record.MPAHeader
-	has   bool // the Reply's header is known
+	id     int
+	neg    Negotiated
+	reply  record.MPAHeader
+	has    bool   // the Reply's header is known
+	handed handed // its record was handed on before its traffic came
 }
 
 // maxIWSetups bounds the established iWARP connections waiting for their
@@ -101,7 +102,7 @@ func (fl *Follower) IWARP(e *mpa.TrafficEvent) {
 // link is the traffic of an iWARP connection whose FPDUs the framer is
 // about to follow.
 func (fl *Follower) link(p *mpa.Pair) *iwFlow {
-	t := &iwFlow{fl: fl, handed: -1}
+	t := &iwFlow{fl: fl}
 	var peers Peers
 	switch {
 	case p.Request != nil:
@@ -130,7 +131,7 @@ func (t *iwFlow) resolve() {
 	}
 	delete(fl.iwSetups, t.key)
 	t.pending = false
-	t.id = s.id
+	t.id, t.handed = s.id, s.handed
 	n := s.neg
 	if s.has {
 		iwReadLimits(&n, t.req, &s.reply)
@@ -210,8 +211,8 @@ func (t *iwFlow) Lost(side int) { t.chk.Lost(side) }
 func (t *iwFlow) Finding(f finding.Finding) { t.chk.Note(f) }
 
 // Close ends the connection's traffic: its figures and findings wait for
-// its record, or go to the notes when it was already handed on (or its
-// setup was not seen).
+// its record, or come in an update when it was handed on already; those of
+// traffic whose setup was not seen go to the notes.
 func (t *iwFlow) Close() {
 	if t.closed {
 		return
@@ -223,7 +224,7 @@ func (t *iwFlow) Close() {
 		fl.noteOrphan(t, fs)
 	} else {
 		delete(fl.iwByConn, t.id)
-		fl.ended(t.id, t.handed, t.chk.neg.Connection, t.chk.peers, result{t.chk.Figures(), fs})
+		fl.ended(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{t.chk.Figures(), fs})
 	}
 	t.chk.Close()
 }
@@ -233,12 +234,19 @@ func (t *iwFlow) Close() {
 func (fl *Follower) annotateIWARP(c *record.Connection) bool {
 	t := fl.iwByConn[c.Number]
 	if t == nil {
+		// Its traffic has not come yet: an update brings it.
+		k := iwKey{c.Initiator, c.Responder, c.RequestFrame}
+		if s, ok := fl.iwSetups[k]; ok && s.id == c.Number {
+			s.handed.handOn(c, 0)
+			fl.iwSetups[k] = s
+			return true
+		}
 		return false
 	}
 	c.Datapath = t.chk.Figures()
 	fs := t.chk.Findings()
 	c.Findings = append(c.Findings, fs...)
-	t.handed = len(fs)
+	t.handed.handOn(c, len(fs))
 	return true
 }
 

@@ -115,3 +115,33 @@ func (c *Connection) Clone() *Connection {
 	}
 	return &x
 }
+
+// ConnectionUpdate is what the data path saw of a connection after its
+// record was handed on: a record handed on early (at --max-connections, for
+// the memory budget, or at once in live capture) carries what was known
+// then, and the rest follows in an update when the connection's traffic
+// ends (or its input does). Nothing the data path finds is lost because
+// the record went first.
+type ConnectionUpdate struct {
+	// Number and RequestFrame name the connection, as its record does.
+	Number       int
+	RequestFrame int
+	File         string
+	Transport    Transport
+	Initiator    Endpoint
+	Responder    Endpoint
+	// Datapath is the connection's data-path figures as they are now (they
+	// replace the record's); Findings are the connection findings the
+	// record did not have.
+	Datapath *Datapath
+	Findings []finding.Finding
+}
+
+// Apply brings a kept copy of the connection's record up to date.
+func (u *ConnectionUpdate) Apply(c *Connection) {
+	if u.Datapath != nil {
+		v := *u.Datapath
+		c.Datapath = &v
+	}
+	c.Findings = append(c.Findings, u.Findings...)
+}

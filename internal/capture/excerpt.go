@@ -259,6 +259,9 @@ func (w *Excerpt) take(m *record.Message) {
 // Connection passes a connection on.
 func (w *Excerpt) Connection(c *record.Connection) error { return w.next.Connection(c) }
 
+// Update passes a connection's update on.
+func (w *Excerpt) Update(u *record.ConnectionUpdate) error { return w.next.Update(u) }
+
 // Summary passes the summary on.
 func (w *Excerpt) Summary(s *record.Summary) error { return w.next.Summary(s) }
 

@@ -248,3 +248,5 @@ func TestExcerptEmpty(t *testing.T) {
 		t.Errorf("%+v", got.sum)
 	}
 }
+
+func (*collect) Update(*record.ConnectionUpdate) error { return nil }

@@ -131,3 +131,56 @@ func floodRC(kind string, n int, emit func([]byte) error) error {
 	}
 	return nil
 }
+
+// FloodRecordsFirst is N RoCEv2 connections whose setups all come first,
+// then the traffic of each: two RDMA Read Requests from the initiator,
+// never answered, where the setup allows it one outstanding (each raises
+// rdma-read-limit-exceeded). A dissector that hands connection records
+// on before their traffic (at a limit) must still say what it found.
+const FloodRecordsFirst = "records-first"
+
+// floodRecordsFirst writes n connections of FloodRecordsFirst: every
+// setup, then every connection's traffic, in the same order.
+func floodRecordsFirst(n int, emit func([]byte) error) error {
+	conn := func(i int) (*Conn, int, error) {
+		x := Exchange{Transport: RoCEv2, Index: i & 0xffff, Attempt: i >> 16, PathMTU: 1,
+			ReqInitiatorDepth: 1, RepResponderResources: 1,
+			Initiator: Peer{SendSize: 4096, ReceiveSize: 4096}, Responder: Peer{SendSize: 4096, ReceiveSize: 4096}}
+		c, err := x.Connect()
+		if err != nil {
+			return nil, 0, err
+		}
+		setup, err := c.Frames()
+		return c, len(setup), err
+	}
+	for i := 0; i < n; i++ {
+		c, _, err := conn(i)
+		if err != nil {
+			return err
+		}
+		fs, _ := c.Frames()
+		for _, f := range fs {
+			if err := emit(f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		c, setup, err := conn(i)
+		if err != nil {
+			return err
+		}
+		c.ReadRequest(Initiator, 0x5000+uint32(i), 0x10000, 64)
+		c.ReadRequest(Initiator, 0x5000+uint32(i), 0x20000, 64)
+		fs, err := c.Frames()
+		if err != nil {
+			return err
+		}
+		for _, f := range fs[setup:] {
+			if err := emit(f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
