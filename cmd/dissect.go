@@ -237,9 +237,6 @@ func dissectConfig(s *IOStreams, in *inputOptions, l *limitOptions, format outpu
 		Hash: in.SHA256 || format == output.Markdown, Count: in.Count, Datapath: in.Datapath, DatapathLimits: l.Datapath,
 		ReuseRecords: true} // the sinks of the chain (newSinkChain) keep Clones of what they keep
 	cfg.Budget = budget.New(cfg.MemoryLimit())
-	if s.Process {
-		cfg.Budget.WatchHeap()
-	}
 	return cfg
 }
 

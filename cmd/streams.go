@@ -23,8 +23,7 @@ type IOStreams struct {
 	// reports); Run fills it in.
 	Args []string
 	// Process says the run has the process to itself (the program, not a
-	// test calling Run): the memory budget may then correct itself by the
-	// process's live heap (budget.WatchHeap).
+	// test calling Run).
 	Process bool
 }
 

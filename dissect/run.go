@@ -86,14 +86,9 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 	return r.sum, errors.Join(errs...)
 }
 
-// observeEvery is how often, in frames, the budget looks at what the
-// last collection found live (budget.Observe).
-const observeEvery = 2048
-
 // shed has the largest holder of state make room when the budget is over:
 // the tracker hands on attempts (finished ones first), TCP reassembly gives
-// directions up. The run looks every 64 frames, and every observeEvery
-// corrects the budget by what the collector found live first.
+// directions up. The run looks every 64 frames (keepBudget).
 func (r *run) shed(p *pass) {
 	b := r.cfg.Budget
 	if !b.Over() {
@@ -255,15 +250,13 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 	}
 }
 
-// keepBudget has the budget look at the heap every observeEvery frames,
-// and the largest holders make room when it is over: looked at every 64
-// frames, or after a large frame (forced charges, a large record or -w's
-// frames, may have taken it over).
+// keepBudget has the largest holders make room when the budget is over:
+// looked at every 64 frames, or after a large frame (forced charges, a
+// large record or -w's frames, may have taken it over). The frames counted
+// are those read, whatever the source: the decisions are the same from a
+// file, a pipe or a compressed input.
 func (r *run) keepBudget(p *pass, f *Frame) {
-	if b := r.cfg.Budget; r.frames%observeEvery == 0 {
-		b.Observe()
-		r.shed(p)
-	} else if (r.frames%64 == 0 || len(f.Data) > 1<<20) && b.Over() {
+	if (r.frames%64 == 0 || len(f.Data) > 1<<20) && r.cfg.Budget.Over() {
 		r.shed(p)
 	}
 }

@@ -12,11 +12,14 @@
 // charges cannot be refused (a record has to be read to be skipped): Force
 // takes them over the limit, and the other holders then find less room.
 //
-// The charges are estimates. Observe corrects them by what the garbage
-// collector last found live (in a process the run has to itself), and Over tells the run loop when its largest
-// holders should make room between two frames (dissect's shed). A holder
-// that charges on every segment does it through an Account, which takes
-// the budget in slices.
+// The charges are each holder's measured cost (tests compare them with
+// the heap a holder really takes: TestAttemptCost, TestFollowerCost, ...),
+// never the heap the garbage collector last found live: a budget that
+// followed the collector would decide by its timing, and the same input
+// would give different output from run to run. Over tells the run loop
+// when its largest holders should make room between two frames (dissect's
+// shed). A holder that charges on every segment does it through an
+// Account, which takes the budget in slices.
 //
 // The limit is well below the runtime's soft memory limit (SoftLimit), so
 // that the state held never crowds the garbage collector: with the state
@@ -24,12 +27,11 @@
 // linear in the input.
 //
 // A nil *Budget is no budget: every charge is granted. Charges are atomic;
-// Observe and each Account belong to one goroutine (the run loop's).
+// each Account belongs to one goroutine (the run loop's).
 package budget
 
 import (
 	"fmt"
-	"runtime/metrics"
 	"sync/atomic"
 )
 
@@ -69,18 +71,9 @@ const overhead = 42 << 20
 
 // Budget is the memory budget of one run.
 type Budget struct {
-	limit int64
-	// extra is the live heap the last collection found beyond what was
-	// charged and the program's own needs (allowance): state no estimate
-	// covers, which counts against the limit until the next collection.
-	extra   atomic.Int64
-	watch   bool // WatchHeap
-	cycles  uint64
-	metrics [2]metrics.Sample
-
+	limit   int64
 	used    atomic.Int64
 	peak    atomic.Int64
-	recent  atomic.Int64 // the most held since the last Observe
 	held    [nHolders]atomic.Int64
 	refused [nHolders]atomic.Int64
 	lost    [nHolders]atomic.Int64
@@ -119,7 +112,7 @@ func (b *Budget) Charge(h Holder, n int) bool {
 	if b == nil || n <= 0 {
 		return true
 	}
-	if b.used.Add(int64(n))+b.extra.Load() > b.limit {
+	if b.used.Add(int64(n)) > b.limit {
 		b.used.Add(-int64(n))
 		b.refused[h].Add(1)
 		return false
@@ -162,13 +155,13 @@ func (b *Budget) Lost(h Holder) {
 
 // Fits reports whether n more octets would be granted now.
 func (b *Budget) Fits(n int) bool {
-	return b == nil || b.used.Load()+b.extra.Load()+int64(n) <= b.limit
+	return b == nil || b.used.Load()+int64(n) <= b.limit
 }
 
-// Over reports whether what is held (with what the last collection found
-// beyond the charges) is over the limit: the holders should make room.
+// Over reports whether what is held is over the limit: the holders should
+// make room.
 func (b *Budget) Over() bool {
-	return b != nil && b.used.Load()+b.extra.Load() > b.limit
+	return b != nil && b.used.Load() > b.limit
 }
 
 // Largest is the holder among hs that holds the most now (the first of
@@ -183,56 +176,12 @@ func (b *Budget) Largest(hs ...Holder) Holder {
 	return best
 }
 
-// allowance is the live heap a run needs besides the state it charges:
-// fixed tables (the flow table, pools of buffers and streams kept for
-// reuse), the output's buffers. Beyond it, the live heap a collection
-// finds is state the estimates missed.
-const allowance = 14 << 20
-
-// WatchHeap makes Observe look at the heap: for a run that has the process
-// to itself (the program), since the heap is the process's, and other runs
-// in it (tests in parallel) would read as state this one missed.
-func (b *Budget) WatchHeap() {
-	if b != nil {
-		b.watch = true
-	}
-}
-
-// Observe corrects the budget by what the garbage collector last found
-// live, once per collection (when WatchHeap was called): the charges are estimates, and what the heap
-// holds beyond them and the allowance counts against the limit until the
-// next collection. It is cheap enough to call every few thousand frames
-// (from one goroutine).
-func (b *Budget) Observe() {
-	if b == nil || !b.watch {
-		return
-	}
-	if b.metrics[0].Name == "" {
-		b.metrics[0].Name, b.metrics[1].Name = "/gc/cycles/total:gc-cycles", "/gc/heap/live:bytes"
-	}
-	metrics.Read(b.metrics[:])
-	if b.metrics[0].Value.Kind() != metrics.KindUint64 || b.metrics[1].Value.Kind() != metrics.KindUint64 {
-		return
-	}
-	if c := b.metrics[0].Value.Uint64(); c != b.cycles {
-		// The collection may have run before state was let go since the
-		// last look: what it found is compared with the most held since
-		// then, so that letting go never reads as more state missed.
-		b.cycles = c
-		live := int64(b.metrics[1].Value.Uint64())
-		held := max(b.used.Load(), b.recent.Swap(b.used.Load()))
-		b.extra.Store(max(0, live-held-allowance))
-	}
-}
-
 func (b *Budget) notePeak() {
 	u := b.used.Load()
-	for _, p := range [...]*atomic.Int64{&b.peak, &b.recent} {
-		for {
-			v := p.Load()
-			if u <= v || p.CompareAndSwap(v, u) {
-				break
-			}
+	for {
+		v := b.peak.Load()
+		if u <= v || b.peak.CompareAndSwap(v, u) {
+			return
 		}
 	}
 }
@@ -241,7 +190,6 @@ func (b *Budget) notePeak() {
 type Stats struct {
 	Limit int64
 	Used  int64 // now
-	Extra int64 // the live heap beyond the charges (Observe)
 	Peak  int64 // the most held at once
 	// Held is each holder's share now; Refused how many of its charges
 	// were refused; Lost what it gave up for them (Budget.Lost).
@@ -256,7 +204,7 @@ func (b *Budget) Stats() Stats {
 	if b == nil {
 		return s
 	}
-	s.Limit, s.Used, s.Peak, s.Extra = b.limit, b.used.Load(), b.peak.Load(), b.extra.Load()
+	s.Limit, s.Used, s.Peak = b.limit, b.used.Load(), b.peak.Load()
 	for h := range nHolders {
 		s.Held[h], s.Refused[h], s.Lost[h] = b.held[h].Load(), b.refused[h].Load(), b.lost[h].Load()
 	}

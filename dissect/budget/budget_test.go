@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"runtime"
 	"testing"
 )
 
@@ -67,64 +66,12 @@ func TestBudget(t *testing.T) {
 	none.Force(TCP, 1)
 	none.Release(TCP, 1)
 	none.Lost(TCP)
-	none.Observe()
 	if s := none.Stats(); s != (Stats{}) {
 		t.Errorf("nil budget stats %+v", s)
 	}
 	if b := New(0); b.Limit() != DefaultLimit || b.SoftLimit() != DefaultLimit+overhead {
 		t.Errorf("default limit %d, soft %d", b.Limit(), b.SoftLimit())
 	}
-}
-
-// keep is live heap that no charge covers (a package variable, so that the
-// collector sees it as live).
-var keep [][]byte
-
-// TestObserve: with WatchHeap (only), live heap beyond the charges and the
-// allowance counts against the limit after a collection, and stops counting once it is
-// let go; letting go of charged state does not read as more state missed.
-func TestObserve(t *testing.T) {
-	b := New(64 << 20)
-	b.WatchHeap()
-	runtime.GC()
-	b.Observe()
-	base := b.Stats().Extra
-	for range 48 {
-		keep = append(keep, make([]byte, 1<<20)) // 48 MiB nobody charged
-	}
-	runtime.GC()
-	unwatched := New(64 << 20)
-	unwatched.Observe()
-	if unwatched.Stats().Extra != 0 {
-		t.Error("Observe looked at the heap without WatchHeap")
-	}
-	b.Observe()
-	if e := b.Stats().Extra; e < 48<<20-allowance-base-(4<<20) {
-		t.Errorf("extra %d MiB with 48 MiB uncharged", e>>20)
-	}
-	if b.Charge(TCP, 32<<20) {
-		t.Error("32 MiB were granted of 64 with more than 32 MiB uncharged on the heap")
-	}
-	keep = nil
-	runtime.GC()
-	b.Observe()
-	if e := b.Stats().Extra; e > base+(4<<20) {
-		t.Errorf("extra %d MiB after the uncharged heap was let go", e>>20)
-	}
-
-	// Charged state let go after the collection: the most held since the
-	// last look is what the collection is compared with.
-	b = New(64 << 20)
-	b.WatchHeap()
-	held := make([]byte, 32<<20)
-	b.Force(Attempts, len(held))
-	runtime.GC()
-	b.Release(Attempts, len(held))
-	b.Observe()
-	if e := b.Stats().Extra; e > 4<<20 {
-		t.Errorf("extra %d MiB after charged state was let go", e>>20)
-	}
-	runtime.KeepAlive(held)
 }
 
 // TestAccount: an account takes the budget in slices, grants from what it

@@ -77,42 +77,70 @@ func budgetRep(i int) *record.Message {
 		Frame: 2*i + 2, RPCRDMA: &record.RPCRDMA{Version: 1, SendSize: 4096, ReceiveSize: 4096}, CMInfo: &record.CMInfo{}}
 }
 
+// budgetMPARequest and budgetMPAReply are an iWARP connection's MPA
+// Request and Reply (attempt i), as budgetReq and budgetRep.
+func budgetMPARequest(i int) *record.Message {
+	return &record.Message{Transport: record.IWARP, Src: ep(fmt.Sprintf("10.0.%d.%d:%d", i>>8&0xff, i&0xff, 40000+i%20000)), Dst: ep("192.0.2.2:20049"),
+		Kind: record.KindMPARequest, Frame: 2*i + 1, MPAInfo: &record.MPAHeader{HasFlags: true, HasRev: true, Rev: 2},
+		RPCRDMA: &record.RPCRDMA{Version: 1, SendSize: 4096, ReceiveSize: 4096}}
+}
+
+func budgetMPAReply(i int) *record.Message {
+	m := budgetMPARequest(i)
+	m.Src, m.Dst, m.Kind, m.Frame = m.Dst, m.Src, record.KindMPAReply, 2*i+2
+	return m
+}
+
 // TestAttemptCost: what the budget is charged for the attempts held is
 // close to what they take on the heap: never much less (the budget would
 // not bound memory), nor twice as much (it would give attempts up for no
-// reason). Both for requests alone and for requests with their replies.
+// reason). For requests alone and with their replies, of the InfiniBand
+// family and of iWARP, at several counts: the tracker's indexes grow by
+// doubling, and an attempt's share of them is largest just after they
+// grew.
 func TestAttemptCost(t *testing.T) {
-	const n = 20000
-	for _, withReply := range []bool{false, true} {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		b := budget.New(1 << 30)
-		tr := NewTracker(false, 2*n)
-		tr.SetBudget(b)
-		reqs, reps := make([]*record.Message, n), make([]*record.Message, n)
-		for i := range n {
-			reqs[i], reps[i] = budgetReq(i), budgetRep(i)
-		}
-		for i := range n {
-			tr.Message(reqs[i])
-			if withReply {
-				tr.Message(reps[i])
+	type kind struct {
+		name     string
+		req, rep func(int) *record.Message
+	}
+	for _, k := range []kind{{"cm", budgetReq, budgetRep}, {"mpa", budgetMPARequest, budgetMPAReply}} {
+		for _, withReply := range []bool{false, true} {
+			for _, n := range []int{7000, 14000, 20000, 29000} {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				b := budget.New(1 << 30)
+				tr := NewTracker(false, 2*n)
+				tr.SetBudget(b)
+				reqs, reps := make([]*record.Message, n), make([]*record.Message, n)
+				for i := range n {
+					reqs[i], reps[i] = k.req(i), k.rep(i)
+				}
+				for i := range n {
+					tr.Message(reqs[i])
+					if withReply {
+						tr.Message(reps[i])
+					}
+				}
+				reqs, reps = nil, nil // what the tracker keeps of them stays reachable through it
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				heap := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				charged := float64(b.Stats().Used) / float64(n)
+				t.Logf("%s, reply %v, %d: %.0f octets of heap an attempt, %.0f charged", k.name, withReply, n, heap, charged)
+				if charged < 0.9*heap || charged > 2*heap {
+					t.Errorf("%s, reply %v, %d attempts: %.0f octets charged an attempt for %.0f on the heap", k.name, withReply, n, charged, heap)
+				}
+				if len(handed(tr.Finish())) != n {
+					t.Errorf("%s, reply %v: not every attempt handed on", k.name, withReply)
+				}
+				tr.NextInput() // the indexes go with their input
+				if b.Stats().Used != 0 {
+					t.Errorf("%s, reply %v: %d octets still charged after the input", k.name, withReply, b.Stats().Used)
+				}
+				runtime.KeepAlive(tr)
 			}
 		}
-		reqs, reps = nil, nil // what the tracker keeps of them stays reachable through it
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		heap := float64(after.HeapAlloc-before.HeapAlloc) / n
-		charged := float64(b.Stats().Used) / n
-		t.Logf("reply %v: %.0f octets of heap an attempt, %.0f charged", withReply, heap, charged)
-		if charged < 0.8*heap || charged > 2*heap {
-			t.Errorf("reply %v: %.0f octets charged an attempt for %.0f on the heap", withReply, charged, heap)
-		}
-		if len(handed(tr.Finish())) != n || b.Stats().Used != 0 {
-			t.Errorf("reply %v: %d octets still charged after Finish", withReply, b.Stats().Used)
-		}
-		runtime.KeepAlive(tr)
 	}
 }
 
@@ -193,5 +221,39 @@ func TestTrackerBudget(t *testing.T) {
 	budgeted, other = findings(shed)
 	if len(shed) != 10+10 || budgeted != 10 || other != 0 || shed[10].RequestFrame != 2*10+1 {
 		t.Errorf("Shed handed on %d (%d for the budget, %d other findings)", len(shed), budgeted, other)
+	}
+}
+
+// TestIndexRoom: the room the indexes keep after their entries go is
+// charged, and given back when they are made again at a quarter of their
+// mark.
+func TestIndexRoom(t *testing.T) {
+	const n = 20000
+	b := budget.New(1 << 30)
+	tr := NewTracker(false, 2*n)
+	tr.SetBudget(b)
+	for i := range n {
+		tr.Message(budgetReq(i))
+	}
+	if tr.idxMark != n || tr.idxCharged != 0 {
+		t.Fatalf("mark %d, charged %d after %d requests", tr.idxMark, tr.idxCharged, n)
+	}
+	b.Force(budget.TCP, 2<<30) // over: each Shed hands on an eighth of the unfinished
+	remade := false
+	for held := n; held > n/8; {
+		held -= len(handed(tr.Shed()))
+		in := len(tr.byReq)
+		switch {
+		case tr.idxMark == n && tr.idxCharged != (n-in)*indexSlot:
+			t.Fatalf("%d entries of a mark of %d: %d charged", in, n, tr.idxCharged)
+		case tr.idxMark != n:
+			remade = true
+			if tr.idxMark >= n/4 || tr.idxCharged != (tr.idxMark-in)*indexSlot {
+				t.Fatalf("made again, %d entries: mark %d, charged %d", in, tr.idxMark, tr.idxCharged)
+			}
+		}
+	}
+	if !remade {
+		t.Error("the indexes were never made again")
 	}
 }

@@ -136,16 +136,72 @@ func (t *Tracker) req(k reqKey) *attempt {
 
 // setReq indexes c under k (nil: nothing any more).
 func (t *Tracker) setReq(k reqKey, c *attempt) {
-	if c == nil {
-		delete(t.byReq, k)
-	} else {
-		t.byReq[k] = c
-	}
 	for i := range t.reqCache {
 		if t.reqCache[i].k == k {
 			t.reqCache[i].c = c
 		}
 	}
+	if c == nil {
+		delete(t.byReq, k)
+		t.indexShrank()
+	} else {
+		t.byReq[k] = c
+		t.indexGrew()
+	}
+}
+
+// The indexes keep the room they grew to when their entries go (a Go map
+// never shrinks). An attempt's charge covers its own entry; the room its
+// entry leaves behind, once gone, is charged too, at indexSlot (an
+// entry's share of a map between two doublings, TestAttemptCost), from the
+// most entries the indexes held together since they were made (idxMark).
+// When fewer than a quarter of that are in use, they are made again,
+// smaller, and the room is given back. Below minRemake entries what they
+// keep is small, and neither charged nor made again.
+const (
+	indexSlot = 80
+	minRemake = 4096
+)
+
+// indexGrew raises the mark.
+func (t *Tracker) indexGrew() {
+	if n := len(t.byReq) + len(t.byTCP); n > t.idxMark {
+		t.idxMark = n
+	}
+	t.chargeIndex()
+}
+
+// indexShrank makes the indexes again when they hold fewer than a quarter
+// of their mark, and charges the room the gone entries left otherwise.
+func (t *Tracker) indexShrank() {
+	if n := len(t.byReq) + len(t.byTCP); t.idxMark >= minRemake && n < t.idxMark/4 {
+		byReq := make(map[reqKey]*attempt, len(t.byReq))
+		for k, c := range t.byReq {
+			byReq[k] = c
+		}
+		byTCP := make(map[tcpConnKey]*attempt, len(t.byTCP))
+		for k, c := range t.byTCP {
+			byTCP[k] = c
+		}
+		t.byReq, t.byTCP, t.idxMark = byReq, byTCP, n
+	}
+	t.chargeIndex()
+}
+
+// chargeIndex brings the budget's charge for the indexes' empty room up to
+// date.
+func (t *Tracker) chargeIndex() {
+	want := 0
+	if t.idxMark >= minRemake {
+		want = (t.idxMark - len(t.byReq) - len(t.byTCP)) * indexSlot
+	}
+	switch {
+	case want > t.idxCharged:
+		t.budget.Force(budget.Attempts, want-t.idxCharged)
+	case want < t.idxCharged:
+		t.budget.Release(budget.Attempts, t.idxCharged-want)
+	}
+	t.idxCharged = want
 }
 
 // reqHit is a look-up of byReq kept (Tracker.reqCache).
@@ -317,6 +373,7 @@ func (t *Tracker) mpa(m *record.Message) {
 		c.Port, c.HasPort = m.Dst.Port, m.Dst.HasPort
 		c.RPCRDMARules = decideULP(&c.Connection)
 		t.byTCP[k] = c
+		t.indexGrew()
 		t.add(c)
 		if r := t.takeOrphan(orphanKey{tcp: k}); r != nil { // its Reply came first
 			t.mpa(r)
@@ -360,6 +417,7 @@ func (t *Tracker) unindex(c *attempt) {
 		k := tcpConnKey{c.Initiator, c.Responder}
 		if t.byTCP[k] == c {
 			delete(t.byTCP, k)
+			t.indexShrank()
 		}
 		return
 	}

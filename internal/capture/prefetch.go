@@ -128,7 +128,7 @@ func (r *Reader) fillPrefetch(n int) error {
 			data := len(left) + c.n
 			nb := r.gather[:cap(r.gather)]
 			if size := max(data, n+p.most); len(nb) < size {
-				r.charge(cap(r.gather), size)
+				r.collect(size)
 				nb = make([]byte, size)
 			}
 			r.gather = nb

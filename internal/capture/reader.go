@@ -76,7 +76,10 @@ type ReaderOptions struct {
 // Reader reads the packet records of a capture file.
 type Reader struct {
 	// budget is the run's memory budget, charged for the buffers of large
-	// records (held octets, until Close).
+	// records: held octets, until Close. The charge is the longest record
+	// (or block) read so far beyond defaultBufSize, whatever the source:
+	// a mapped file, a stream or a pipe hold different buffers for it, but
+	// the charge, and so every decision the budget makes, is the same.
 	budget *budget.Budget
 	held   int
 	// Input. Unread octets are buf[r:w]; buf[0] is at offset base of the
@@ -314,23 +317,15 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// charge moves the budget's charge for a buffer replaced, before it is
-// made: old octets given back, size taken (forced: the record must be read
-// to go on).
-func (r *Reader) charge(old, size int) {
-	if old = min(old, r.held); old > defaultBufSize {
-		r.budget.Release(budget.Records, old)
-		r.held -= old
-	}
-	if size > defaultBufSize {
-		r.budget.Force(budget.Records, size)
-		r.held += size
-		if size >= collectBefore && r.budget.Over() {
-			// The heap is full of state and its garbage: collect before
-			// the buffer is made, so that it takes the garbage's room
-			// rather than the heap growing past its limit by its size.
-			runtime.GC()
-		}
+// collect is called before a buffer of size octets is made:
+// with the budget over, a large one is made after a collection. (The
+// budget is charged by the longest record, in fill.)
+func (r *Reader) collect(size int) {
+	if size >= collectBefore && r.budget.Over() {
+		// The heap is full of state and its garbage: collect before
+		// the buffer is made, so that it takes the garbage's room
+		// rather than the heap growing past its limit by its size.
+		runtime.GC()
 	}
 }
 
@@ -451,6 +446,10 @@ func (r *Reader) offset() int64 { return r.base + int64(r.r) }
 // when the source fails first (io.EOF at its end); fewer than n octets are
 // then available. Callers must re-slice buf afterwards: it may move.
 func (r *Reader) fill(n int) error {
+	if n > r.held && n > defaultBufSize {
+		r.budget.Force(budget.Records, n-r.held)
+		r.held = n
+	}
 	if r.w-r.r >= n {
 		return nil
 	}
@@ -480,7 +479,7 @@ func (r *Reader) fillSlow(n int) error {
 			// larger than the buffer): grow, at most doubling, so that a
 			// false length in a short input costs little memory.
 			size := min(2*len(r.buf), n)
-			r.charge(len(r.buf), size)
+			r.collect(size)
 			nb := make([]byte, size)
 			copy(nb, r.buf[:r.w])
 			r.buf = nb
