@@ -44,6 +44,9 @@ func TestAdversarialMemory(t *testing.T) {
 		args []string
 		gz   bool
 		text func(t *testing.T, out string)
+		// long: only with RDMACM_LONG_TESTS (longTests), and the capture
+		// is removed once dissected.
+		long bool
 	}
 	cases := []adversarial{
 		{kind: "tcp-streams", count: 1000000, check: func(t *testing.T, sum map[string]any) {
@@ -166,6 +169,13 @@ func TestAdversarialMemory(t *testing.T) {
 					t.Errorf("no state-limit-reached in the report")
 				}
 			}},
+		// The hostile mix at 2.5 GB: every kind at eleven times the counts
+		// that reach each limit. Memory must not grow with the input.
+		{kind: "combined", count: 11, name: "mix-2.5GB", long: true, check: func(t *testing.T, sum map[string]any) {
+			if sum["frames"].(float64) < 5600000 || !hasWarning(sum, "the memory budget of 36 MiB for all state held at once was full") {
+				t.Errorf("frames %v, warnings %v", sum["frames"], sum["warnings"])
+			}
+		}},
 	}
 	crafted := map[string]string{}
 	for _, tc := range cases {
@@ -174,6 +184,9 @@ func TestAdversarialMemory(t *testing.T) {
 			name = tc.kind
 		}
 		t.Run(name, func(t *testing.T) {
+			if tc.long && !longTests() {
+				t.Skip("the 2.5 GB mix runs with RDMACM_LONG_TESTS")
+			}
 			key := fmt.Sprint(tc.kind, tc.count, tc.gz)
 			file := crafted[key]
 			if file == "" {
@@ -185,6 +198,9 @@ func TestAdversarialMemory(t *testing.T) {
 					file = gzipFile(t, file)
 				}
 				crafted[key] = file
+				if tc.long {
+					defer os.Remove(file)
+				}
 			}
 			outFile := filepath.Join(dir, name+".out")
 			out, err := os.Create(outFile)

@@ -26,64 +26,74 @@ func longTests() bool { return os.Getenv("RDMACM_LONG_TESTS") != "" }
 // its decisions. Only the summary's description of the input (its name,
 // format, size and digest) may differ between a file and a pipe.
 //
-// The floods run at sizes that fill the memory budget with
-// RDMACM_LONG_TESTS, and then again with a binary built with -race.
+// With RDMACM_LONG_TESTS the floods run at sizes that fill the memory
+// budget, and at the small sizes again with a binary built with -race
+// (whose every run takes ten times as long).
 func TestDeterministic(t *testing.T) {
 	type flood struct {
 		kind        string
 		short, long int
 	}
 	floods := []flood{
-		{"records-first", 2000, 70000},
-		{"rc-conns", 2000, 20000},
+		{"records-first", 1000, 70000},
+		{"rc-conns", 500, 20000},
 		{"rc-directions", 5000, 300000},
-		{"iwarp-conns", 1000, 20000},
-		{"req-reps", 5000, 300000},
-		{"reqs", 5000, 200000},
-		{"half-mpa", 5000, 300000},
+		{"iwarp-conns", 500, 20000},
+		{"req-reps", 2000, 300000},
+		{"half-mpa", 2000, 300000},
 		{"combined", 0, 1},
 	}
-	bins := []string{rdmacmBinary(t)}
+	type pass struct {
+		bin  string
+		long bool
+	}
+	passes := []pass{{rdmacmBinary(t), longTests()}}
 	if longTests() {
-		bins = append(bins, raceBinary(t))
+		passes = append(passes, pass{raceBinary(t), false})
 	}
 	dir := t.TempDir()
-	for _, fl := range floods {
-		n := fl.short
-		if longTests() {
-			n = fl.long
-		}
-		if n == 0 {
-			continue
-		}
-		t.Run(fl.kind, func(t *testing.T) {
-			file := filepath.Join(dir, fl.kind+".pcap")
-			if code, _, errOut := run(t, nil, nil, false, "craft", "--flood", fl.kind, "--count", fmt.Sprint(n), "-w", file); code != 0 {
-				t.Fatalf("craft --flood: %s", errOut)
+	for _, ps := range passes {
+		for _, fl := range floods {
+			n := fl.short
+			if ps.long {
+				n = fl.long
 			}
-			defer os.Remove(file)
-			gz := gzipFile(t, file)
-			defer os.Remove(gz)
-			for bi, bin := range bins {
-				if bi > 0 && fl.kind == "combined" {
-					continue // too slow under the race detector; the others cover its holders
-				}
-				want := dissectOut(t, bin, file, "")
-				for i := 1; i < 3; i++ {
-					if got := dissectOut(t, bin, file, ""); !bytes.Equal(got, want) {
-						t.Fatalf("%s: run %d differs from run 1 %s", filepath.Base(bin), i+1, firstDiff(got, want))
-					}
-				}
-				for _, in := range []string{file, gz} {
-					if got := dissectOut(t, bin, "-", in); !equalButInputs(t, got, want) {
-						t.Fatalf("%s: standard input (%s) differs from the file %s", filepath.Base(bin), filepath.Base(in), firstDiff(got, want))
-					}
-				}
-				if got := dissectOut(t, bin, gz, ""); !equalButInputs(t, got, want) {
-					t.Fatalf("%s: the gzip file differs from the file %s", filepath.Base(bin), firstDiff(got, want))
-				}
+			if n == 0 {
+				continue
 			}
-		})
+			t.Run(fmt.Sprintf("%s-%d-%s", fl.kind, n, filepath.Base(ps.bin)), func(t *testing.T) {
+				deterministic(t, ps.bin, filepath.Join(dir, fmt.Sprintf("%s-%d.pcap", fl.kind, n)), fl.kind, n)
+			})
+		}
+	}
+}
+
+// deterministic crafts a flood of n units into file and compares its
+// dissections.
+func deterministic(t *testing.T, bin, file, kind string, n int) {
+	t.Helper()
+	if _, err := os.Stat(file); err != nil {
+		if code, _, errOut := run(t, nil, nil, false, "craft", "--flood", kind, "--count", fmt.Sprint(n), "-w", file); code != 0 {
+			t.Fatalf("craft --flood: %s", errOut)
+		}
+	}
+	gz := file + ".gz"
+	if _, err := os.Stat(gz); err != nil {
+		gz = gzipFile(t, file)
+	}
+	want := dissectOut(t, bin, file, "")
+	for i := 1; i < 3; i++ {
+		if got := dissectOut(t, bin, file, ""); !bytes.Equal(got, want) {
+			t.Fatalf("run %d differs from run 1 %s", i+1, firstDiff(got, want))
+		}
+	}
+	for _, in := range []string{file, gz} {
+		if got := dissectOut(t, bin, "-", in); !equalButInputs(t, got, want) {
+			t.Fatalf("standard input (%s) differs from the file %s", filepath.Base(in), firstDiff(got, want))
+		}
+	}
+	if got := dissectOut(t, bin, gz, ""); !equalButInputs(t, got, want) {
+		t.Fatalf("the gzip file differs from the file %s", firstDiff(got, want))
 	}
 }
 
