@@ -92,6 +92,11 @@ type Packet struct {
 	// which is more when the capture cut the frame.
 	Payload    []byte
 	PayloadLen int
+	// LengthLie, when not "", says how a length field of the frame's
+	// headers (UDP Length, IPv4 Total Length, ...) claims more than the
+	// frame carried on the wire: PayloadLen is what the wire carried
+	// (length-mismatch).
+	LengthLie string
 }
 
 // flowKey is what a frame is matched on.
