@@ -73,19 +73,19 @@ type DropHolder uint8
 
 // The holders of state that give something up at a limit.
 const (
-	DropTCPDirections     DropHolder = iota // TCP directions with an MPA frame begun
-	DropTunnels                             // frames nested deeper than the tunnel limit
-	DropEarlyWindow                         // MPA frames that began after the early window decided
-	DropIWARPTraffic                        // TCP directions whose FPDUs were not followed
-	DropAttempts                            // connection attempts handed on before their end
-	DropReconnections                       // reconnections not compared: the previous one was forgotten
-	DropRCDirections                        // RC directions without a setup given up
-	DropRCConnections                       // connections whose traffic was given up
-	DropCalls                               // Calls not tracked
-	DropSendBuffers                         // multi-packet Sends whose first octets were not kept
-	DropRDMAReads                           // RDMA Reads over the outstanding cap
-	DropReadLists                           // read lists cut at the octets kept
-	DropOrphanPackets                       // SEND Middle and Last packets without their First
+	DropTCPDirections DropHolder = iota // TCP directions with an MPA frame begun
+	DropTunnels                         // frames nested deeper than the tunnel limit
+	DropEarlyWindow                     // MPA frames that began after the early window decided
+	DropIWARPTraffic                    // TCP directions whose FPDUs were not followed
+	DropAttempts                        // connection attempts handed on before their end
+	DropReconnections                   // reconnections not compared: the previous one was forgotten
+	DropRCDirections                    // RC directions without a setup given up
+	DropRCConnections                   // connections whose traffic was given up
+	DropCalls                           // Calls not tracked
+	DropSendBuffers                     // multi-packet Sends whose first octets were not kept
+	DropRDMAReads                       // RDMA Reads over the outstanding cap
+	DropReadLists                       // read lists cut at the octets kept
+	DropOrphanPackets                   // SEND Middle and Last packets without their First
 	NDropHolders
 )
 
