@@ -29,7 +29,8 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD, FloodCombined}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD,
+	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodCombined}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -79,6 +80,10 @@ var floods = map[string]func(n int, emit func([]byte) error) error{
 	FloodREQREPs:       floodREQREPs,
 	FloodBigRecords:    floodBigRecords,
 	FloodLargePD:       floodLargePD,
+
+	FloodRCOrphanPackets: floodRCOrphanPackets,
+	FloodRCLyingLengths:  floodRCLyingLengths,
+	FloodRCReads:         floodRCReads,
 }
 
 // floodKind writes n units of one kind (not FloodCombined) through emit.
