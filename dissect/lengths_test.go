@@ -62,6 +62,11 @@ func TestLengthFields(t *testing.T) {
 		{name: "IPv4 Total Length beyond a complete frame", link: 1, data: set16(std, 16, 400), want: []finding{{"length-mismatch",
 			"IPv4 Total Length 400 puts the end of the packet 92 octets beyond the end of the frame, which the capture did not cut (UDP Length 288 ends it 92 octets earlier)"},
 			{"icrc-mismatch", "ICRC is 0xb3a615b7, the packet gives 0x1de9e160"}}},
+		// The capture cut the frame, and a field claims more than the
+		// wire carried (the record's original length): both are said.
+		{name: "UDP Length beyond the frame on the wire, cut by the capture", link: 1, data: set16(std, 38, 400)[:200], wire: len(std), want: []finding{
+			{"capture-truncated", "the capture holds 138 of the MAD's 256 octets"},
+			{"length-mismatch", "UDP Length 400 puts the end of the packet 112 octets beyond the end of the frame, which was 322 octets on the wire (the capture kept 200) (IPv4 Total Length 308 ends it 112 octets earlier)"}}},
 		{name: "GRH PayLen beyond a complete frame", link: layers.LinkTypeIB, data: set16(ibGRH, 8+4, 380), want: []finding{{"length-mismatch",
 			"GRH PayLen 380 puts the end of the packet 98 octets beyond the end of the frame, which the capture did not cut (LRH PktLen 82 (4-octet words) ends it 100 octets earlier)"},
 			{"icrc-mismatch", "ICRC is 0x90843c35, the packet gives 0xdc60d9ac"}, {"vcrc-mismatch", "VCRC is 0xb81f, the packet gives 0xcbc9"}}},

@@ -70,6 +70,11 @@ type RPCRDMAHeader struct {
 	// NotKept counts the segments parsed but not kept: beyond
 	// MaxRPCRDMASegments, or in write chunks beyond MaxRPCRDMAWriteChunks.
 	NotKept int
+	// CutCount is the segment count of the counted chunk (a write chunk or
+	// the reply chunk) whose segments run past the end of the data, when a
+	// decode stopped there (HasCutCount).
+	CutCount    uint32
+	HasCutCount bool
 
 	// The RPC message that follows an RDMA_MSG or RDMA_MSGP header: its XID
 	// and message type (0 CALL, 1 REPLY), when the data holds them.
@@ -186,7 +191,7 @@ func (h *RPCRDMAHeader) reset() {
 	h.Align, h.Thresh = 0, 0
 	h.ReadList, h.WriteList, h.ReplyChunk, h.HasReplyChunk = h.reads[:0], h.chunks[:0], nil, false
 	h.Err, h.VersLow, h.VersHigh = 0, 0, 0
-	h.HasBody, h.NotKept = false, 0
+	h.HasBody, h.NotKept, h.CutCount, h.HasCutCount = false, 0, 0, false
 	h.RPCXID, h.RPCMsgType, h.HasRPCXID, h.HasRPCMsgType = 0, 0, false, false
 }
 
@@ -342,6 +347,7 @@ func (h *RPCRDMAHeader) chunk(data []byte, off int, field string, nsegs *int, ke
 	// Check the extent before looking at any segment: a count can be up
 	// to 2^32 - 1.
 	if left := uint64(len(data) - off); uint64(count)*segmentLen > left {
+		h.CutCount, h.HasCutCount = count, true
 		return off, nil, truncated("rpc-over-rdma "+field, off+int(min(uint64(count)*segmentLen, 1<<31)), len(data))
 	}
 	start := *nsegs - len(h.ReadList) // where this chunk's kept segments start in segs

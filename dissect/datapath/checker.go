@@ -72,6 +72,16 @@ type Checker struct {
 
 	reads     [2]int
 	readsOver [2]readsOver
+	// untracked counts, by side, the Read Requests that came when the
+	// transport tracked as many as it does one by one; dma the requests
+	// whose DMA Length is over MaxDMALength (the first described).
+	untracked [2]counted
+	dma       struct {
+		counted
+		side   int
+		op     uint8
+		length uint32
+	}
 	limitNote bool // a Call was not tracked at a limit (noted once on the connection)
 
 	fig     record.Datapath
@@ -186,6 +196,10 @@ type Send struct {
 	Head      []byte
 	HeadWhole bool
 	HeadCut   string
+
+	// Flaws are what its packets showed wrong in their lengths (the
+	// InfiniBand family: flaws.go).
+	Flaws Flaws
 }
 
 // HeadLen is how many first octets of a Send a transport keeps at least
@@ -303,6 +317,9 @@ type Output struct {
 	RPCMessages int
 	// CallsUntracked counts Calls not tracked at a limit.
 	CallsUntracked int
+	// ListsCut counts the headers whose chunk lists ran past the octets
+	// kept of their Send (HeadLen).
+	ListsCut int
 
 	calls int                  // Calls tracked, all connections
 	hdr   layers.RPCRDMAHeader // scratch, reused by every decode

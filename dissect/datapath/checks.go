@@ -91,7 +91,10 @@ func (c *Checker) Send(s *Send) {
 func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 	c.out.RPCMessages++
 	c.fig.RPCMessages[s.Side]++
-	if s.LengthKnown && s.Length > c.fig.LargestInline[s.Side] {
+	// A Send one of whose packets broke the path MTU rule has a length the
+	// peers did not agree on: it is not judged against the threshold.
+	judged := s.LengthKnown && s.Flaws.Sizes == 0
+	if judged && s.Length > c.fig.LargestInline[s.Side] {
 		c.fig.LargestInline[s.Side] = s.Length
 	}
 	var fs []finding.Finding
@@ -100,20 +103,22 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 	}
 	who, dir := sideNames[s.Side], c.dirName(s.Side)
 
-	if c.neg.Known && s.LengthKnown && s.Length > c.threshold(s.Side) {
+	if c.neg.Known && judged && s.Length > c.threshold(s.Side) {
 		add(finding.InlineThresholdExceeded, "a Send of %d octets from the %s, over the %s inline threshold of %d (%s): the %s cannot receive it",
 			s.Length, who, dir, c.threshold(s.Side), c.thresholdWhy(s.Side), sideNames[1-s.Side])
 	}
 
+	flawFindings(s, add)
+
 	fixed := len(s.Head) >= layers.RPCRDMAFixedLen // the fixed part was read (also when err says the rest was not)
 	complete := c.headerProblems(s, h, err, add)
-	if h.NotKept > 0 {
+	te, _ := err.(*layers.TruncatedError)
+	if h.NotKept > 0 && !listCut(s, te) { // a list cut says how many it read
 		add(finding.StateLimitReached, "the header holds %d RDMA segments; the first %d are shown and checked", h.Segments()+h.NotKept, h.Segments())
 	}
 	// A header the octets kept cut short is still a Call or a Reply: its
 	// fixed part says whose, and its STags are known only in part.
-	_, truncated := err.(*layers.TruncatedError)
-	cut := truncated && !s.HeadWhole && h.Vers == layers.RPCRDMAVersion && h.Proc <= layers.RPCRDMAError
+	cut := te != nil && !s.HeadWhole && h.Vers == layers.RPCRDMAVersion && h.Proc <= layers.RPCRDMAError
 	if fixed && (err == nil && h.HasBody || cut) {
 		switch c.kind(h, s.Side) {
 		case callMsg:
@@ -147,7 +152,7 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 // by its values (valueProblems).
 func (c *Checker) headerProblems(s *Send, h *layers.RPCRDMAHeader, err error, add func(finding.Code, string, ...any)) bool {
 	if err != nil {
-		c.undecoded(s, err, add)
+		c.undecoded(s, h, err, add)
 		return false
 	}
 	valueProblems(s, h, add)
@@ -158,7 +163,7 @@ func (c *Checker) headerProblems(s *Send, h *layers.RPCRDMAHeader, err error, ad
 // neither 0 nor 1, or too few octets. Too few octets are the transport's
 // doing when it kept fewer than the Send has (notKept), else the sender's:
 // a Send shorter than the fixed part, or a list that runs past its end.
-func (c *Checker) undecoded(s *Send, err error, add func(finding.Code, string, ...any)) {
+func (c *Checker) undecoded(s *Send, h *layers.RPCRDMAHeader, err error, add func(finding.Code, string, ...any)) {
 	// The layer returns its error types as they are: a type switch (rather
 	// than errors.As, whose target escapes) keeps this allocation-free.
 	te, _ := err.(*layers.TruncatedError)
@@ -169,7 +174,7 @@ func (c *Checker) undecoded(s *Send, err error, add func(finding.Code, string, .
 	case te == nil:
 		add(finding.RPCRDMAHeaderInvalid, "%v", err)
 	case !s.HeadWhole:
-		c.notKept(s, add)
+		c.notKept(s, h, te, add)
 	case len(s.Head) < layers.RPCRDMAFixedLen:
 		add(finding.RPCRDMAHeaderInvalid, "the Send has %d octets, fewer than the %d of an RPC-over-RDMA header's fixed part", len(s.Head), layers.RPCRDMAFixedLen)
 	default:
@@ -183,17 +188,45 @@ func (c *Checker) undecoded(s *Send, err error, add func(finding.Code, string, .
 
 // notKept says why the header runs past the octets the transport kept of
 // the Send: none kept at a limit, the capture's snap length, or a header
-// longer than what is kept.
-func (c *Checker) notKept(s *Send, add func(finding.Code, string, ...any)) {
+// longer than what is kept: its chunk lists are cut there (counted for the
+// run), and how many segments were read is said, with the count the chunk
+// being read announces when it is a counted one.
+func (c *Checker) notKept(s *Send, h *layers.RPCRDMAHeader, te *layers.TruncatedError, add func(finding.Code, string, ...any)) {
 	switch {
 	case len(s.Head) == 0 && s.HeadCut == "limit":
-		add(finding.StateLimitReached, "the first octets of the Send were not kept (more than %d multi-packet Sends were in progress at once): its header is not checked",
+		add(finding.StateLimitReached, "the first octets of the Send were not kept (more than %d multi-packet Sends were in progress at once, --max-send-buffers, or the memory budget was full): its header is not checked",
 			c.out.Limits.HeadBuffers)
 	case s.HeadCut == "capture":
 		add(finding.CaptureTruncated, "the capture holds %d octets of the Send, which end inside its RPC-over-RDMA header: the header is not checked", len(s.Head))
+	case listCut(s, te):
+		c.out.ListsCut++
+		list := strings.TrimPrefix(te.Layer, "rpc-over-rdma ")
+		read, shown := h.Segments()+h.NotKept, h.Segments()
+		more := "how many more the list holds is not known"
+		if h.HasCutCount {
+			more = fmt.Sprintf("the %s at the cut announces %d segments, none of them read", chunkName(list), h.CutCount)
+		}
+		add(finding.StateLimitReached, "the header's %s runs past the %d octets kept of the Send, which cut it: %d segments were read before the cut (%d shown and checked); %s",
+			list, len(s.Head), read, shown, more)
 	default:
 		add(finding.StateLimitReached, "the header runs past the %d octets kept of the Send: it is not checked", len(s.Head))
 	}
+}
+
+// listCut reports whether a header's decode stopped in its chunk lists
+// because the transport kept fewer octets of the Send (HeadLen) than it
+// has.
+func listCut(s *Send, te *layers.TruncatedError) bool {
+	return te != nil && !s.HeadWhole && s.HeadCut == "limit" && len(s.Head) > 0 &&
+		(strings.HasSuffix(te.Layer, " list") || strings.HasSuffix(te.Layer, " chunk"))
+}
+
+// chunkName is what a counted array of the named list is.
+func chunkName(list string) string {
+	if list == "write list" {
+		return "write chunk"
+	}
+	return list
 }
 
 // valueProblems judges the values of a header that decoded: the version,
@@ -462,6 +495,21 @@ func (c *Checker) ReadRequest(side, frame int) {
 	}
 }
 
+// ReadsUntracked says that a side issued a Read Request (or atomic), in
+// the given frame, when the transport tracked as many of its Reads one by
+// one as it does: it is counted as outstanding all the same, but its
+// response is not matched to it (a connection finding).
+func (c *Checker) ReadsUntracked(side, frame int) { c.untracked[side].add(frame) }
+
+// DMALengthInvalid says that a side sent a request with a RETH (opcode
+// op) whose DMA Length is over MaxDMALength, in the given frame (a
+// connection finding).
+func (c *Checker) DMALengthInvalid(side, frame int, op uint8, length uint32) {
+	if c.dma.add(frame); c.dma.n == 1 {
+		c.dma.side, c.dma.op, c.dma.length = side, op, length
+	}
+}
+
 // ReadDone retires one of a side's outstanding Reads.
 func (c *Checker) ReadDone(side int) {
 	if c.reads[side] > 0 {
@@ -493,6 +541,18 @@ func (c *Checker) Findings() []finding.Finding {
 		out = append(out, finding.New(finding.RDMAReadLimitExceeded,
 			"frame %d: %d RDMA Read Requests outstanding from the %s, more than the %d its connection setup allows it (%s); over the limit %s, at most %d outstanding",
 			o.frame, o.outstanding, sideNames[side], c.neg.ReadLimit[side], c.neg.readWhy[side], times(o.count), o.most))
+	}
+	for side, u := range c.untracked {
+		if u.n > 0 {
+			out = append(out, finding.New(finding.StateLimitReached,
+				"frame %d: more than %d RDMA Read Requests (and atomics) outstanding from the %s, more than any connection setup allows: %d of them were counted as outstanding, but their responses were not matched one by one",
+				u.first, readsPerSide, sideNames[side], u.n))
+		}
+	}
+	if d := c.dma; d.n > 0 {
+		out = append(out, finding.New(finding.RDMALengthInvalid,
+			"frame %d: %s from the %s, DMA Length %d, over the 2^31 octets of the largest message; %d %s on this connection",
+			d.first, layers.OpCodeName(d.op), sideNames[d.side], d.length, d.n, plural(d.n, "such request", "such requests")))
 	}
 	if c.limitNote {
 		out = append(out, finding.New(finding.StateLimitReached,

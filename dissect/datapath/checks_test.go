@@ -1,6 +1,7 @@
 package datapath
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -260,6 +261,11 @@ func TestCheckerHeaderInvalid(t *testing.T) {
 		longList.ReadList = append(longList.ReadList, layers.RPCRDMAReadSegment{Position: 40, RPCRDMASegment: seg(uint32(i))})
 	}
 	long := encode(&longList, rpcCall(1)) // 100 segments of 24 octets: past the first 2048
+	// Two read segments, then a write chunk of 200 segments of 16 octets.
+	var longChunk layers.RPCRDMAHeader = *hdr(2, 32, layers.RPCRDMAMsg)
+	longChunk.ReadList = longList.ReadList[:2]
+	longChunk.WriteList = []layers.RPCRDMAChunk{make(layers.RPCRDMAChunk, 200)}
+	wlong := encode(&longChunk, rpcCall(2))
 	cut := func(n int, why string) func(*Send) {
 		return func(s *Send) { s.Head, s.HeadWhole, s.HeadCut = s.Head[:n], false, why }
 	}
@@ -299,7 +305,7 @@ func TestCheckerHeaderInvalid(t *testing.T) {
 
 		// What the transport kept of the Send.
 		{name: "the first octets were not kept", msg: callOf(1), opt: cut(0, "limit"),
-			want: []want{{finding.StateLimitReached, "the first octets of the Send were not kept (more than 1024 multi-packet Sends were in progress at once): its header is not checked"}}},
+			want: []want{{finding.StateLimitReached, "the first octets of the Send were not kept (more than 1024 multi-packet Sends were in progress at once, --max-send-buffers, or the memory budget was full): its header is not checked"}}},
 		{name: "the capture cut it in the header", msg: chunked(1, 0x66, 0, 0), opt: cut(20, "capture"), header: true,
 			want: []want{{finding.CaptureTruncated, "the capture holds 20 octets of the Send, which end inside its RPC-over-RDMA header: the header is not checked"}}},
 		{name: "the capture cut it in the fixed part", msg: callOf(1), opt: cut(10, "capture"),
@@ -307,8 +313,9 @@ func TestCheckerHeaderInvalid(t *testing.T) {
 		// A backchannel Call, under the responder's threshold. Its first
 		// 2048 octets hold 84 of its segments, more than a decode keeps.
 		{name: "a header longer than the octets kept", side: 1, msg: long, opt: cut(HeadLen, "limit"), header: true,
-			want: []want{{finding.StateLimitReached, "the header runs past the 2048 octets kept of the Send: it is not checked"},
-				{finding.StateLimitReached, "the header holds 84 RDMA segments; the first 64 are shown and checked"}}},
+			want: []want{{finding.StateLimitReached, "the header's read list runs past the 2048 octets kept of the Send, which cut it: 84 segments were read before the cut (64 shown and checked); how many more the list holds is not known"}}},
+		{name: "a write chunk longer than the octets kept", side: 1, msg: wlong, opt: cut(HeadLen, "limit"), header: true,
+			want: []want{{finding.StateLimitReached, "the header's write list runs past the 2048 octets kept of the Send, which cut it: 2 segments were read before the cut (2 shown and checked); the write chunk at the cut announces 200 segments, none of them read"}}},
 		{name: "a header alone in the octets kept is not an RDMA_MSG without message", msg: sized(words(1, 1, 32, 0, 0, 0, 0), 100),
 			opt: cut(28, "limit"), header: true},
 
@@ -354,6 +361,10 @@ func TestCheckerHeaderInvalid(t *testing.T) {
 			checkFindings(t, "the Send", r.Findings, tc.want)
 			if (r.Header != nil) != tc.header {
 				t.Errorf("header %+v, want one: %v", r.Header, tc.header)
+			}
+			// A list cut at the octets kept is counted for the run.
+			if cut := strings.Contains(tc.name, "longer than the octets kept"); b.out.ListsCut != map[bool]int{true: 1}[cut] {
+				t.Errorf("%d lists cut", b.out.ListsCut)
 			}
 		})
 	}

@@ -346,22 +346,22 @@ func (fl *Follower) Drops(drop func(record.DropHolder, int)) {
 	drop(record.DropRCConnections, fl.ConnectionsRetired)
 	drop(record.DropCalls, fl.CallsUntracked())
 	drop(record.DropSendBuffers, fl.HeadsRefused)
+	drop(record.DropRDMAReads, fl.ReadsUntracked)
+	drop(record.DropReadLists, fl.out.ListsCut)
+	drop(record.DropOrphanPackets, fl.OrphanPackets)
 }
 
 // Notes are the data path's findings about the run, at the end of the
-// input: those of iWARP traffic whose setup was not seen, and what its
-// limits gave up.
+// input: the findings of iWARP traffic whose setup was not seen, what each
+// holder of state gave up (drops.go), and the lengths of packets no record
+// shows (flaws.go).
 func (fl *Follower) Notes() []finding.Finding {
 	out := fl.notes
 	if fl.notesCut > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
-			"%d more connection findings that came after their records were written are not listed", fl.notesCut))
+			"%d more findings of iWARP traffic whose setup was not seen are not listed", fl.notesCut))
 	}
 	fl.notes, fl.notesCut = nil, 0
-	if fl.OrphanEvictions > 0 {
-		out = append(out, finding.New(finding.StateLimitReached,
-			"%d directions of RC traffic without their connection setup were given up, the least recently active first, at the limit of %d followed at once",
-			fl.OrphanEvictions, fl.out.Limits.Directions))
-	}
-	return out
+	out = append(out, fl.dropNotes()...)
+	return append(out, fl.flawNotes()...)
 }

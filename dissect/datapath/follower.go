@@ -92,6 +92,11 @@ type Packet struct {
 	// which is more when the capture cut the frame.
 	Payload    []byte
 	PayloadLen int
+	// LengthLie, when not "", says how a length field of the frame's
+	// headers (UDP Length, IPv4 Total Length, ...) claims more than the
+	// frame carried on the wire: PayloadLen is what the wire carried
+	// (length-mismatch).
+	LengthLie string
 }
 
 // flowKey is what a frame is matched on.
@@ -189,6 +194,17 @@ type Follower struct {
 	// OrphanEvictions counts directions without a setup given up at
 	// Limits.Directions.
 	OrphanEvictions int
+	// OrphanPackets counts SEND Middle and Last packets that came without
+	// the First of their Send; ReadsUntracked the RDMA Read Requests (and
+	// atomics) that came when readsPerSide of their side were tracked
+	// already (drops.go).
+	OrphanPackets  int
+	ReadsUntracked int
+	// stray are the length flaws of packets that no "rpc" record shows,
+	// for the run's notes; lieTaken is set while a packet is taken once
+	// its length lie went to a Send (flaws.go).
+	stray    Flaws
+	lieTaken bool
 
 	// iWARP (iwarp.go): connections established, waiting for their
 	// traffic; the traffic the framer links, by its link number; and the
@@ -275,8 +291,18 @@ func (fl *Follower) lookup(k flowKey) (flowRef, bool) {
 	return r, ok
 }
 
-// Packet takes one RC frame, decoded.
+// Packet takes one RC frame, decoded. A length field of it that lies
+// goes to the "rpc" record of the Send it is part of, or else to the run's
+// notes.
 func (fl *Follower) Packet(p *Packet) {
+	fl.lieTaken = false
+	fl.packet(p)
+	if p.LengthLie != "" && !fl.lieTaken {
+		fl.stray.lie(p)
+	}
+}
+
+func (fl *Follower) packet(p *Packet) {
 	k := flowKey{p.Net, p.Src, p.Dst, p.DestQP}
 	r, ok := fl.lookup(k)
 	if !ok {

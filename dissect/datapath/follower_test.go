@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -224,10 +225,22 @@ func TestFollowerLinuxInvalidate(t *testing.T) {
 }
 
 // A Send the capture's snap length cut inside its header is not judged:
-// capture-truncated says so; its length still comes from the headers.
+// capture-truncated says so; its length still comes from the headers (19
+// packets at the path MTU of 256, the capture keeping 20 octets of each,
+// and a Last of 136).
 func TestFollowerSnapLength(t *testing.T) {
 	r := newRig(t, ModeFindings, Limits{}, 0, 0, true)
-	r.pkt(0, layers.OpSendOnly, 0, rpcMsg(3, false, 5000)[:20], 5000, nil)
+	msg := rpcMsg(3, false, 5000)
+	for i := range 20 {
+		op, n := uint8(layers.OpSendMiddle), 256
+		switch i {
+		case 0:
+			op = layers.OpSendFirst
+		case 19:
+			op, n = layers.OpSendLast, 136
+		}
+		r.pkt(0, op, uint32(i), msg[i*256:i*256+20], n, nil)
+	}
 	if got := r.codes(); !slices.Equal(got, []string{"inline-threshold-exceeded", "capture-truncated"}) {
 		t.Errorf("findings %v", got)
 	}
@@ -256,7 +269,7 @@ func TestFollowerLimits(t *testing.T) {
 	// Two multi-packet Sends in progress at once (one per side) with one
 	// head buffer: the second's first octets are not kept.
 	r.recs = nil
-	call := rpcMsg(10, false, 600)
+	call := rpcMsg(10, false, 500)
 	r.pkt(0, layers.OpSendFirst, 3, call[:256], -1, nil)
 	r.pkt(1, layers.OpSendFirst, 0, call[:256], -1, nil)
 	r.pkt(1, layers.OpSendLast, 1, call[256:], -1, nil)
@@ -270,9 +283,55 @@ func TestFollowerLimits(t *testing.T) {
 		r.fl.Packet(&Packet{Frame: 100 + i, Net: NetRoCEv2, Src: Addr{15: byte(i)}, Dst: Addr{15: 9}, OpCode: layers.OpSendOnly,
 			DestQP: 7, Payload: rpcMsg(1, false, 40), PayloadLen: 40})
 	}
-	notes := r.fl.Notes()
-	if r.fl.OrphanEvictions != 1 || len(notes) != 1 || notes[0].Code != finding.StateLimitReached || r.fl.OrphanFrames != 3 {
-		t.Errorf("evictions %d, notes %+v", r.fl.OrphanEvictions, notes)
+	if r.fl.OrphanEvictions != 1 || r.fl.OrphanFrames != 3 {
+		t.Errorf("evictions %d, frames of no connection %d", r.fl.OrphanEvictions, r.fl.OrphanFrames)
+	}
+	// Each holder that dropped something says how many in one note (the
+	// Call of the first multi-packet Send was not followed either).
+	checkDropNotes(t, r.fl, map[record.DropHolder]int{record.DropRCDirections: 1, record.DropCalls: 2, record.DropSendBuffers: 1})
+}
+
+// dropNoteWords tell the note of each holder of the data path.
+var dropNoteWords = map[record.DropHolder]string{
+	record.DropRCDirections:  "of RC traffic without",
+	record.DropRCConnections: "RC traffic was given up",
+	record.DropCalls:         " not followed: more than",
+	record.DropSendBuffers:   "(--max-send-buffers)",
+	record.DropRDMAReads:     "came while 256 of the same side",
+	record.DropReadLists:     "chunk lists that run past",
+	record.DropOrphanPackets: "came without the SEND First",
+}
+
+// checkDropNotes checks that the follower counts exactly the drops want
+// by holder, and that its notes say each holder's count, one note each.
+func checkDropNotes(t *testing.T, fl *Follower, want map[record.DropHolder]int) {
+	t.Helper()
+	got := map[record.DropHolder]int{}
+	fl.Drops(func(h record.DropHolder, n int) {
+		if n > 0 {
+			got[h] += n
+		}
+	})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("drops %v, want %v", got, want)
+	}
+	said := map[record.DropHolder]int{}
+	for _, n := range fl.Notes() {
+		for h, words := range dropNoteWords {
+			if n.Code == finding.StateLimitReached && strings.Contains(n.Message, words) {
+				var count int
+				if _, err := fmt.Sscanf(n.Message[strings.Index(n.Message, ": ")+2:], "%d", &count); err != nil {
+					t.Errorf("note %q: %v", n.Message, err)
+				}
+				if _, dup := said[h]; dup {
+					t.Errorf("two notes for %v", h)
+				}
+				said[h] = count
+			}
+		}
+	}
+	if !reflect.DeepEqual(said, want) {
+		t.Errorf("notes say %v, want %v", said, want)
 	}
 }
 
@@ -447,4 +506,85 @@ func TestFollowerKeepsLittle(t *testing.T) {
 	if !slices.Contains(msgs, "the Send has 8 frames; the first 4 are listed") {
 		t.Errorf("findings %q", msgs)
 	}
+}
+
+// What a Send's packets show wrong in their lengths goes to the Send's
+// "rpc" record: length fields that claim more than the wire carried
+// (length-mismatch, the packet's length taken from the frame), payloads
+// that break the path MTU rule (rc-packet-length-invalid, and the Send is
+// not judged against the inline threshold). Packets part of no
+// RPC-over-RDMA Send are counted for the run instead.
+func TestFollowerLengthFlaws(t *testing.T) {
+	lie := func(s string) func(*Packet) { return func(p *Packet) { p.LengthLie = s } }
+	call := rpcMsg(1, false, 256)
+	t.Run("a First short of the path MTU", func(t *testing.T) {
+		r := newRig(t, ModeFindings, Limits{}, 0, 0, true)
+		r.pkt(0, layers.OpSendFirst, 0, call[:200], -1, nil)
+		r.pkt(0, layers.OpSendLast, 1, make([]byte, 100), -1, nil)
+		if len(r.recs) != 1 || len(r.recs[0].Findings) != 1 || r.recs[0].Findings[0].Message !=
+			"one of the Send's packets breaks the path MTU rule (frame 4: a SEND_FIRST of 200 octets, where the path MTU of 256 makes every First and Middle packet exactly that long): the Send's length is not judged against the inline threshold" {
+			t.Errorf("records %+v", r.recs)
+		}
+	})
+	t.Run("Middles that lie and are too long: not judged", func(t *testing.T) {
+		r := newRig(t, ModeFindings, Limits{}, 0, 0, true)
+		r.pkt(0, layers.OpSendFirst, 0, call, -1, nil)
+		for i := range 3 { // 3 × 5000 octets: past the 4096 threshold, but not judged
+			r.pkt(0, layers.OpSendMiddle, uint32(1+i), nil, 5000, lie("UDP Length 65535 puts the end of the packet ..."))
+		}
+		r.pkt(0, layers.OpSendLast, 4, make([]byte, 100), -1, nil)
+		want := []string{"length-mismatch", "rc-packet-length-invalid"}
+		if got := r.codes(); !slices.Equal(got, want) {
+			t.Fatalf("findings %v, want %v", got, want)
+		}
+		if m := r.recs[0].Findings[0].Message; m != "length fields of 3 of the Send's packets claim more than their frames carried on the wire; their lengths were taken from the frames (the first, frame 5: UDP Length 65535 puts the end of the packet ...)" {
+			t.Errorf("length-mismatch %q", m)
+		}
+		if m := r.recs[0].Findings[1].Message; m != "3 of the Send's packets break the path MTU rule (the first, frame 5: a SEND_MIDDLE of 5000 octets, where the path MTU of 256 makes every First and Middle packet exactly that long): the Send's length is not judged against the inline threshold" {
+			t.Errorf("rc-packet-length-invalid %q", m)
+		}
+		if f := r.chk().Figures(); f.LargestInline[0] != 0 {
+			t.Errorf("largest inline %d", f.LargestInline[0])
+		}
+		if n := r.fl.Notes(); len(n) != 0 {
+			t.Errorf("notes %+v", n)
+		}
+	})
+	t.Run("a Send Only over the path MTU", func(t *testing.T) {
+		r := newRig(t, ModeFindings, Limits{}, 0, 0, true)
+		r.pkt(0, layers.OpSendOnly, 0, call, 300, nil)
+		if got := r.codes(); !slices.Equal(got, []string{"rc-packet-length-invalid"}) {
+			t.Errorf("findings %v", got)
+		}
+	})
+	t.Run("part of no RPC-over-RDMA Send: the run's notes", func(t *testing.T) {
+		r := newRig(t, ModeFindings, Limits{}, 0, 0, true)
+		r.pkt(0, layers.OpWriteOnly, 0, nil, 100, lie("IPv4 Total Length 9000 puts ...")) // not a Send
+		r.pkt(0, layers.OpSendMiddle, 1, nil, 100, lie("UDP Length 9000 puts ..."))       // no First
+		r.pkt(0, layers.OpWriteOnly, 0, nil, 100, lie("IPv4 Total Length 9000 puts ...")) // a retransmission
+		notes := r.fl.Notes()
+		var got []string
+		for _, n := range notes {
+			got = append(got, n.Code.String()+": "+n.Message)
+		}
+		want := []string{
+			"state-limit-reached: t: 1 SEND Middle or Last packet came without the SEND First of the Send (it is not in the capture): not reassembled or checked",
+			"length-mismatch: t: the length fields of 3 RC packets part of no RPC-over-RDMA Send claim more than their frames carried on the wire; their lengths were taken from the frames (first at frame 4: IPv4 Total Length 9000 puts ...)",
+			"rc-packet-length-invalid: t: 1 SEND packet part of no RPC-over-RDMA message breaks the path MTU rule (first at frame 5: a SEND_MIDDLE of 100 octets, where the path MTU of 256 makes every First and Middle packet exactly that long)",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("notes\n got %q\nwant %q", got, want)
+		}
+	})
+	t.Run("a Send of another upper layer: the run's notes", func(t *testing.T) {
+		r := newRig(t, ModeFindings, Limits{}, 0, 0, false)
+		r.pkt(0, layers.OpSendOnly, 0, make([]byte, 64), 300, lie("UDP Length 9000 puts ..."))
+		var got []string
+		for _, n := range r.fl.Notes() {
+			got = append(got, n.Code.String())
+		}
+		if !slices.Equal(got, []string{"length-mismatch", "rc-packet-length-invalid"}) || len(r.recs) != 0 {
+			t.Errorf("notes %v, records %d", got, len(r.recs))
+		}
+	})
 }

@@ -32,6 +32,11 @@ type sideState struct {
 	hasNext bool
 	asm     sendAsm
 	reads   []uint32 // the last response PSN of each outstanding Read or atomic, in order
+	// forgot counts the Reads (and atomics) outstanding before those in
+	// reads, no longer tracked one by one (readsPerSide); forgotLast is the
+	// last response PSN of the newest of them.
+	forgot     int
+	forgotLast uint32
 }
 
 // sendAsm is a multi-packet Send in progress.
@@ -48,6 +53,7 @@ type sendAsm struct {
 	lastFrame   int
 	lastTime    time.Time
 	lastOp      uint8
+	flaws       Flaws // what its packets showed wrong in their lengths
 }
 
 type psnOrder uint8
@@ -110,11 +116,14 @@ func (fl *Follower) frame(f *flow, side int, p *Packet) {
 		f.chk.Lost(side)
 		st.asm.gap()
 	}
+	if p.DMALength > MaxDMALength {
+		f.chk.DMALengthInvalid(side, p.Frame, op, p.DMALength)
+	}
 	n, known := uint32(1), true
 	if op == layers.OpReadRequest {
 		switch {
 		case f.mtu > 0 && p.DMALength > 0:
-			n = (p.DMALength + uint32(f.mtu) - 1) / uint32(f.mtu)
+			n = readPSNs(p.DMALength, uint32(f.mtu))
 		case f.mtu == 0:
 			known = false // the next request tells where the sequence goes on
 		}
@@ -124,9 +133,15 @@ func (fl *Follower) frame(f *flow, side int, p *Packet) {
 	case isSend(op):
 		fl.sendPacket(f, side, st, p)
 	case op == layers.OpReadRequest || op == layers.OpCmpSwap || op == layers.OpFetchAdd:
-		if len(st.reads) == readsPerSide { // over any limit a setup can give: forget the oldest
+		if len(st.reads) == readsPerSide {
+			// Over any limit a setup can give: the oldest is no longer
+			// tracked one by one, but stays outstanding until a response
+			// answers it or a later one.
+			st.forgot++
+			st.forgotLast = st.reads[0]
 			st.reads = st.reads[:copy(st.reads, st.reads[1:])]
-			f.chk.ReadDone(side)
+			fl.ReadsUntracked++
+			f.chk.ReadsUntracked(side, p.Frame)
 		}
 		st.reads = append(st.reads, (p.PSN+n-1)&psnMask)
 		f.chk.ReadRequest(side, p.Frame)
@@ -144,6 +159,15 @@ func (fl *Follower) response(f *flow, side int, p *Packet) {
 			break
 		}
 		done++
+	}
+	// The Reads no longer tracked one by one come before all those
+	// tracked: a response to the newest of them, or to a later one,
+	// completes them all.
+	if st.forgot > 0 && (done > 0 || atOrBefore(st.forgotLast, p.PSN) && !(nak && st.forgotLast == p.PSN)) {
+		for range st.forgot {
+			f.chk.ReadDone(side)
+		}
+		st.forgot = 0
 	}
 	if done > 0 {
 		st.reads = st.reads[:copy(st.reads, st.reads[done:])]
@@ -179,15 +203,22 @@ func (fl *Follower) sendPacket(f *flow, side int, st *sideState, p *Packet) {
 			fl.deliver(f, side, st, false, nil)
 		}
 		fl.start(a, p)
+		fl.packetFlaws(&a.flaws, p, f.mtu)
 	case layers.OpSendMiddle:
-		if a.active {
-			fl.add(a, p)
+		if !a.active {
+			fl.orphanPiece(f, p)
+			return
 		}
+		fl.add(a, p)
+		fl.packetFlaws(&a.flaws, p, f.mtu)
 	case layers.OpSendLast, layers.OpSendLastImm, layers.OpSendLastInvalidate:
-		if a.active {
-			fl.add(a, p)
-			fl.deliver(f, side, st, true, p)
+		if !a.active {
+			fl.orphanPiece(f, p)
+			return
 		}
+		fl.add(a, p)
+		fl.packetFlaws(&a.flaws, p, f.mtu)
+		fl.deliver(f, side, st, true, p)
 	default: // SEND Only, with Immediate, with Invalidate
 		if a.active {
 			fl.deliver(f, side, st, false, nil)
@@ -203,13 +234,14 @@ func (fl *Follower) sendPacket(f *flow, side int, st *sideState, p *Packet) {
 		if !s.HeadWhole {
 			s.HeadCut = "capture"
 		}
-		f.chk.Send(s)
+		fl.packetFlaws(&s.Flaws, p, f.mtu)
+		fl.check(f, s)
 	}
 }
 
 // start begins a multi-packet Send.
 func (fl *Follower) start(a *sendAsm, p *Packet) {
-	a.active, a.length, a.lengthKnown, a.dropped, a.headCut = true, 0, true, 0, ""
+	a.active, a.length, a.lengthKnown, a.dropped, a.headCut, a.flaws = true, 0, true, 0, "", Flaws{}
 	fl.getBuf(a)
 	if a.head == nil {
 		a.headCut = "limit"
@@ -257,7 +289,7 @@ func (fl *Follower) deliver(f *flow, side int, st *sideState, complete bool, p *
 	}
 	s := &fl.scratch
 	*s = Send{Side: side, Opcode: sendNames[a.lastOp], Length: a.length, LengthKnown: a.lengthKnown && complete, Complete: complete,
-		Frame: a.lastFrame, Frames: a.frames, FramesDropped: a.dropped, Time: a.lastTime, Head: a.head, HeadCut: a.headCut}
+		Frame: a.lastFrame, Frames: a.frames, FramesDropped: a.dropped, Time: a.lastTime, Head: a.head, HeadCut: a.headCut, Flaws: a.flaws}
 	if p != nil && p.OpCode == layers.OpSendLastInvalidate {
 		s.Invalidate, s.InvalidateSTag = true, p.IETH
 	}
@@ -269,7 +301,7 @@ func (fl *Follower) deliver(f *flow, side int, st *sideState, complete bool, p *
 			s.HeadCut = "capture" // its end is not in the capture
 		}
 	}
-	f.chk.Send(s)
+	fl.check(f, s)
 	fl.putBuf(a)
 	a.active = false
 }

@@ -2,9 +2,11 @@ package datapath
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -189,27 +191,94 @@ func TestFollowerResponses(t *testing.T) {
 }
 
 // More Reads outstanding than any setup allows (readsPerSide): the oldest
-// is forgotten, as if done.
+// is no longer tracked one by one, but stays outstanding (counted, and
+// said) until a response answers it or a later one.
 func TestFollowerReadsBound(t *testing.T) {
 	r := newRig(t, ModeFindings, Limits{}, 100, 200, false)
-	for i := range readsPerSide + 1 {
+	const n = readsPerSide + 744 // 1000 Reads outstanding
+	for i := range n {
 		r.pkt(1, layers.OpReadRequest, 200+uint32(i), nil, 0, dma(1))
 	}
 	c := r.chk()
 	st := &r.fl.byConn[r.conn.Number].sides[1]
-	if c.reads[1] != readsPerSide || len(st.reads) != readsPerSide || st.reads[0] != 201 {
-		t.Errorf("%d Reads outstanding, %d kept from PSN %d", c.reads[1], len(st.reads), st.reads[0])
+	if c.reads[1] != n || len(st.reads) != readsPerSide || st.reads[0] != 200+744 || st.forgot != 744 {
+		t.Errorf("%d Reads outstanding, %d kept from PSN %d, %d forgotten", c.reads[1], len(st.reads), st.reads[0], st.forgot)
 	}
-	if f := c.Figures(); f.MaxOutstandingRDMAReads[1] != readsPerSide {
+	if f := c.Figures(); f.MaxOutstandingRDMAReads[1] != n {
 		t.Errorf("figures %+v", f)
+	}
+	fs := c.Findings()
+	if len(fs) != 2 || fs[0].Code != finding.RDMAReadLimitExceeded || !strings.Contains(fs[0].Message, "at most 1000 outstanding") ||
+		fs[1].Code != finding.StateLimitReached || !strings.Contains(fs[1].Message, "744 of them were counted as outstanding") {
+		t.Errorf("findings %+v", fs)
+	}
+	checkDropNotes(t, r.fl, map[record.DropHolder]int{record.DropRDMAReads: 744})
+	// The response to the 744th: the forgotten ones are done, no other.
+	r.pkt(0, layers.OpReadResponseOnly, 200+743, nil, 0, aeth(0))
+	if c.reads[1] != readsPerSide || st.forgot != 0 {
+		t.Errorf("after the 744th's response: %d outstanding, %d forgotten", c.reads[1], st.forgot)
+	}
+	// One to the last: all done.
+	r.pkt(0, layers.OpReadResponseOnly, 200+n-1, nil, 0, aeth(0))
+	if c.reads[1] != 0 || len(st.reads) != 0 {
+		t.Errorf("after the last response: %d outstanding, %d kept", c.reads[1], len(st.reads))
+	}
+}
+
+// A later response completes the Reads no longer tracked, which come
+// before it.
+func TestFollowerReadsForgottenDone(t *testing.T) {
+	r := newRig(t, ModeFindings, Limits{}, 100, 200, false)
+	for i := range readsPerSide + 2 {
+		r.pkt(1, layers.OpReadRequest, 200+uint32(i), nil, 0, dma(1))
+	}
+	r.pkt(0, layers.OpReadResponseOnly, 200+readsPerSide, nil, 0, aeth(0)) // the 257th
+	if c := r.chk(); c.reads[1] != 1 {
+		t.Errorf("%d outstanding, want 1", c.reads[1])
+	}
+}
+
+// A READ Request takes ceil(DMA Length / path MTU) PSNs for any 32-bit
+// length (no overflow near 2^32), and one over 2^31 is said
+// (rdma-length-invalid), once per connection with a count.
+func TestFollowerDMALength(t *testing.T) {
+	for _, tc := range []struct {
+		length uint32
+		psns   uint32
+		bad    bool
+	}{
+		{1, 1, false}, {256, 1, false}, {257, 2, false}, {1 << 31, 1 << 23, false},
+		{1<<31 + 1, 1<<23 + 1, true}, {1<<32 - 256, 1<<24 - 1, true}, {1<<32 - 1, 1 << 24, true},
+	} {
+		r := newRig(t, ModeFindings, Limits{}, 100, 200, false)
+		r.pkt(0, layers.OpReadRequest, 100, nil, 0, dma(tc.length))
+		st := &r.fl.byConn[r.conn.Number].sides[0]
+		if want := (100 + tc.psns) & psnMask; st.next != want {
+			t.Errorf("DMA Length %d: next PSN %d, want %d", tc.length, st.next, want)
+		}
+		var codes []string
+		for _, f := range r.chk().Findings() {
+			codes = append(codes, f.Code.String())
+		}
+		if got := slices.Contains(codes, "rdma-length-invalid"); got != tc.bad {
+			t.Errorf("DMA Length %d: findings %v", tc.length, codes)
+		}
+	}
+	r := newRig(t, ModeFindings, Limits{}, 100, 200, false)
+	r.pkt(0, layers.OpWriteOnly, 100, nil, 0, dma(1<<32-1))
+	r.pkt(0, layers.OpWriteOnly, 101, nil, 0, dma(1<<31+1))
+	fs := r.chk().Findings()
+	if len(fs) != 1 || fs[0].Message != "frame 4: RC RDMA WRITE Only from the initiator, DMA Length 4294967295, over the 2^31 octets of the largest message; 2 such requests on this connection" {
+		t.Errorf("findings %+v", fs)
 	}
 }
 
 // Sends in pieces: First, Middle..., Last; a piece out of place ends or
 // is dropped; what each opcode names.
 func TestFollowerSendPieces(t *testing.T) {
-	call := sized(callOf(1), 600)
-	reply := sized(replyOf(1, 8), 600)
+	// Two packets at the path MTU of 256 (First, Last), or three.
+	call, call3 := sized(callOf(1), 500), sized(callOf(1), 600)
+	reply := sized(replyOf(1, 8), 500)
 	long := sized(callOf(1), 12*256)
 	var longPs []pk
 	for i := range 12 {
@@ -223,27 +292,28 @@ func TestFollowerSendPieces(t *testing.T) {
 		longPs = append(longPs, pk{0, op, 100 + uint32(i), long[256*i : 256*(i+1)], nil})
 	}
 	for _, tc := range []struct {
-		name   string
-		ps     []pk
-		wire   int // when > 0: the first packet's wire length, its payload cut short
-		want   []got
-		frames [][]int
-		inv    uint32 // the R_Key the last record invalidates
-		codes  []string
+		name    string
+		ps      []pk
+		wire    int // when > 0: the first packet's wire length, its payload cut short
+		want    []got
+		frames  [][]int
+		inv     uint32 // the R_Key the last record invalidates
+		codes   []string
+		orphans int // Middle and Last packets without their First
 	}{
 		{name: "a First ends the Send in progress, as far as it came",
 			ps: []pk{{0, layers.OpSendFirst, 100, call[:256], nil}, {0, layers.OpSendFirst, 101, call[:256], nil},
 				{0, layers.OpSendLast, 102, call[256:], nil}},
-			want: []got{{"SEND_FIRST", 256, false}, {"SEND_LAST", 600, true}}, frames: [][]int{{4}, {5, 6}}},
+			want: []got{{"SEND_FIRST", 256, false}, {"SEND_LAST", 500, true}}, frames: [][]int{{4}, {5, 6}}},
 		{name: "a Send Only ends it too",
 			ps:   []pk{{0, layers.OpSendFirst, 100, call[:256], nil}, {0, layers.OpSendOnly, 101, callOf(2), nil}},
 			want: []got{{"SEND_FIRST", 256, false}, {"SEND_ONLY", 68, true}}, frames: [][]int{{4}, {5}},
 			codes: []string{"credits-exceeded"}}, // two Calls outstanding, no Reply yet
 		{name: "a Middle and a Last without their First are dropped",
-			ps: []pk{{0, layers.OpSendMiddle, 100, call[256:512], nil}, {0, layers.OpSendLast, 101, call[512:], nil}}},
+			ps: []pk{{0, layers.OpSendMiddle, 100, call3[256:512], nil}, {0, layers.OpSendLast, 101, call3[512:], nil}}, orphans: 2},
 		{name: "SEND Last with Invalidate",
 			ps:   []pk{{1, layers.OpSendFirst, 200, reply[:256], nil}, {1, layers.OpSendLastInvalidate, 201, reply[256:], ieth(0x77)}},
-			want: []got{{"SEND_LAST_WITH_INVALIDATE", 600, true}}, frames: [][]int{{4, 5}}, inv: 0x77,
+			want: []got{{"SEND_LAST_WITH_INVALIDATE", 500, true}}, frames: [][]int{{4, 5}}, inv: 0x77,
 			codes: []string{"send-with-invalidate-not-allowed", "invalidate-stag-unknown"}},
 		{name: "SEND Only with Invalidate",
 			ps:   []pk{{1, layers.OpSendOnlyInvalidate, 200, replyOf(1, 8), ieth(0x78)}},
@@ -252,12 +322,12 @@ func TestFollowerSendPieces(t *testing.T) {
 		{name: "with Immediate",
 			ps: []pk{{0, layers.OpSendFirst, 100, call[:256], nil}, {0, layers.OpSendLastImm, 101, call[256:], nil},
 				{1, layers.OpSendOnlyImm, 200, replyOf(1, 8), nil}},
-			want: []got{{"SEND_LAST_WITH_IMMEDIATE", 600, true}, {"SEND_ONLY_WITH_IMMEDIATE", 52, true}}, frames: [][]int{{4, 5}, {6}}},
+			want: []got{{"SEND_LAST_WITH_IMMEDIATE", 500, true}, {"SEND_ONLY_WITH_IMMEDIATE", 52, true}}, frames: [][]int{{4, 5}, {6}}},
 		{name: "longer than the first octets kept", ps: longPs,
 			want: []got{{"SEND_LAST", 3072, true}}, frames: [][]int{{4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}},
 		{name: "a First the capture cut: the octets after it are not contiguous", wire: 256,
-			ps: []pk{{0, layers.OpSendFirst, 100, call[:20], nil}, {0, layers.OpSendMiddle, 101, call[256:512], nil},
-				{0, layers.OpSendLast, 102, call[512:], nil}},
+			ps: []pk{{0, layers.OpSendFirst, 100, call3[:20], nil}, {0, layers.OpSendMiddle, 101, call3[256:512], nil},
+				{0, layers.OpSendLast, 102, call3[512:], nil}},
 			want: []got{{"SEND_LAST", 600, true}}, frames: [][]int{{4, 5, 6}}, codes: []string{"capture-truncated"}},
 		{name: "a Send Only the capture cut", wire: 68, ps: []pk{{0, layers.OpSendOnly, 100, callOf(1)[:12], nil}},
 			want: []got{{"SEND_ONLY", 68, true}}, frames: [][]int{{4}}, codes: []string{"capture-truncated"}},
@@ -293,6 +363,9 @@ func TestFollowerSendPieces(t *testing.T) {
 			}
 			if r.fl.bufsOut != 0 {
 				t.Errorf("%d buffers still out", r.fl.bufsOut)
+			}
+			if r.fl.OrphanPackets != tc.orphans {
+				t.Errorf("%d orphan packets, want %d", r.fl.OrphanPackets, tc.orphans)
 			}
 		})
 	}

@@ -351,6 +351,43 @@ func lengthsOf(b []byte, fi *frameInfo) lengths {
 	return l
 }
 
+// wireEnd is where a frame ends on the wire: its record's original length
+// (which a snap length cuts in the capture, not on the wire), or the octets
+// captured when the record says less.
+func wireEnd(f *capture.Frame) int { return max(f.WireLen, len(f.Data)) }
+
+// lies is the rule on a length field that claims more than the wire
+// carried, which CM messages and RC packets share: the field puts the end
+// of the packet beyond wire, the end of the frame on the wire, other than
+// where the field that decides puts it when that is exactly the ICRC a
+// capturing device stripped (icrc-absent).
+func (l *lengths) lies(f lengthField, wire int) bool {
+	return f.end > wire && !(f.end == l.end && l.end-wire == layers.ICRCLen)
+}
+
+// lie is the length field that claims most beyond wire, when one lies.
+func (l *lengths) lie(wire int) (lengthField, bool) {
+	var worst lengthField
+	ok := false
+	for _, f := range l.fields[:l.n] {
+		if l.lies(f, wire) && (!ok || f.end > worst.end) {
+			worst, ok = f, true
+		}
+	}
+	return worst, ok
+}
+
+// beyond says how a field that lies claims more than the wire carried:
+// where it puts the end of the packet, against the frame on the wire
+// (wire) and what the capture kept of it (captured).
+func beyond(f lengthField, wire, captured int) string {
+	if wire <= captured {
+		return fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which the capture did not cut", f, f.end-wire)
+	}
+	return fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which was %d octets on the wire (the capture kept %d)",
+		f, f.end-wire, wire, captured)
+}
+
 // erfPacket returns, for a frame of link type ERF whose header decoded, where
 // the packet starts after the ERF header and its wire length (wlen).
 func (d *Decoder) erfPacket(f *capture.Frame) (start, wlen int, ok bool) {
@@ -401,12 +438,15 @@ func (d *Decoder) erfProblem(f *capture.Frame) string {
 
 // checkLengths compares the length fields of a CM candidate with the
 // octets captured and raises what is missing and why: the capture's snap
-// length cut it (capture-truncated), a length field disagrees with a
-// complete frame (length-mismatch), or the frame was captured without its
+// length cut it (capture-truncated), a length field disagrees with the
+// frame (length-mismatch: it claims more than the wire carried, the rule RC
+// packets share, or too little), or the frame was captured without its
 // ICRC (icrc-absent).
 func (d *Decoder) checkLengths(f *capture.Frame, fi *frameInfo, fs []finding.Finding) []finding.Finding {
 	b := f.Data
 	end, lf := d.lens.end, d.lens.field
+	wire := d.wireEnd(f)
+	lie := d.lens.lies(lf, wire)
 	var cut, noICRC string
 	var bad []string
 	if p := d.erfProblem(f); p != "" {
@@ -425,25 +465,27 @@ func (d *Decoder) checkLengths(f *capture.Frame, fi *frameInfo, fs []finding.Fin
 		} else {
 			cut = "the capture ends before the ICRC"
 		}
-	case end > len(b) && end-len(b) == layers.ICRCLen && madHave >= layers.MADLen:
-		noICRC = fmt.Sprintf("the frame is complete but ends where the ICRC would start (%s): it was captured without its ICRC, which is not checked", lf)
-	case end > len(b):
-		s := fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which the capture did not cut", lf, end-len(b))
+		if lie { // and the field claims more than the wire carried
+			bad = append(bad, beyond(lf, wire, len(b)))
+		}
+	case lie:
+		s := beyond(lf, wire, len(b))
 		if madHave < layers.MADLen {
 			s += fmt.Sprintf(": %d of the MAD's %d octets are present", max(madHave, 0), layers.MADLen)
 		}
 		bad = append(bad, s)
+	case end > len(b) && end-len(b) == layers.ICRCLen && madHave >= layers.MADLen:
+		noICRC = fmt.Sprintf("the frame is complete but ends where the ICRC would start (%s): it was captured without its ICRC, which is not checked", lf)
 	case madHave < layers.MADLen:
 		bad = append(bad, fmt.Sprintf("%s leaves room for %d of the MAD's %d octets: the message is cut short by its own headers",
 			lf, max(madHave, 0), layers.MADLen))
 	}
 	// The smallest field decides where the packet ends; any other that
-	// reaches further, beyond a frame the capture did not cut, is wrong too.
-	if !d.captureCut(f) && end >= fi.bth+layers.BTHLen+layers.ICRCLen {
+	// claims more than the wire carried is wrong too.
+	if end >= fi.bth+layers.BTHLen+layers.ICRCLen {
 		for _, o := range d.lens.fields[:d.lens.n] {
-			if o.end > len(b) && o.end > end {
-				bad = append(bad, fmt.Sprintf("%s puts the end of the packet %d octets beyond the end of the frame, which the capture did not cut (%s ends it %d octets earlier)",
-					o, o.end-len(b), lf, o.end-end))
+			if o.end > end && d.lens.lies(o, wire) {
+				bad = append(bad, fmt.Sprintf("%s (%s ends it %d octets earlier)", beyond(o, wire, len(b)), lf, o.end-end))
 			}
 		}
 	}
@@ -457,4 +499,15 @@ func (d *Decoder) checkLengths(f *capture.Frame, fi *frameInfo, fs []finding.Fin
 		fs = append(fs, finding.New(finding.ICRCAbsent, "%s", noICRC))
 	}
 	return fs
+}
+
+// wireEnd is where the frame ends on the wire (wireEnd), or, in an ERF
+// record whose header decoded, where its wire length puts the end when
+// that is further.
+func (d *Decoder) wireEnd(f *capture.Frame) int {
+	w := wireEnd(f)
+	if start, wlen, ok := d.erfPacket(f); ok {
+		w = max(w, start+wlen)
+	}
+	return w
 }

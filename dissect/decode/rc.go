@@ -26,10 +26,16 @@ type rcState struct {
 	fi    frameInfo
 	frame int
 	at    time.Time
+	wire  int // where the frame ends on the wire (wireEnd)
 	pkt   datapath.Packet
-	reth  layers.RETH
-	aeth  layers.AETH
-	ieth  layers.IETH
+	lie   struct {
+		field          lengthField
+		wire, captured int
+		text           string
+	}
+	reth layers.RETH
+	aeth layers.AETH
+	ieth layers.IETH
 }
 
 // isRC reports whether a BTH at off carries an RC opcode.
@@ -39,7 +45,7 @@ func isRC(b []byte, off int) bool {
 
 // rcFrame keeps an RC frame for the data path.
 func (d *Decoder) rcFrame(f *capture.Frame, fi *frameInfo) {
-	d.rc.b, d.rc.fi, d.rc.frame, d.rc.at = f.Data, *fi, f.Index, f.Time
+	d.rc.b, d.rc.fi, d.rc.frame, d.rc.at, d.rc.wire = f.Data, *fi, f.Index, f.Time, wireEnd(f)
 	d.ev.out = append(d.ev.out, Event{RC: &d.rc})
 }
 
@@ -81,15 +87,26 @@ func (r *rcState) Packet() *datapath.Packet {
 		p.Src = datapath.LIDAddr(binary.BigEndian.Uint16(b[fi.lrh+6:]))
 		p.Dst = datapath.LIDAddr(binary.BigEndian.Uint16(b[fi.lrh+2:]))
 	}
-	// Where the packet ends by its own length field (its ICRC included);
-	// a field too small for the BTH and ICRC says nothing, and the frame's
-	// end stands for it.
-	end := fi.ibEnd
-	if end < bth+layers.BTHLen+layers.ICRCLen {
-		end = len(b)
+	// Where the packet ends: by its own length fields (its ICRC included),
+	// as far as the frame went on the wire. A field that claims more than
+	// the wire carried lies (the rule CM messages follow too): the packet
+	// ends with the frame on the wire, and says so (LengthLie). A field too
+	// small for the BTH and ICRC says nothing, and the frame's end stands
+	// for it.
+	lens := lengthsOf(b, fi)
+	end := lens.end
+	p.LengthLie = ""
+	if lf, ok := lens.lie(r.wire); ok {
+		p.LengthLie = r.lieText(lf, len(b))
+	}
+	if end < bth+layers.BTHLen+layers.ICRCLen || lens.lies(lens.field, r.wire) {
+		end = r.wire
+		if fi.lrh >= 0 {
+			end -= vcrcLen
+		}
 	}
 	hdr := bth + layers.BTHLen
-	ext := r.extended(p, b[hdr:min(end, len(b))])
+	ext := r.extended(p, b[hdr:min(max(end, hdr), len(b))])
 	start := hdr + ext
 	wire := end - layers.ICRCLen - int(p.PadCnt)
 	p.PayloadLen = max(wire-start, 0)
@@ -103,6 +120,17 @@ func (r *rcState) Packet() *datapath.Packet {
 		p.Payload = b[start:captured]
 	}
 	return p
+}
+
+// lieText says how the length field lf of the frame under way claims more
+// than the wire carried; the text of the last such frame is kept, so that a
+// run of them costs one.
+func (r *rcState) lieText(lf lengthField, captured int) string {
+	if lf != r.lie.field || r.wire != r.lie.wire || captured != r.lie.captured {
+		r.lie.field, r.lie.wire, r.lie.captured = lf, r.wire, captured
+		r.lie.text = beyond(lf, r.wire, captured)
+	}
+	return r.lie.text
 }
 
 // extended decodes the extended headers of the opcode from data (what
@@ -140,6 +168,10 @@ func (r *rcState) extended(p *datapath.Packet, data []byte) int {
 	}
 	return n
 }
+
+// vcrcLen is the VCRC's size: native InfiniBand frames end with it, after
+// the ICRC.
+const vcrcLen = 2
 
 func uint24(b []byte) uint32 { return uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2]) }
 

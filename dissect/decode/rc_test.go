@@ -172,3 +172,76 @@ func BenchmarkRCData(b *testing.B) {
 		}
 	})
 }
+
+// An RC packet's length comes from what the wire carried: its length
+// fields, unless one claims more than the frame on the wire (the record's
+// original length, which a snap length cuts in the capture, not on the
+// wire), which the packet then says (LengthLie, the rule and words of CM
+// messages' length-mismatch). A frame exactly an ICRC short of its fields
+// was captured without its ICRC: no lie.
+func TestRCLengthFromWire(t *testing.T) {
+	send := func(tr craft.Transport) craft.Frame {
+		c, err := (&craft.Exchange{Transport: tr}).Connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Send(craft.Initiator, make([]byte, 100), craft.SendOpts{})
+		fs, err := c.Frames()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs[len(fs)-1]
+	}
+	v2, ib := send(craft.RoCEv2), send(craft.InfiniBand)
+	set16 := func(b []byte, off int, v uint16) []byte {
+		c := append([]byte(nil), b...)
+		c[off], c[off+1] = byte(v>>8), byte(v)
+		return c
+	}
+	// RoCEv2/IPv4: IPv4 at 14, UDP at 34; a frame of 14+20+8+12+100+4 = 158
+	// octets. Native IB: LRH PktLen at 4, the frame LRH..VCRC (8+12+100+4+2).
+	for _, tc := range []struct {
+		name    string
+		link    uint16
+		data    []byte
+		wire    int // 0: len(data)
+		payload int
+		lie     string
+	}{
+		{name: "honest", link: 1, data: v2.Data, payload: 100},
+		{name: "UDP Length 65535", link: 1, data: set16(v2.Data, 38, 65535), payload: 100,
+			lie: "UDP Length 65535 puts the end of the packet 65411 octets beyond the end of the frame, which the capture did not cut"},
+		{name: "IPv4 Total Length 1000", link: 1, data: set16(v2.Data, 16, 1000), payload: 100,
+			lie: "IPv4 Total Length 1000 puts the end of the packet 856 octets beyond the end of the frame, which the capture did not cut"},
+		{name: "both, the UDP Length further", link: 1, data: set16(set16(v2.Data, 16, 1000), 38, 2000), payload: 100,
+			lie: "UDP Length 2000 puts the end of the packet 1876 octets beyond the end of the frame, which the capture did not cut"},
+		{name: "cut by the capture", link: 1, data: v2.Data[:60], wire: len(v2.Data), payload: 100},
+		{name: "cut by the capture, and a lie", link: 1, data: set16(v2.Data, 38, 65535)[:60], wire: len(v2.Data), payload: 100,
+			lie: "UDP Length 65535 puts the end of the packet 65411 octets beyond the end of the frame, which was 158 octets on the wire (the capture kept 60)"},
+		{name: "captured without its ICRC", link: 1, data: v2.Data[:len(v2.Data)-4], payload: 100},
+		{name: "a short UDP Length decides", link: 1, data: set16(v2.Data, 38, 8+12+40+4), payload: 40},
+		{name: "native IB", link: layers.LinkTypeIB, data: ib.Data, payload: 100},
+		{name: "native IB, LRH PktLen 2047", link: layers.LinkTypeIB, data: set16(ib.Data, 4, 2047), payload: 100,
+			lie: "LRH PktLen 2047 (4-octet words) puts the end of the packet 8062 octets beyond the end of the frame, which the capture did not cut"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wire := tc.wire
+			if wire == 0 {
+				wire = len(tc.data)
+			}
+			d := New("t", Config{Datapath: true})
+			var p *datapath.Packet
+			for _, e := range d.Decode(&capture.Frame{Data: tc.data, WireLen: wire, LinkType: tc.link, Index: 1}) {
+				if e.RC != nil {
+					p = e.RC.Packet()
+				}
+			}
+			if p == nil {
+				t.Fatal("no RC frame")
+			}
+			if p.PayloadLen != tc.payload || p.LengthLie != tc.lie {
+				t.Errorf("payload %d, lie %q; want %d, %q", p.PayloadLen, p.LengthLie, tc.payload, tc.lie)
+			}
+		})
+	}
+}

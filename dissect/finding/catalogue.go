@@ -57,6 +57,8 @@ const (
 	IPLengthZero
 	IPv6ChainTooLong
 	TimestampOutOfRange
+	RCPacketLengthInvalid
+	RDMALengthInvalid
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -167,6 +169,10 @@ var catalogue = [...]Check{
 		"IPv6 packets whose extension header chain is longer than the dissector follows (16 headers): what they carry was not looked at."},
 	{TimestampOutOfRange, "timestamp-out-of-range", Warning, "draft-ietf-opsawg-pcapng, sections 4.2 (if_tsresol, if_tsoffset) and 4.3 (Timestamp)",
 		"A capture record's timestamp, counted in the interface's if_tsresol units since 1970-01-01 00:00:00 UTC and moved by its if_tsoffset, falls outside the years 1970 to 9999: the frame is shown without a time (null in JSON) and left out of the input's first and last times."},
+	{RCPacketLengthInvalid, "rc-packet-length-invalid", Warning, "IBTA Vol 1, chapter 9, compliance statement C9-92 (packet payload length against the path MTU)",
+		"A SEND packet of a connection whose path MTU the REQ gave breaks the rule on its payload length: a First or Middle packet that does not carry exactly the path MTU, a Last or Only packet that carries more. The Send it belongs to is not judged against the inline threshold."},
+	{RDMALengthInvalid, "rdma-length-invalid", Warning, "IBTA Vol 1, chapter 9, compliance statement C9-94 (RETH DMA Length at most 2^31)",
+		"An RDMA READ Request or RDMA WRITE whose RETH DMA Length is over 2^31 octets, the largest message: the responder rejects it. The PSNs a READ Request of that length takes are still counted."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

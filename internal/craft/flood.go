@@ -29,7 +29,8 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD, FloodRecordsFirst, FloodCombined}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD,
+	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodRecordsFirst, FloodCombined}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -80,6 +81,10 @@ var floods = map[string]func(n int, emit func([]byte) error) error{
 	FloodBigRecords:    floodBigRecords,
 	FloodLargePD:       floodLargePD,
 	FloodRecordsFirst:  floodRecordsFirst,
+
+	FloodRCOrphanPackets: floodRCOrphanPackets,
+	FloodRCLyingLengths:  floodRCLyingLengths,
+	FloodRCReads:         floodRCReads,
 }
 
 // floodKind writes n units of one kind (not FloodCombined) through emit.

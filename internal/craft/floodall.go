@@ -19,9 +19,10 @@ const (
 	// 60000 octets of private data, answered by a Reply: the details a
 	// Markdown report would keep.
 	FloodLargePD = "large-pd"
-	// FloodCombined is every other kind at once, each in an address space
-	// of its own, at counts that reach each limit (Combined): all their
-	// state is held together.
+	// FloodCombined is the kinds that hold state up to a limit at once
+	// (Combined: all but the hostile data-path kinds of floodhostile.go),
+	// each in an address space of its own, at counts that reach each
+	// limit: all their state is held together.
 	FloodCombined = "combined"
 )
 
