@@ -322,9 +322,11 @@ func TestTrackerLimitsInSummary(t *testing.T) {
 	if len(c.conns) != 7 || limited != 1 || c.sum.StateDrops != 1+1 {
 		t.Errorf("%d connections, %d limited, %d drops", len(c.conns), limited, c.sum.StateDrops)
 	}
-	if len(c.sum.Notes) != 1 || c.sum.Notes[0].Code != finding.StateLimitReached ||
-		!strings.HasPrefix(c.sum.Notes[0].Message, "1 reconnection could not be compared") ||
-		c.sum.Findings[finding.StateLimitReached] != limited+1 {
+	if len(c.sum.Notes) != 2 || c.sum.Notes[0].Code != finding.StateLimitReached ||
+		!strings.HasPrefix(c.sum.Notes[0].Message, "1 connection attempt was reported before its end") ||
+		!strings.HasPrefix(c.sum.Notes[1].Message, "1 reconnection could not be compared") ||
+		c.sum.Drops[record.DropAttempts] != 1 || c.sum.Drops[record.DropReconnections] != 1 ||
+		c.sum.Findings[finding.StateLimitReached] != limited+2 {
 		t.Errorf("notes %v, findings %v", c.sum.Notes, c.sum.Findings)
 	}
 }

@@ -502,8 +502,9 @@ func TestFindingsDocumented(t *testing.T) {
 }
 
 // TestStateDropCounts: every TCP direction given up at a limit is counted
-// once in the summary's StateDrops, and the summary's warning names the same
-// number of those no message shows.
+// once in the summary's StateDrops; the summary's warnings name the number
+// of those no message shows, and the number of those messages show (also
+// said on each message).
 func TestStateDropCounts(t *testing.T) {
 	cases := []struct {
 		kind      string
@@ -535,9 +536,13 @@ func TestStateDropCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			noted := 0
+			noted, shown := 0, 0
 			for _, n := range sum.Notes {
-				if _, err := fmt.Sscanf(n.Message[strings.Index(n.Message, ": ")+2:], "%d TCP directions", &noted); err != nil {
+				into := &noted
+				if strings.Contains(n.Message, "that showed an MPA key") {
+					into = &shown
+				}
+				if _, err := fmt.Sscanf(n.Message[strings.Index(n.Message, ": ")+2:], "%d TCP directions", into); err != nil {
 					t.Fatalf("note %q: %v", n.Message, err)
 				}
 			}
@@ -556,8 +561,8 @@ func TestStateDropCounts(t *testing.T) {
 			if sum.KeylessEvictions != tc.keyless {
 				t.Errorf("KeylessEvictions %d, want %d", sum.KeylessEvictions, tc.keyless)
 			}
-			if sum.StateDrops != noted+onMessage {
-				t.Errorf("StateDrops %d is not the %d noted plus the %d on messages", sum.StateDrops, noted, onMessage)
+			if sum.StateDrops != noted+onMessage || shown != onMessage || sum.Drops[record.DropTCPDirections] != onMessage {
+				t.Errorf("StateDrops %d is not the %d noted plus the %d on messages (noted %d, by holder %v)", sum.StateDrops, noted, onMessage, shown, sum.Drops)
 			}
 		})
 	}

@@ -207,18 +207,30 @@ func (t *Tracker) Dropped() int { return t.dropped }
 // service that never reconnects loses nothing and is not counted.
 func (t *Tracker) Forgotten() int { return t.forgot }
 
-// Notes are the tracker's findings about the run as a whole: what the
-// limit made it forget, which no connection record can show.
+// Notes are the tracker's findings about the run as a whole: the attempts
+// it handed on before their end (each record says so too, but -q or -Y may
+// show none), and what the limit made it forget, which no connection
+// record can show.
 func (t *Tracker) Notes() []finding.Finding {
-	if t.forgot == 0 {
-		return nil
+	var out []finding.Finding
+	if t.dropped > 0 {
+		what := fmt.Sprintf("%d connection attempts were reported before their end", t.dropped)
+		if t.dropped == 1 {
+			what = "1 connection attempt was reported before its end"
+		}
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%s, as far as they were known, at the limit of %d held at once (--max-connections) or because the memory budget was full: each connection record says so",
+			what, t.max))
 	}
-	what := fmt.Sprintf("%d reconnections", t.forgot)
-	if t.forgot == 1 {
-		what = "1 reconnection"
+	if t.forgot > 0 {
+		what := fmt.Sprintf("%d reconnections", t.forgot)
+		if t.forgot == 1 {
+			what = "1 reconnection"
+		}
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%s could not be compared with the service's previous connection (properties-changed-on-reconnect): what it negotiated was forgotten at the --max-connections limit", what))
 	}
-	return []finding.Finding{finding.New(finding.StateLimitReached,
-		"%s could not be compared with the service's previous connection (properties-changed-on-reconnect): what it negotiated was forgotten at the --max-connections limit", what)}
+	return out
 }
 
 // Message takes the next message and returns what it made happen. The

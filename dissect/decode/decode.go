@@ -195,6 +195,11 @@ func (d *Decoder) Notes() []finding.Finding {
 	}
 	out = append(out, d.reassemblyNotes()...)
 	out = append(out, d.oddNotes()...)
+	if n := d.mpa.Dropped() - d.mpa.Silent(); n > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%s: %d %s that showed an MPA key %s given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) or because the memory budget was full: each is a message record with state-limit-reached, as far as its MPA frame came",
+			name, n, plural(n, "TCP direction", "TCP directions"), plural(n, "was", "were")))
+	}
 	if n := d.mpa.NotFollowed(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
 			"%s: the FPDUs of %d TCP directions after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already, or the memory budget was full",
