@@ -256,10 +256,6 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 // are those read, whatever the source: the decisions are the same from a
 // file, a pipe or a compressed input.
 func (r *run) keepBudget(p *pass, f *Frame) {
-	if profAt > 0 && r.frames%profAt == 0 {
-		st := r.cfg.Budget.Stats()
-		heapProfFrame(r.frames, fmt.Sprint(st.Used>>20), fmt.Sprint(st.Held))
-	}
 	if (r.frames%64 == 0 || len(f.Data) > 1<<20) && r.cfg.Budget.Over() {
 		r.shed(p)
 	}
