@@ -67,6 +67,8 @@ type Checker struct {
 	calls     []call // outstanding Calls
 	callsCap  int    // how many this connection may track
 	lostCalls bool   // a side lost traffic: a Reply without its Call is not judged
+	// gone: the side's traffic is lost for good (LostForGood, gone.go).
+	gone [2]bool
 	grant     uint32
 	hasGrant  bool
 

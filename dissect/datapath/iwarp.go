@@ -142,6 +142,11 @@ func (t *iwFlow) resolve() {
 	old := t.chk
 	old.Close()
 	t.chk = NewChecker(fl.out, n, old.peers, record.IWARP)
+	for side, gone := range old.gone {
+		if gone {
+			t.chk.LostForGood(side)
+		}
+	}
 	if old.touched {
 		t.chk.fig.Frames = old.fig.Frames
 		t.chk.touched = true
@@ -203,8 +208,9 @@ func (t *iwFlow) ReadRequest(side, frame int, _ time.Time, _ *layers.RDMAPReadRe
 // ReadDone retires a Read of side.
 func (t *iwFlow) ReadDone(side int) { t.chk.ReadDone(side) }
 
-// Lost: frames of side are missing.
-func (t *iwFlow) Lost(side int) { t.chk.Lost(side) }
+// Lost: the framer follows no more of side's traffic (its framing was
+// lost, or the direction was given up): lost for good.
+func (t *iwFlow) Lost(side int) { t.chk.LostForGood(side) }
 
 // Finding is a connection finding of the FPDU follower.
 func (t *iwFlow) Finding(f finding.Finding) { t.chk.Note(f) }

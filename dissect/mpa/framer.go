@@ -377,9 +377,14 @@ func (r *reader) Differ(off, frame int) {
 }
 
 // Interest: a frame shown from ten octets of a key on (Shown), begun with
-// fewer (Begun).
+// fewer (Begun); the FPDUs of a connection Following, until their framing
+// is lost (Shown).
 func (r *reader) Interest() reassembly.Interest {
 	switch n := len(r.buf); {
+	case r.conn != nil && r.fol.done:
+		// Framing lost: it only counts what it cannot read, and may age
+		// and be given up before the directions still read.
+		return reassembly.Shown
 	case r.conn != nil:
 		return reassembly.Following
 	case r.keyAt < 0 || n == 0:

@@ -40,6 +40,9 @@ func (a *Assembler) takeAnchored(str *stream, s *Segment, seq uint32) {
 		str.saw(seq, len(s.Payload))
 	}
 	a.ending(str, s, seq)
+	if str.gaps && a.followed(str) {
+		a.noteHoles(str)
+	}
 }
 
 // reused reports whether a segment of a followed direction begins a new
@@ -71,7 +74,17 @@ func (a *Assembler) add(s *stream, seq uint32, p []byte, frame int, at time.Time
 	need := s.need()
 	wend := min(max(need, s.next), s.next+a.opt.StreamBytes)
 	if lo >= wend && lo >= s.next {
-		return true // nothing wanted there
+		if !s.gaps {
+			return true // nothing wanted there
+		}
+		// Beyond what the direction may hold: the holes before it are lost.
+		if a.skipTo(s, lo) == Done {
+			return false
+		}
+		if s.need() <= lo {
+			return true // the reader wants no more there
+		}
+		return a.add(s, seq, p, frame, at, cut)
 	}
 	base := s.startOff()
 	added, direct := false, false

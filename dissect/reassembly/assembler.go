@@ -32,6 +32,10 @@ type Assembler struct {
 	// allocates nothing).
 	why struct{ flows, early, room, full, budgetRoom, budgetFull, budgetFlow string }
 
+	// holey counts the directions followed that accept gaps and hold
+	// octets past a hole (gaps.go).
+	holey int
+
 	opens  int
 	tables int            // the flow tables' octets charged to the budget
 	acct   budget.Account // this holder's share of the budget (Options.Budget)
@@ -165,6 +169,9 @@ func (a *Assembler) Segment(s *Segment) {
 	a.st.Segments++
 	a.tick(s.Time)
 	a.sweepIfDue()
+	if s.ACK && a.holey > 0 {
+		a.peerAck(s)
+	}
 	// The SYN occupies its own sequence number, before the first data
 	// octet (RFC 9293, section 3.4): data in a SYN (TCP Fast Open) starts at
 	// ISN+1.
@@ -286,6 +293,10 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 	if str.fin {
 		flags |= flagEnded
 	}
+	if str.holey {
+		str.holey = false
+		a.holey--
+	}
 	a.charge(str, -str.charged)
 	a.acct.Release(streamCost)
 	a.unlink(str)
@@ -336,6 +347,11 @@ func (a *Assembler) finishFlags(str *stream, e End, flags uint8) {
 	if str.r != nil {
 		if a.deliverSoft(str) == Done {
 			return // closed: the reader has seen all it wanted
+		}
+		// The direction ended: its holes will not be filled (not so for
+		// one given up, whose missing octets may still have been coming).
+		if str.gaps && (e.Kind == EndInput || e.Kind == EndRST || e.Kind == EndReplaced) && a.deliverAcross(str) == Done {
+			return
 		}
 		e.Frame, e.Time = str.lastFrame, str.lastTime
 		str.r.End(e)

@@ -29,7 +29,7 @@ const (
 )
 
 // FloodKinds lists the kinds Flood knows.
-var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD, FloodCombined}
+var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD, FloodIWARPHole, FloodIWARPLostResponder, FloodIWARPSequential, FloodTCPThenRDMA, FloodCombined}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -79,6 +79,11 @@ var floods = map[string]func(n int, emit func([]byte) error) error{
 	FloodREQREPs:       floodREQREPs,
 	FloodBigRecords:    floodBigRecords,
 	FloodLargePD:       floodLargePD,
+	// floodtcp.go
+	FloodIWARPHole:          floodIWARPHole,
+	FloodIWARPLostResponder: floodIWARPLostResponder,
+	FloodIWARPSequential:    floodIWARPSequential,
+	FloodTCPThenRDMA:        floodTCPThenRDMA,
 }
 
 // floodKind writes n units of one kind (not FloodCombined) through emit.
