@@ -68,9 +68,9 @@ type Checker struct {
 	callsCap  int    // how many this connection may track
 	lostCalls bool   // a side lost traffic: a Reply without its Call is not judged
 	// gone: the side's traffic is lost for good (LostForGood, gone.go).
-	gone [2]bool
-	grant     uint32
-	hasGrant  bool
+	gone     [2]bool
+	grant    uint32
+	hasGrant bool
 
 	reads     [2]int
 	readsOver [2]readsOver

@@ -22,12 +22,12 @@ type Segment struct {
 	SYN, FIN, RST bool
 	// ACK: the segment acknowledges the reverse direction up to Ack (the
 	// next sequence number its sender expects).
-	ACK bool
-	Ack uint32
-	Payload       []byte // the octets captured
-	WireLen       int    // octets of payload on the wire, by the IP and TCP headers (more than len(Payload) when the capture cut it)
-	Frame         int    // 1-based frame number
-	Time          time.Time
+	ACK     bool
+	Ack     uint32
+	Payload []byte // the octets captured
+	WireLen int    // octets of payload on the wire, by the IP and TCP headers (more than len(Payload) when the capture cut it)
+	Frame   int    // 1-based frame number
+	Time    time.Time
 }
 
 // Defaults of Options.
