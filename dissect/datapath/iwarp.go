@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -66,16 +67,32 @@ func (fl *Follower) establishedIWARP(c *record.Connection, reply *record.MPAHead
 		fl.iwSetups = map[iwKey]iwSetup{}
 	}
 	if len(fl.iwSetups) >= maxIWSetups {
-		for k := range fl.iwSetups { // any: they wait only when no traffic follows
-			delete(fl.iwSetups, k)
-			break
-		}
+		fl.dropOldestSetups()
 	}
 	s := iwSetup{id: c.Number, neg: negotiatedOf(c)}
 	if reply != nil {
 		s.reply, s.has = *reply, true
 	}
 	fl.iwSetups[iwKey{c.Initiator, c.Responder, c.RequestFrame}] = s
+}
+
+// dropOldestSetups forgets the eighth of the established iWARP connections
+// waiting for their traffic that were numbered first: they wait only when
+// no traffic follows (the framer did not follow it, and said why). The
+// choice depends on the connections' Numbers alone, never on the map's
+// order, so that every run gives up the same ones.
+func (fl *Follower) dropOldestSetups() {
+	ids := make([]int, 0, len(fl.iwSetups))
+	for _, s := range fl.iwSetups {
+		ids = append(ids, s.id)
+	}
+	slices.Sort(ids)
+	cut := ids[max(1, len(ids)/8)-1]
+	for k, s := range fl.iwSetups {
+		if s.id <= cut {
+			delete(fl.iwSetups, k)
+		}
+	}
 }
 
 // IWARP takes an event of the framer's traffic (mpa.Recorder): the link

@@ -195,10 +195,16 @@ func (d *Decoder) Notes() []finding.Finding {
 	}
 	out = append(out, d.reassemblyNotes()...)
 	out = append(out, d.oddNotes()...)
-	if n := d.mpa.NotFollowed(); n > 0 {
+	limit, full := d.mpa.NotFollowed()
+	if limit > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
-			"%s: the FPDUs of %d TCP directions after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already, or the memory budget was full",
-			name, n, mpa.MaxFollowed))
+			"%s: the FPDUs of %d TCP %s after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already",
+			name, limit, plural(limit, "direction", "directions"), mpa.MaxFollowed))
+	}
+	if full > 0 {
+		out = append(out, finding.New(finding.StateLimitReached,
+			"%s: the FPDUs of %d TCP %s after their MPA frames were not followed: the memory budget was full",
+			name, full, plural(full, "direction", "directions")))
 	}
 	if n := d.mpa.Silent(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
@@ -257,7 +263,8 @@ func (d *Decoder) undecodableReason() string {
 // MPA frames lost to the early window (SilentDrops), and the directions
 // whose FPDUs were not followed at mpa.MaxFollowed.
 func (d *Decoder) Dropped() int {
-	return d.mpa.Dropped() + d.odd[0].n + d.asm.Stats().EarlyMissed + d.mpa.NotFollowed()
+	limit, full := d.mpa.NotFollowed()
+	return d.mpa.Dropped() + d.odd[0].n + d.asm.Stats().EarlyMissed + limit + full
 }
 
 // Drops reports what Dropped counts, by holder.
@@ -265,7 +272,8 @@ func (d *Decoder) Drops(drop func(record.DropHolder, int)) {
 	drop(record.DropTCPDirections, d.mpa.Dropped())
 	drop(record.DropTunnels, d.odd[0].n)
 	drop(record.DropEarlyWindow, d.asm.Stats().EarlyMissed)
-	drop(record.DropIWARPTraffic, d.mpa.NotFollowed())
+	limit, full := d.mpa.NotFollowed()
+	drop(record.DropIWARPTraffic, limit+full)
 }
 
 // SilentDrops counts the TCP directions given up at a state limit when they

@@ -67,8 +67,10 @@ type Framer struct {
 	heldHeads    int      // head buffers lent
 	followers    []*followed
 	headsRefused int // times one could not be had
-	notFollowed  int // directions not followed at MaxFollowed, or for the budget
-	budget       *budget.Budget
+	// Directions whose FPDUs were not followed: at MaxFollowed, and for
+	// the memory budget.
+	notFollowed, notFollowedBudget int
+	budget                         *budget.Budget
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }

@@ -87,9 +87,10 @@ const MaxFollowed = 4096
 // connCost is what a connection followed costs, charged to the budget.
 const connCost = 4608
 
-// NotFollowed counts the directions whose FPDUs were not followed because
-// MaxFollowed connections were.
-func (f *Framer) NotFollowed() int { return f.notFollowed }
+// NotFollowed counts the directions whose FPDUs were not followed, by
+// cause: MaxFollowed connections were followed already (limit), or the
+// memory budget was full (budget).
+func (f *Framer) NotFollowed() (limit, budget int) { return f.notFollowed, f.notFollowedBudget }
 
 // Limits of the data traffic.
 const (
@@ -235,14 +236,22 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	}
 	k := keyOf(r.d.Flow)
 	c := f.conns[k]
-	if c == nil && (len(f.conns) >= MaxFollowed || !f.budget.Charge(budget.TCP, connCost)) {
-		// Each connection followed costs about 4.5 KB (its two directions'
-		// followers, its checker): past the limit, or when the run's
-		// memory budget is full, its FPDUs are not read.
-		if len(f.conns) < MaxFollowed {
-			f.budget.Lost(budget.TCP)
-		}
+	// Each connection followed costs about 4.5 KB (its two directions'
+	// followers, its checker): past the limit, or when the run's memory
+	// budget is full, its FPDUs are not read. A full budget is made room in
+	// first: the flow tables give back what they can (Dir.Room), and a
+	// connection may take the budget a sixteenth over its limit, which the
+	// run loop then has the largest holder give back (handing on finished
+	// connection attempts loses nothing).
+	switch {
+	case c != nil:
+	case len(f.conns) >= MaxFollowed:
 		f.notFollowed++
+		return false
+	case !f.budget.Charge(budget.TCP, connCost) && !(r.d.Room(connCost) && f.budget.Charge(budget.TCP, connCost)) &&
+		!f.budget.ChargeOver(budget.TCP, connCost, f.budget.Limit()/16):
+		f.budget.Lost(budget.TCP)
+		f.notFollowedBudget++
 		return false
 	}
 	if c == nil {

@@ -237,7 +237,8 @@ type Stats struct {
 	Remembered int // directions in the flow table
 	Held       int // octets held now, with what readers charged
 	Keyless    int // directions given up at a limit (or by age) whose reader had seen nothing of interest
-	Forgotten  int // decided directions forgotten at the Remembered limit
+	Forgotten  int // decided directions forgotten at the Remembered limit, or for the budget (tables.go)
+	Ended      int // decided directions forgotten when their connection ended (FIN or RST)
 	Sweeps     int // age sweeps run
 	Reused     int // decided directions started afresh by a segment that Starts, without a SYN
 	// EarlyMissed counts the directions decided by the early window (more

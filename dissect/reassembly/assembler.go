@@ -136,10 +136,14 @@ func (a *Assembler) lookup(f *Flow) *dirState {
 }
 
 // insert adds a direction, forgetting the least recently seen decided ones
-// beyond the Remembered limit.
+// beyond the Remembered limit, or when the table would grow past its share
+// of the budget (tables.go).
 func (a *Assembler) insert(f *Flow) *dirState {
-	if a.t4.used+a.t6.used >= a.opt.Remembered {
+	switch {
+	case a.t4.used+a.t6.used >= a.opt.Remembered:
 		a.forget()
+	case !a.tableFits(f):
+		a.forget() // the insert then takes an entry forgotten
 	}
 	if f.V6 {
 		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
@@ -151,16 +155,6 @@ func (a *Assembler) insert(f *Flow) *dirState {
 	st := a.t4.insert(&k, h)
 	a.chargeTables()
 	return st
-}
-
-// chargeTables charges what the flow tables grew by to the budget: they
-// are bounded by Remembered, not refused, and released with the
-// assembler (Flush).
-func (a *Assembler) chargeTables() {
-	if n := a.t4.bytes + a.t6.bytes; n != a.tables {
-		a.acct.Force(n - a.tables)
-		a.tables = n
-	}
 }
 
 // Segment takes one TCP segment. It finds the segment's direction and hands
@@ -248,8 +242,18 @@ func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost boo
 		a.evict(a.why.flows)
 	}
 	if !a.acct.Charge(streamCost) {
-		a.evict(a.why.budgetFlow)
-		a.acct.Force(streamCost)
+		// The flow tables give back first (d may move: looked up again).
+		fits := false
+		for !fits && a.shrinkTables() {
+			fits = a.acct.Charge(streamCost)
+		}
+		if d != nil {
+			d = a.lookup(&s.Flow)
+		}
+		if !fits {
+			a.evict(a.why.budgetFlow)
+			a.acct.Force(streamCost)
+		}
 	}
 	var str *stream
 	if n := len(a.pool); n > 0 {
@@ -306,6 +310,7 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 	last.ent.slot = uint32(last.slot)
 	a.all = a.all[:len(a.all)-1]
 	*str.ent = dirState{kind: kind, lo: lo, end: end, seen: uint32(a.st.Segments), flags: flags}
+	a.ended(str.ent, &str.flow)
 	a.rings.put(str.buf)
 	str.buf = nil
 	str.release()
@@ -356,6 +361,9 @@ func (a *Assembler) finishFlags(str *stream, e End, flags uint8) {
 		e.Frame, e.Time = str.lastFrame, str.lastTime
 		str.r.End(e)
 	}
+	if e.Kind == EndFIN || e.Kind == EndRST {
+		flags |= flagEnded
+	}
 	kind := uint8(kindDecided)
 	if str.anchored {
 		kind = kindStart
@@ -389,10 +397,16 @@ func (a *Assembler) idle(str *stream) {
 	}
 }
 
-// Shed makes room in a full budget, between two segments: it gives up
-// the least recently progressed directions until an eighth of the octets
-// held is free, those of no interest first.
-func (a *Assembler) Shed() { a.makeRoom(nil, a.held-a.held/8, a.why.budgetRoom) }
+// Shed makes room in a full budget, between two segments: the flow tables
+// give back first (shrinkTables); if that is not enough, it gives up the
+// least recently progressed directions until an eighth of the octets held
+// is free, those of no interest first.
+func (a *Assembler) Shed() {
+	if a.shrinkTables() && !a.opt.Budget.Over() {
+		return
+	}
+	a.makeRoom(nil, a.held-a.held/8, a.why.budgetRoom)
+}
 
 // Flush ends every direction still followed, at the end of the input, in
 // the order they were last seen.
