@@ -27,7 +27,8 @@ const (
 	// closed by FIN both ways.
 	FloodIWARPSequential = "iwarp-sequential"
 	// FloodTCPThenRDMA is N ordinary TCP connections (a handshake, an
-	// HTTP-like request and response, FIN both ways), then TCPThenRDMAIWARP
+	// HTTP-like request and response, then FIN both ways in every other
+	// one, the others left open), then TCPThenRDMAIWARP
 	// iWARP connections and TCPThenRDMARoCE RoCEv2 connections, each with
 	// five Calls and five Replies (iWARP ones closed by FIN, RoCE ones by
 	// DREQ and DREP).
@@ -162,8 +163,9 @@ func floodTCPThenRDMA(n int, emit func([]byte) error) error {
 
 // ordinaryTCP writes n HTTP-like TCP connections, from 10.0.0.0/8 (as
 // setFloodSource numbers them) to 198.51.100.80 port 80: the handshake, a
-// request, a response of 1200 octets (more than an MPA frame spans), FIN
-// both ways.
+// request, a response of 1200 octets (more than an MPA frame spans), and
+// in connections of even index FIN both ways (those of odd index stay
+// open, as kept-alive ones do).
 func ordinaryTCP(n int, emit func([]byte) error) error {
 	a, b := floodPeers()
 	b.IP, b.Port = netip.AddrFrom4([4]byte{198, 51, 100, 80}), 80
@@ -194,6 +196,9 @@ func ordinaryTCP(n int, emit func([]byte) error) error {
 	}
 	for i := 0; i < n; i++ {
 		for k, f := range frames {
+			if k >= 4 && i%2 == 1 {
+				break // left open
+			}
 			// The client's address and port: the source of its segments, the
 			// destination of the server's.
 			ip, port := 14+12, 14+20
