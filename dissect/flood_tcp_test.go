@@ -52,10 +52,12 @@ func floodRun(t *testing.T, kind string, n int, cfg dissect.Config) (*collect, *
 	return &c, sum
 }
 
-// clean checks that a run gave nothing up and said nothing about itself.
-func clean(t *testing.T, sum *record.Summary) {
+// clean checks that a run gave nothing up and said nothing about itself;
+// with keyless, TCP directions that never showed an MPA key may have been
+// given up (no loss: counted, not said).
+func clean(t *testing.T, sum *record.Summary, keyless ...bool) {
 	t.Helper()
-	if sum.StateDrops != 0 || len(sum.Notes) != 0 || sum.KeylessEvictions != 0 {
+	if sum.StateDrops != 0 || len(sum.Notes) != 0 || sum.KeylessEvictions != 0 && len(keyless) == 0 {
 		t.Errorf("state_limit_drops %d %v, keyless %d, warnings %v", sum.StateDrops, sum.Drops, sum.KeylessEvictions, sum.Notes)
 	}
 }
@@ -137,9 +139,12 @@ func TestFloodIWARPLostResponder(t *testing.T) {
 
 // TestFloodTCPThenRDMA: ordinary TCP connections before RDMA traffic do
 // not switch the data path off: every iWARP and RoCE connection after them
-// is followed and judged, at default limits and at lowered ones (a flow
-// table of 512 directions, 64 followed at once, a budget of 4 MiB), where
-// 2 000 connections do what 500 000 do at the defaults.
+// is followed and judged, at default limits and at lowered ones (64
+// directions followed at once, a budget of 1 MiB), where 20 000
+// connections do what 500 000 do at the defaults (before the flow tables
+// stopped holding the budget, every iWARP Send was lost there). The half
+// left open are followed, in case an MPA frame comes after their first
+// octets, until a limit gives them up: that loses nothing (keyless).
 func TestFloodTCPThenRDMA(t *testing.T) {
 	t.Parallel()
 	type run struct {
@@ -149,14 +154,14 @@ func TestFloodTCPThenRDMA(t *testing.T) {
 	}
 	runs := []run{
 		{"defaults", 2000, dissect.Config{}},
-		{"lowered limits", 2000, dissect.Config{TCP: reassembly.Options{Flows: 64, Remembered: 512}, Budget: budget.New(4 << 20)}},
+		{"lowered limits", 20000, dissect.Config{TCP: reassembly.Options{Flows: 64}, Budget: budget.New(1 << 20)}},
 	}
 	if longTests() {
 		runs = append(runs, run{"500 000 at the defaults", 500000, dissect.Config{}})
 	}
 	for _, r := range runs {
 		c, sum := floodRun(t, craft.FloodTCPThenRDMA, r.n, r.cfg)
-		clean(t, sum)
+		clean(t, sum, true)
 		conns := craft.TCPThenRDMAIWARP + craft.TCPThenRDMARoCE
 		if len(c.conns) != conns || sum.Connections[record.Established] != conns {
 			t.Fatalf("%s: %d connections, %v", r.name, len(c.conns), sum.Connections)
@@ -176,7 +181,9 @@ func TestFloodTCPThenRDMA(t *testing.T) {
 
 // TestFloodIWARPSequential: clean iWARP connections one after the other
 // are all followed: each Call and Reply is read, nothing is dropped, at
-// the defaults and in a budget of 2 MiB.
+// the defaults and in budgets of 512 KiB and 1 MiB (where, before the
+// directions that ended stopped costing anything, 54 and 11 connections'
+// traffic was not followed).
 func TestFloodIWARPSequential(t *testing.T) {
 	t.Parallel()
 	type run struct {
@@ -184,7 +191,8 @@ func TestFloodIWARPSequential(t *testing.T) {
 		n    int
 		cfg  dissect.Config
 	}
-	runs := []run{{"defaults", 2000, dissect.Config{}}, {"2 MiB", 2000, dissect.Config{Budget: budget.New(2 << 20)}}}
+	runs := []run{{"defaults", 2000, dissect.Config{}}, {"512 KiB", 2000, dissect.Config{Budget: budget.New(512 << 10)}},
+		{"1 MiB", 2000, dissect.Config{Budget: budget.New(1 << 20)}}}
 	if longTests() {
 		runs = append(runs, run{"200 000 at the defaults", 200000, dissect.Config{}})
 	}

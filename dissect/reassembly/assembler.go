@@ -35,6 +35,9 @@ type Assembler struct {
 	// holey counts the directions followed that accept gaps and hold
 	// octets past a hole (gaps.go).
 	holey int
+	// opened counts the directions opened; idleLook is that count when
+	// giveBack last found no direction of no interest to give up.
+	opened, idleLook int
 
 	opens  int
 	tables int            // the flow tables' octets charged to the budget
@@ -241,10 +244,11 @@ func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost boo
 	if len(a.all) >= a.opt.Flows {
 		a.evict(a.why.flows)
 	}
+	a.opened++
 	if !a.acct.Charge(streamCost) {
-		// The flow tables give back first (d may move: looked up again).
+		// What costs nothing goes first (d may move: looked up again).
 		fits := false
-		for !fits && a.shrinkTables() {
+		for !fits && a.giveBack(nil) {
 			fits = a.acct.Charge(streamCost)
 		}
 		if d != nil {
@@ -397,13 +401,15 @@ func (a *Assembler) idle(str *stream) {
 	}
 }
 
-// Shed makes room in a full budget, between two segments: the flow tables
-// give back first (shrinkTables); if that is not enough, it gives up the
+// Shed makes room in a full budget, between two segments: what costs
+// nothing goes first (giveBack); if that is not enough, it gives up the
 // least recently progressed directions until an eighth of the octets held
 // is free, those of no interest first.
 func (a *Assembler) Shed() {
-	if a.shrinkTables() && !a.opt.Budget.Over() {
-		return
+	for a.giveBack(nil) {
+		if !a.opt.Budget.Over() {
+			return
+		}
 	}
 	a.makeRoom(nil, a.held-a.held/8, a.why.budgetRoom)
 }

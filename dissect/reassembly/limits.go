@@ -137,6 +137,38 @@ func (a *Assembler) evict(why string) {
 	}
 }
 
+// giveBack makes room in a full budget at no cost to what the output
+// shows: the flow tables give back (shrinkTables), else an eighth of the
+// directions followed whose reader saw nothing of interest is given up
+// (counted as keyless, as at the flow limit), never keep. It reports whether
+// anything was given back. When none was found, the next look waits for a
+// direction more to be opened: a full budget does not make every charge
+// pay for a look at every direction.
+func (a *Assembler) giveBack(keep *stream) bool {
+	if a.shrinkTables() {
+		return true
+	}
+	if a.idleLook == a.opened {
+		return false
+	}
+	n := max(1, len(a.all)/8)
+	given := 0
+	for _, l := range [...]*stream{&a.elru, &a.lru} {
+		for s := l.lnext; s != l && given < n; {
+			next := s.lnext
+			if s != keep && s.interest() == Nothing {
+				a.giveUp(s, EndLimit, a.why.budgetRoom)
+				given++
+			}
+			s = next
+		}
+	}
+	if given == 0 {
+		a.idleLook = a.opened
+	}
+	return given > 0
+}
+
 // interest is the reader's Interest (Nothing without a reader).
 func (s *stream) interest() Interest {
 	if s.r == nil {
@@ -170,8 +202,8 @@ func (a *Assembler) charge(s *stream, n int) bool {
 		a.makeRoom(s, max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n), a.why.room)
 	}
 	fits := b.Charge(n)
-	for !fits && a.shrinkTables() {
-		fits = b.Charge(n) // the flow tables gave back
+	for !fits && a.giveBack(s) {
+		fits = b.Charge(n)
 	}
 	if !fits {
 		// Others hold the budget too: give up an eighth of what this
