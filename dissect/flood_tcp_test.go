@@ -83,10 +83,10 @@ func TestFloodIWARPHole(t *testing.T) {
 	const frames = 17
 	for i, x := range c.conns {
 		want := fmt.Sprintf("frame %d: the FPDUs from the initiator cannot be followed further: "+
-			"92 octets of the stream (offsets 216 to 307) never arrived; 184 octets after it were not read", frames*i+11)
+			"92 octets of the stream (offsets 216 to 307) never arrived; 184 octets from there on were not read", frames*i+11)
 		if i%2 == 1 {
 			want = fmt.Sprintf("frame %d: the FPDUs from the responder cannot be followed further: "+
-				"76 octets of the stream (offsets 184 to 259) never arrived; 152 octets after it were not read", frames*i+12)
+				"76 octets of the stream (offsets 184 to 259) never arrived; 152 octets from there on were not read", frames*i+12)
 		}
 		if len(x.Findings) != 1 || x.Findings[0].Code != finding.FPDUFramingLost || x.Findings[0].Message != want {
 			t.Fatalf("connection %d: findings %v, want one: %s", i+1, x.Findings, want)
@@ -123,7 +123,7 @@ func TestFloodIWARPLostResponder(t *testing.T) {
 	const frames = 28 // handshake, Request, Reply, twenty data segments, FIN, FIN, ACK
 	for i, x := range c.conns {
 		want := fmt.Sprintf("frame %d: the FPDUs from the responder cannot be followed further: "+
-			"the FPDU at stream offset 108 has DDP version 2 and RDMAP version 1, not 1 and 1; 684 octets after it were not read", frames*i+9)
+			"the FPDU at stream offset 108 has DDP version 2 and RDMAP version 1, not 1 and 1; 684 octets from there on were not read", frames*i+9)
 		if len(x.Findings) != 1 || x.Findings[0].Message != want {
 			t.Fatalf("connection %d: findings %v, want one: %s", i+1, x.Findings, want)
 		}

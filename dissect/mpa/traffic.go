@@ -593,9 +593,9 @@ func (r *reader) reportCounts() {
 
 // afterLoss says what could not be read after framing was lost.
 func (f *followed) afterLoss() string {
-	s := "nothing of the direction came after it"
+	s := "nothing of the direction came after that"
 	if f.unread > 0 {
-		s = fmt.Sprintf("%s after it %s not read", octets(f.unread), plural(f.unread, "was", "were"))
+		s = fmt.Sprintf("%s from there on %s not read", octets(f.unread), plural(f.unread, "was", "were"))
 	}
 	if f.missing > 0 {
 		s += fmt.Sprintf(", and %s more never arrived", octets(f.missing))
