@@ -104,20 +104,6 @@ func (a *Assembler) unlink(s *stream) {
 	}
 }
 
-// oldest is the least recently progressed direction followed, or nil.
-func (a *Assembler) oldest() *stream {
-	e, m := a.elru.lnext, a.lru.lnext
-	switch {
-	case e == &a.elru && m == &a.lru:
-		return nil
-	case e == &a.elru:
-		return m
-	case m == &a.lru || e.progressFrame <= m.progressFrame:
-		return e
-	}
-	return m
-}
-
 // Stats returns the counters.
 func (a *Assembler) Stats() Stats {
 	s := a.st
