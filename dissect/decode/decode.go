@@ -6,6 +6,9 @@
 package decode
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
@@ -195,16 +198,19 @@ func (d *Decoder) Notes() []finding.Finding {
 	}
 	out = append(out, d.reassemblyNotes()...)
 	out = append(out, d.oddNotes()...)
+	// One line for the holder (iwarp-traffic), with each cause's count.
 	limit, full := d.mpa.NotFollowed()
+	var why []string
 	if limit > 0 {
-		out = append(out, finding.New(finding.StateLimitReached,
-			"%s: the FPDUs of %d TCP %s after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already",
-			name, limit, plural(limit, "direction", "directions"), mpa.MaxFollowed))
+		why = append(why, fmt.Sprintf("%d because the traffic of %d iWARP connections was followed at once already", limit, mpa.MaxFollowed))
 	}
 	if full > 0 {
+		why = append(why, fmt.Sprintf("%d because the memory budget was full", full))
+	}
+	if n := limit + full; n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
-			"%s: the FPDUs of %d TCP %s after their MPA frames were not followed: the memory budget was full",
-			name, full, plural(full, "direction", "directions")))
+			"%s: the FPDUs of %d TCP %s after their MPA frames were not followed: %s",
+			name, n, plural(n, "direction", "directions"), strings.Join(why, ", ")))
 	}
 	if n := d.mpa.Silent(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
