@@ -133,6 +133,24 @@ func (b *Budget) Force(h Holder, n int) {
 	b.notePeak()
 }
 
+// ChargeOver takes n octets for h when they fit within the limit plus
+// slack: for state worth more than what other holders can give back (the
+// run loop then has the largest of them make room, Over), within a bound.
+// A refusal is counted as Charge's is.
+func (b *Budget) ChargeOver(h Holder, n int, slack int64) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	if b.used.Add(int64(n)) > b.limit+slack {
+		b.used.Add(-int64(n))
+		b.refused[h].Add(1)
+		return false
+	}
+	b.held[h].Add(int64(n))
+	b.notePeak()
+	return true
+}
+
 // Release gives back n octets h no longer holds.
 func (b *Budget) Release(h Holder, n int) {
 	if b == nil || n <= 0 {

@@ -67,8 +67,10 @@ type Checker struct {
 	calls     []call // outstanding Calls
 	callsCap  int    // how many this connection may track
 	lostCalls bool   // a side lost traffic: a Reply without its Call is not judged
-	grant     uint32
-	hasGrant  bool
+	// gone: the side's traffic is lost for good (LostForGood, gone.go).
+	gone     [2]bool
+	grant    uint32
+	hasGrant bool
 
 	reads     [2]int
 	readsOver [2]readsOver

@@ -301,6 +301,9 @@ func (c *Checker) kind(h *layers.RPCRDMAHeader, side int) msgKind {
 // callSeen tracks a Call with the STags it advertises, and checks the
 // credits of a forward Call (from the initiator).
 func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add func(finding.Code, string, ...any)) {
+	if c.gone[1-s.Side] {
+		return // its Reply cannot be read: not tracked (gone.go)
+	}
 	i := c.findCall(h.XID, s.Side)
 	if i < 0 {
 		if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget {
@@ -485,7 +488,7 @@ func (c *Checker) ReadRequest(side, frame int) {
 	c.reads[side]++
 	n := c.reads[side]
 	c.fig.MaxOutstandingRDMAReads[side] = max(c.fig.MaxOutstandingRDMAReads[side], n)
-	if c.neg.Known && c.neg.HasReadLimit[side] && n > c.neg.ReadLimit[side] {
+	if c.neg.Known && c.neg.HasReadLimit[side] && n > c.neg.ReadLimit[side] && !c.gone[1-side] {
 		o := &c.readsOver[side]
 		if o.count == 0 {
 			o.frame, o.outstanding = frame, n

@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -67,16 +68,32 @@ func (fl *Follower) establishedIWARP(c *record.Connection, reply *record.MPAHead
 		fl.iwSetups = map[iwKey]iwSetup{}
 	}
 	if len(fl.iwSetups) >= maxIWSetups {
-		for k := range fl.iwSetups { // any: they wait only when no traffic follows
-			delete(fl.iwSetups, k)
-			break
-		}
+		fl.dropOldestSetups()
 	}
 	s := iwSetup{id: c.Number, neg: negotiatedOf(c)}
 	if reply != nil {
 		s.reply, s.has = *reply, true
 	}
 	fl.iwSetups[iwKey{c.Initiator, c.Responder, c.RequestFrame}] = s
+}
+
+// dropOldestSetups forgets the eighth of the established iWARP connections
+// waiting for their traffic that were numbered first: they wait only when
+// no traffic follows (the framer did not follow it, and said why). The
+// choice depends on the connections' Numbers alone, never on the map's
+// order, so that every run gives up the same ones.
+func (fl *Follower) dropOldestSetups() {
+	ids := make([]int, 0, len(fl.iwSetups))
+	for _, s := range fl.iwSetups {
+		ids = append(ids, s.id)
+	}
+	slices.Sort(ids)
+	cut := ids[max(1, len(ids)/8)-1]
+	for k, s := range fl.iwSetups {
+		if s.id <= cut {
+			delete(fl.iwSetups, k)
+		}
+	}
 }
 
 // IWARP takes an event of the framer's traffic (mpa.Recorder): the link
@@ -143,6 +160,11 @@ func (t *iwFlow) resolve() {
 	old := t.chk
 	old.Close()
 	t.chk = NewChecker(fl.out, n, old.peers, record.IWARP)
+	for side, gone := range old.gone {
+		if gone {
+			t.chk.LostForGood(side)
+		}
+	}
 	if old.touched {
 		t.chk.fig.Frames = old.fig.Frames
 		t.chk.touched = true
@@ -204,8 +226,9 @@ func (t *iwFlow) ReadRequest(side, frame int, _ time.Time, _ *layers.RDMAPReadRe
 // ReadDone retires a Read of side.
 func (t *iwFlow) ReadDone(side int) { t.chk.ReadDone(side) }
 
-// Lost: frames of side are missing.
-func (t *iwFlow) Lost(side int) { t.chk.Lost(side) }
+// Lost: the framer follows no more of side's traffic (its framing was
+// lost, or the direction was given up): lost for good.
+func (t *iwFlow) Lost(side int) { t.chk.LostForGood(side) }
 
 // Finding is a connection finding of the FPDU follower.
 func (t *iwFlow) Finding(f finding.Finding) { t.chk.Note(f) }

@@ -6,6 +6,9 @@
 package decode
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
 
@@ -200,10 +203,19 @@ func (d *Decoder) Notes() []finding.Finding {
 			"%s: %d %s that showed an MPA key %s given up at a state limit (--max-tcp-flows, --max-buffer-bytes, --max-stream-bytes) or because the memory budget was full: each is a message record with state-limit-reached, as far as its MPA frame came",
 			name, n, plural(n, "TCP direction", "TCP directions"), plural(n, "was", "were")))
 	}
-	if n := d.mpa.NotFollowed(); n > 0 {
+	// One line for the holder (iwarp-traffic), with each cause's count.
+	limit, full := d.mpa.NotFollowed()
+	var why []string
+	if limit > 0 {
+		why = append(why, fmt.Sprintf("%d because the traffic of %d iWARP connections was followed at once already", limit, mpa.MaxFollowed))
+	}
+	if full > 0 {
+		why = append(why, fmt.Sprintf("%d because the memory budget was full", full))
+	}
+	if n := limit + full; n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
-			"%s: the FPDUs of %d TCP directions after their MPA frames were not followed: the traffic of %d iWARP connections was followed at once already, or the memory budget was full",
-			name, n, mpa.MaxFollowed))
+			"%s: the FPDUs of %d TCP %s after their MPA frames were not followed: %s",
+			name, n, plural(n, "direction", "directions"), strings.Join(why, ", ")))
 	}
 	if n := d.mpa.Silent(); n > 0 {
 		out = append(out, finding.New(finding.StateLimitReached,
@@ -262,7 +274,8 @@ func (d *Decoder) undecodableReason() string {
 // MPA frames lost to the early window (SilentDrops), and the directions
 // whose FPDUs were not followed at mpa.MaxFollowed.
 func (d *Decoder) Dropped() int {
-	return d.mpa.Dropped() + d.odd[0].n + d.asm.Stats().EarlyMissed + d.mpa.NotFollowed()
+	limit, full := d.mpa.NotFollowed()
+	return d.mpa.Dropped() + d.odd[0].n + d.asm.Stats().EarlyMissed + limit + full
 }
 
 // Drops reports what Dropped counts, by holder.
@@ -270,7 +283,8 @@ func (d *Decoder) Drops(drop func(record.DropHolder, int)) {
 	drop(record.DropTCPDirections, d.mpa.Dropped())
 	drop(record.DropTunnels, d.odd[0].n)
 	drop(record.DropEarlyWindow, d.asm.Stats().EarlyMissed)
-	drop(record.DropIWARPTraffic, d.mpa.NotFollowed())
+	limit, full := d.mpa.NotFollowed()
+	drop(record.DropIWARPTraffic, limit+full)
 }
 
 // SilentDrops counts the TCP directions given up at a state limit when they

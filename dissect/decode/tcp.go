@@ -48,7 +48,8 @@ func parseTCP(b []byte, fi *frameInfo, s *reassembly.Segment) bool {
 	s.Seq = binary.BigEndian.Uint32(b[l4+4 : l4+8])
 	hl := int(b[l4+12]>>4) * 4
 	flags := b[l4+13]
-	s.FIN, s.SYN, s.RST = flags&0x01 != 0, flags&0x02 != 0, flags&0x04 != 0
+	s.FIN, s.SYN, s.RST, s.ACK = flags&0x01 != 0, flags&0x02 != 0, flags&0x04 != 0, flags&0x10 != 0
+	s.Ack = binary.BigEndian.Uint32(b[l4+8 : l4+12])
 	start := l4 + hl
 	if ipEnd < start {
 		ipEnd = start

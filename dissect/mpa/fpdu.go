@@ -102,6 +102,14 @@ type follower struct {
 	markers   mode // the receiver asked for markers
 	crc       mode // CRC is in use (either MPA frame set C)
 	done      bool // framing was lost: nothing more is read
+	// After framing was lost, what could not be read is counted: the
+	// octets delivered from the start of the FPDU it was lost in (unread;
+	// lostFrom is where counting goes on from), and those that never
+	// arrived (missing: the hole that lost it, and any later).
+	unread, missing, lostFrom int
+	// holeEnd: framing was lost at a hole, which ended at this offset (0
+	// when it was lost otherwise).
+	holeEnd int
 
 	// The first two octets of the stream, while markers are guessed.
 	peek  [2]byte
@@ -160,10 +168,17 @@ func (f *follower) next() int { return f.pos + f.npeek }
 // feed reads octets delivered in order at stream offset off.
 func (f *follower) feed(off int, b []byte) {
 	if f.done {
+		f.lostOctets(off, b)
 		return
 	}
 	if off != f.next() {
-		f.lose(fmt.Sprintf("octets %d to %d of the stream never arrived", f.next(), off))
+		// A hole the reassembler will not see filled (reassembly.Dir.AcceptGaps).
+		from := f.next()
+		f.holeEnd = off
+		f.lose(fmt.Sprintf("%d octets of the stream (offsets %d to %d) never arrived", off-from, from, off-1))
+		f.unread += f.pos - f.lostFrom
+		f.pos = off // the hole is in why; missing counts the later ones
+		f.lostOctets(off, b)
 		return
 	}
 	if f.markers == modeGuess {
@@ -196,7 +211,21 @@ func (f *follower) octets(b []byte) {
 		}
 		b = b[f.fpduOctets(b[:n]):]
 	}
+	if f.done {
+		// Lost in these octets: what was read of the FPDU, and the rest.
+		f.unread += f.pos - f.lostFrom + len(b)
+		f.pos += len(b)
+		f.lostFrom = f.pos
+	}
 	f.keepView() // the octets delivered are gone after this call
+}
+
+// lostOctets counts octets delivered at off after framing was lost, and
+// the octets before them that never arrived.
+func (f *follower) lostOctets(off int, b []byte) {
+	f.missing += max(0, off-f.pos)
+	f.unread += len(b)
+	f.pos = max(f.pos, off+len(b))
 }
 
 // markerOctets takes octets of the marker at f.pos and reports how many.
@@ -519,10 +548,15 @@ func (f *follower) end() {
 	f.finish()
 }
 
-// lose stops the follow.
+// lose stops the follow. The octets of the FPDU it was lost in, as far as
+// they were read, are not read.
 func (f *follower) lose(why string) {
 	if !f.done {
 		f.done = true
+		f.lostFrom = f.pos
+		if f.o > 0 {
+			f.lostFrom = f.start
+		}
 		f.ev.framingLost(why)
 	}
 }

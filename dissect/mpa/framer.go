@@ -67,8 +67,10 @@ type Framer struct {
 	heldHeads    int      // head buffers lent
 	followers    []*followed
 	headsRefused int // times one could not be had
-	notFollowed  int // directions not followed at MaxFollowed, or for the budget
-	budget       *budget.Budget
+	// Directions whose FPDUs were not followed: at MaxFollowed, and for
+	// the memory budget.
+	notFollowed, notFollowedBudget int
+	budget                         *budget.Budget
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }
@@ -377,9 +379,14 @@ func (r *reader) Differ(off, frame int) {
 }
 
 // Interest: a frame shown from ten octets of a key on (Shown), begun with
-// fewer (Begun).
+// fewer (Begun); the FPDUs of a connection Following, until their framing
+// is lost (Shown).
 func (r *reader) Interest() reassembly.Interest {
 	switch n := len(r.buf); {
+	case r.conn != nil && r.fol.done:
+		// Framing lost: it only counts what it cannot read, and may age
+		// and be given up before the directions still read.
+		return reassembly.Shown
 	case r.conn != nil:
 		return reassembly.Following
 	case r.keyAt < 0 || n == 0:

@@ -87,9 +87,10 @@ const MaxFollowed = 4096
 // connCost is what a connection followed costs, charged to the budget.
 const connCost = 4608
 
-// NotFollowed counts the directions whose FPDUs were not followed because
-// MaxFollowed connections were.
-func (f *Framer) NotFollowed() int { return f.notFollowed }
+// NotFollowed counts the directions whose FPDUs were not followed, by
+// cause: MaxFollowed connections were followed already (limit), or the
+// memory budget was full (budget).
+func (f *Framer) NotFollowed() (limit, budget int) { return f.notFollowed, f.notFollowedBudget }
 
 // Limits of the data traffic.
 const (
@@ -235,14 +236,22 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	}
 	k := keyOf(r.d.Flow)
 	c := f.conns[k]
-	if c == nil && (len(f.conns) >= MaxFollowed || !f.budget.Charge(budget.TCP, connCost)) {
-		// Each connection followed costs about 4.5 KB (its two directions'
-		// followers, its checker): past the limit, or when the run's
-		// memory budget is full, its FPDUs are not read.
-		if len(f.conns) < MaxFollowed {
-			f.budget.Lost(budget.TCP)
-		}
+	// Each connection followed costs about 4.5 KB (its two directions'
+	// followers, its checker): past the limit, or when the run's memory
+	// budget is full, its FPDUs are not read. A full budget is made room in
+	// first: the flow tables give back what they can (Dir.Room), and a
+	// connection may take the budget a sixteenth over its limit, which the
+	// run loop then has the largest holder give back (handing on finished
+	// connection attempts loses nothing).
+	switch {
+	case c != nil:
+	case len(f.conns) >= MaxFollowed:
 		f.notFollowed++
+		return false
+	case !f.budget.Charge(budget.TCP, connCost) && !(r.d.Room(connCost) && f.budget.Charge(budget.TCP, connCost)) &&
+		!f.budget.ChargeOver(budget.TCP, connCost, f.budget.Limit()/16):
+		f.budget.Lost(budget.TCP)
+		f.notFollowedBudget++
 		return false
 	}
 	if c == nil {
@@ -290,6 +299,8 @@ func (r *reader) startFollow(msg *record.Message, pos int) bool {
 	frames := r.fol.sendFrames[:0]
 	*r.fol = followed{sendFrames: frames}
 	r.fol.init(r, heads{f: f, d: r.d, held: &r.fol.heldHead}, pos, c.markersFor(side), c.crcFor(side))
+	// A hole in the FPDUs is reported, not waited for (fpdu-framing-lost).
+	r.d.AcceptGaps()
 	// The frame's octets are no longer needed.
 	r.d.Charge(-len(r.buf))
 	r.buf = nil // a followed direction may last the input: not its frame's 64 KiB
@@ -302,13 +313,9 @@ func (r *reader) follow(off int, b []byte) reassembly.Status {
 	if c := r.conn; !c.linked {
 		c.link(r.f)
 	}
+	// After framing was lost the direction is still followed, to its end,
+	// only to count what could not be read (reportCounts).
 	r.fol.feed(off, b)
-	if r.fol.done {
-		r.detach()
-		r.done = true
-		r.f.recycle(r)
-		return reassembly.Done
-	}
 	return reassembly.More
 }
 
@@ -317,8 +324,8 @@ func (r *reader) seenFollowing(lo, hi, frame int, at time.Time, added, cut bool)
 	if t := r.traffic(); t != nil {
 		t.Frame()
 	}
-	if !added {
-		return
+	if !added || r.fol.done {
+		return // after a loss of framing no frame is named any more
 	}
 	if len(r.carried) >= 32 {
 		r.pruneCarried(r.fol.start)
@@ -395,7 +402,14 @@ func (r *reader) detach() {
 
 // endFollowing ends the follow of a direction.
 func (r *reader) endFollowing(e reassembly.End) {
-	if t := r.traffic(); t != nil && e.GivenUp() {
+	if r.fol.done && e.GivenUp() {
+		// Its framing was lost already: only the count of what could not
+		// be read ends early, and the finding that reports it says so.
+		r.fol.givenUp = e.Detail
+		if e.Kind == reassembly.EndQuiet {
+			r.fol.givenUp = fmt.Sprintf("nothing more arrived for %s", e.Quiet)
+		}
+	} else if t := r.traffic(); t != nil && e.GivenUp() {
 		t.Lost(r.side)
 		detail := e.Detail
 		if e.Kind == reassembly.EndQuiet {
@@ -501,11 +515,20 @@ func (r *reader) crcProblem(off int, mismatch bool, field, computed uint32) {
 	p.n++
 }
 
+// framingLost: the direction cannot be followed further. The Traffic is
+// told at once (what depends on this side's messages is no longer judged);
+// the finding waits for the direction's end (reportCounts), to count what
+// could not be read. It names the frame of the first octet after a hole,
+// or the latest frame of the direction.
 func (r *reader) framingLost(why string) {
+	frame, _ := r.d.Last()
+	if r.fol.holeEnd > 0 {
+		frame, _ = r.frameAt(r.fol.holeEnd)
+	}
+	r.fol.lostFrame, r.fol.lostWhy = frame, why
+	r.pruneCarried(int(^uint(0) >> 1))
 	if t := r.traffic(); t != nil {
-		frame, _ := r.d.Last()
 		t.Lost(r.side)
-		t.Finding(finding.New(finding.FPDUFramingLost, "frame %d: the FPDUs from the %s cannot be followed further: %s", frame, sideName(r.side), why))
 	}
 }
 
@@ -518,8 +541,14 @@ type followed struct {
 	sendDropped    int
 	carriedDropped bool
 	terminates     int
-	crcMismatch    crcCount
-	crcMissing     crcCount
+	// The frame and cause of a loss of framing, and the limit that gave
+	// the direction up after it (the count of what was not read stops
+	// there).
+	lostFrame   int
+	lostWhy     string
+	givenUp     string
+	crcMismatch crcCount
+	crcMissing  crcCount
 	// The frame that carried the last octet of the FPDU just read, and its
 	// time.
 	endFrame int
@@ -540,6 +569,10 @@ func (r *reader) reportCounts() {
 		return
 	}
 	who := sideName(r.side)
+	if r.fol.done {
+		t.Finding(finding.New(finding.FPDUFramingLost, "frame %d: the FPDUs from the %s cannot be followed further: %s; %s",
+			r.fol.lostFrame, who, r.fol.lostWhy, r.fol.afterLoss()))
+	}
 	if p := r.fol.crcMismatch; p.n > 0 {
 		t.Finding(finding.New(finding.MPACRCMismatch, "frame %d: %s from the %s with a CRC that does not match: the field is 0x%08x, the octets give 0x%08x",
 			p.frame, fpdus(p.n), who, p.field, p.computed))
@@ -556,6 +589,30 @@ func (r *reader) reportCounts() {
 	if n := r.fol.terminates - maxTerminates; n > 0 {
 		t.Finding(finding.New(finding.RDMAPTerminate, "%d more Terminates from the %s", n, who))
 	}
+}
+
+// afterLoss says what could not be read after framing was lost.
+func (f *followed) afterLoss() string {
+	s := "nothing of the direction came after that"
+	if f.unread > 0 {
+		s = fmt.Sprintf("%s from there on %s not read", octets(f.unread), plural(f.unread, "was", "were"))
+	}
+	if f.missing > 0 {
+		s += fmt.Sprintf(", and %s more never arrived", octets(f.missing))
+	}
+	if f.givenUp != "" {
+		s += " (counted until the direction was given up: " + f.givenUp + ")"
+	}
+	return s
+}
+
+func octets(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "octet", "octets")) }
+
+func plural(n int, one, more string) string {
+	if n == 1 {
+		return one
+	}
+	return more
 }
 
 // fpdus counts FPDUs for a finding: "an FPDU", or "12 FPDUs, the first,".

@@ -8,21 +8,21 @@ import "time"
 // connection on the same 4-tuple: what the old one began ends here, and
 // the segment is taken as the first of a direction not followed.
 func (a *Assembler) segmentAnchored(str *stream, s *Segment, seq uint32) {
-	// The direction's entry in the flow table stays; its stream goes back
-	// to the pool when it ends.
-	d := str.ent
+	// The stream goes back to the pool when it ends; its entry in the flow
+	// table may be forgotten then (an ended connection), or move (the
+	// tables shrink when a reader charges): it is looked up again.
 	switch {
 	case s.SYN && str.zero != seq:
 		// A SYN with another ISN: a new connection on the same addresses
 		// and ports.
 		a.finish(str, End{Kind: EndReplaced})
-		a.segmentNew(s, d, seq, false)
+		a.segmentNew(s, a.lookup(&s.Flow), seq, false)
 	case !s.SYN && len(s.Payload) > 0 && a.reused(str, s, seq):
 		// The 4-tuple and its sequence numbers used again by a new
 		// connection whose SYN is not in the capture.
 		a.finish(str, End{Kind: EndReplaced})
 		a.st.Reused++
-		a.segmentNew(s, d, seq, false)
+		a.segmentNew(s, a.lookup(&s.Flow), seq, false)
 	default:
 		a.takeAnchored(str, s, seq)
 	}
@@ -40,6 +40,9 @@ func (a *Assembler) takeAnchored(str *stream, s *Segment, seq uint32) {
 		str.saw(seq, len(s.Payload))
 	}
 	a.ending(str, s, seq)
+	if str.gaps && a.followed(str) {
+		a.noteHoles(str)
+	}
 }
 
 // reused reports whether a segment of a followed direction begins a new
@@ -71,7 +74,17 @@ func (a *Assembler) add(s *stream, seq uint32, p []byte, frame int, at time.Time
 	need := s.need()
 	wend := min(max(need, s.next), s.next+a.opt.StreamBytes)
 	if lo >= wend && lo >= s.next {
-		return true // nothing wanted there
+		if !s.gaps {
+			return true // nothing wanted there
+		}
+		// Beyond what the direction may hold: the holes before it are lost.
+		if a.skipTo(s, lo) == Done {
+			return false
+		}
+		if s.need() <= lo {
+			return true // the reader wants no more there
+		}
+		return a.add(s, seq, p, frame, at, cut)
 	}
 	base := s.startOff()
 	added, direct := false, false

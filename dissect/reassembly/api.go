@@ -20,10 +20,14 @@ type Segment struct {
 	Flow          Flow
 	Seq           uint32
 	SYN, FIN, RST bool
-	Payload       []byte // the octets captured
-	WireLen       int    // octets of payload on the wire, by the IP and TCP headers (more than len(Payload) when the capture cut it)
-	Frame         int    // 1-based frame number
-	Time          time.Time
+	// ACK: the segment acknowledges the reverse direction up to Ack (the
+	// next sequence number its sender expects).
+	ACK     bool
+	Ack     uint32
+	Payload []byte // the octets captured
+	WireLen int    // octets of payload on the wire, by the IP and TCP headers (more than len(Payload) when the capture cut it)
+	Frame   int    // 1-based frame number
+	Time    time.Time
 }
 
 // Defaults of Options.
@@ -141,7 +145,9 @@ type Reader interface {
 	// added any octet not seen before, and whether the capture cut the
 	// segment just after hi. It comes before the octets are delivered.
 	Seen(lo, hi int, frame int, at time.Time, added, cut bool)
-	// Data delivers the next octets in order, at off.
+	// Data delivers the next octets in order, at off. For a reader that
+	// accepts gaps (Dir.AcceptGaps), off may lie past the octets delivered
+	// before: those between were lost (b may then be empty).
 	Data(off int, b []byte) Status
 	// Again gives octets already delivered that a later segment (frame)
 	// carried again.
@@ -231,7 +237,8 @@ type Stats struct {
 	Remembered int // directions in the flow table
 	Held       int // octets held now, with what readers charged
 	Keyless    int // directions given up at a limit (or by age) whose reader had seen nothing of interest
-	Forgotten  int // decided directions forgotten at the Remembered limit
+	Forgotten  int // decided directions forgotten at the Remembered limit, or for the budget (tables.go)
+	Ended      int // decided directions forgotten when their connection ended (FIN or RST)
 	Sweeps     int // age sweeps run
 	Reused     int // decided directions started afresh by a segment that Starts, without a SYN
 	// EarlyMissed counts the directions decided by the early window (more

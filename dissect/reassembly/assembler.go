@@ -32,6 +32,13 @@ type Assembler struct {
 	// allocates nothing).
 	why struct{ flows, early, room, full, budgetRoom, budgetFull, budgetFlow string }
 
+	// holey counts the directions followed that accept gaps and hold
+	// octets past a hole (gaps.go).
+	holey int
+	// opened counts the directions opened; idleLook is that count when
+	// giveBack last found no direction of no interest to give up.
+	opened, idleLook int
+
 	opens  int
 	tables int            // the flow tables' octets charged to the budget
 	acct   budget.Account // this holder's share of the budget (Options.Budget)
@@ -97,20 +104,6 @@ func (a *Assembler) unlink(s *stream) {
 	}
 }
 
-// oldest is the least recently progressed direction followed, or nil.
-func (a *Assembler) oldest() *stream {
-	e, m := a.elru.lnext, a.lru.lnext
-	switch {
-	case e == &a.elru && m == &a.lru:
-		return nil
-	case e == &a.elru:
-		return m
-	case m == &a.lru || e.progressFrame <= m.progressFrame:
-		return e
-	}
-	return m
-}
-
 // Stats returns the counters.
 func (a *Assembler) Stats() Stats {
 	s := a.st
@@ -132,10 +125,14 @@ func (a *Assembler) lookup(f *Flow) *dirState {
 }
 
 // insert adds a direction, forgetting the least recently seen decided ones
-// beyond the Remembered limit.
+// beyond the Remembered limit, or when the table would grow past its share
+// of the budget (tables.go).
 func (a *Assembler) insert(f *Flow) *dirState {
-	if a.t4.used+a.t6.used >= a.opt.Remembered {
+	switch {
+	case a.t4.used+a.t6.used >= a.opt.Remembered:
 		a.forget()
+	case !a.tableFits(f):
+		a.forget() // the insert then takes an entry forgotten
 	}
 	if f.V6 {
 		k := key6{f.Src, f.Dst, f.SrcPort, f.DstPort}
@@ -149,22 +146,15 @@ func (a *Assembler) insert(f *Flow) *dirState {
 	return st
 }
 
-// chargeTables charges what the flow tables grew by to the budget: they
-// are bounded by Remembered, not refused, and released with the
-// assembler (Flush).
-func (a *Assembler) chargeTables() {
-	if n := a.t4.bytes + a.t6.bytes; n != a.tables {
-		a.acct.Force(n - a.tables)
-		a.tables = n
-	}
-}
-
 // Segment takes one TCP segment. It finds the segment's direction and hands
 // the segment to the handler of the direction's state, as doc.go draws them.
 func (a *Assembler) Segment(s *Segment) {
 	a.st.Segments++
 	a.tick(s.Time)
 	a.sweepIfDue()
+	if s.ACK && a.holey > 0 {
+		a.peerAck(s)
+	}
 	// The SYN occupies its own sequence number, before the first data
 	// octet (RFC 9293, section 3.4): data in a SYN (TCP Fast Open) starts at
 	// ISN+1.
@@ -240,9 +230,20 @@ func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost boo
 	if len(a.all) >= a.opt.Flows {
 		a.evict(a.why.flows)
 	}
+	a.opened++
 	if !a.acct.Charge(streamCost) {
-		a.evict(a.why.budgetFlow)
-		a.acct.Force(streamCost)
+		// What costs nothing goes first (d may move: looked up again).
+		fits := false
+		for !fits && a.giveBack(nil) {
+			fits = a.acct.Charge(streamCost)
+		}
+		if d != nil {
+			d = a.lookup(&s.Flow)
+		}
+		if !fits {
+			a.evict(a.why.budgetFlow)
+			a.acct.Force(streamCost)
+		}
 	}
 	var str *stream
 	if n := len(a.pool); n > 0 {
@@ -286,6 +287,10 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 	if str.fin {
 		flags |= flagEnded
 	}
+	if str.holey {
+		str.holey = false
+		a.holey--
+	}
 	a.charge(str, -str.charged)
 	a.acct.Release(streamCost)
 	a.unlink(str)
@@ -295,6 +300,7 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 	last.ent.slot = uint32(last.slot)
 	a.all = a.all[:len(a.all)-1]
 	*str.ent = dirState{kind: kind, lo: lo, end: end, seen: uint32(a.st.Segments), flags: flags}
+	a.ended(str.ent, &str.flow)
 	a.rings.put(str.buf)
 	str.buf = nil
 	str.release()
@@ -337,8 +343,16 @@ func (a *Assembler) finishFlags(str *stream, e End, flags uint8) {
 		if a.deliverSoft(str) == Done {
 			return // closed: the reader has seen all it wanted
 		}
+		// The direction ended: its holes will not be filled (not so for
+		// one given up, whose missing octets may still have been coming).
+		if str.gaps && (e.Kind == EndInput || e.Kind == EndRST || e.Kind == EndReplaced) && a.deliverAcross(str) == Done {
+			return
+		}
 		e.Frame, e.Time = str.lastFrame, str.lastTime
 		str.r.End(e)
+	}
+	if e.Kind == EndFIN || e.Kind == EndRST {
+		flags |= flagEnded
 	}
 	kind := uint8(kindDecided)
 	if str.anchored {
@@ -373,10 +387,18 @@ func (a *Assembler) idle(str *stream) {
 	}
 }
 
-// Shed makes room in a full budget, between two segments: it gives up
-// the least recently progressed directions until an eighth of the octets
-// held is free, those of no interest first.
-func (a *Assembler) Shed() { a.makeRoom(nil, a.held-a.held/8, a.why.budgetRoom) }
+// Shed makes room in a full budget, between two segments: what costs
+// nothing goes first (giveBack); if that is not enough, it gives up the
+// least recently progressed directions until an eighth of the octets held
+// is free, those of no interest first.
+func (a *Assembler) Shed() {
+	for a.giveBack(nil) {
+		if !a.opt.Budget.Over() {
+			return
+		}
+	}
+	a.makeRoom(nil, a.held-a.held/8, a.why.budgetRoom)
+}
 
 // Flush ends every direction still followed, at the end of the input, in
 // the order they were last seen.

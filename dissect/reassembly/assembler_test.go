@@ -332,9 +332,9 @@ func TestEarlyFlowsLimit(t *testing.T) {
 	})
 }
 
-// A segment decided at once that carries a FIN ends its connection: a key
-// right after it is a new connection on the 4-tuple (counted as reused),
-// not data of the old one.
+// A segment decided at once that carries a FIN ends its connection, which
+// is forgotten at once (counted as ended): a key right after it is a new
+// connection on the 4-tuple, not data of the old one.
 func TestEarlyFlowsLimitFIN(t *testing.T) {
 	long := strings.Repeat("t", 100)
 	for _, fin := range []bool{false, true} {
@@ -343,8 +343,8 @@ func TestEarlyFlowsLimitFIN(t *testing.T) {
 			{port: 2, off: 10, data: long, fin: fin}, // decided at once
 			{port: 2, off: 110, data: "START12345"},  // right after it
 		})
-		if got, want := len(p.readers) == 1 && a.Stats().Reused == 1, fin; got != want {
-			t.Errorf("FIN %v: %d readers, %d reused; log %q", fin, len(p.readers), a.Stats().Reused, p.log)
+		if got, want := len(p.readers) == 1 && a.Stats().Ended == 1, fin; got != want {
+			t.Errorf("FIN %v: %d readers, %d ended; log %q", fin, len(p.readers), a.Stats().Ended, p.log)
 		}
 	}
 }

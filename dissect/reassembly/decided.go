@@ -15,6 +15,7 @@ func (a *Assembler) segmentDecided(d *dirState, s *Segment, seq uint32) {
 		return
 	}
 	d.note(s)
+	a.ended(d, &s.Flow)
 }
 
 // reopens reports whether a segment starts a decided direction afresh: a
@@ -81,6 +82,7 @@ func (a *Assembler) segmentLost(d *dirState, s *Segment, seq uint32) {
 		return
 	}
 	d.note(s)
+	a.ended(d, &s.Flow)
 }
 
 // note records a segment that leaves a decided or lost direction as it is:
@@ -111,5 +113,6 @@ func (a *Assembler) decideEarly(s *Segment, d *dirState) {
 	*d = dirState{kind: kindDecided, flags: flagEarly, lo: s.Seq, end: s.Seq + uint32(len(s.Payload)), seen: uint32(a.st.Segments)}
 	if s.FIN || s.RST {
 		d.flags |= flagEnded
+		a.ended(d, &s.Flow)
 	}
 }

@@ -114,18 +114,67 @@ func (a *Assembler) ageOut(s *stream) {
 	}
 }
 
-// evict gives up the least recently progressed eighth of the directions
-// followed (at least one), each with why: at the flow limit, or when the
-// budget has no room for another direction.
+// evict gives up an eighth of the directions followed (at least one),
+// each with why: at the flow limit, or when the budget has no room for
+// another direction. What is least likely to matter goes first: the
+// directions whose reader saw nothing of interest, then those in the middle
+// of an MPA frame, last those following a connection's traffic; within
+// each, the least recently progressed first.
 func (a *Assembler) evict(why string) {
-	for n := max(1, len(a.all)/8); n > 0; n-- {
-		s := a.oldest()
-		if s == nil {
-			break
+	n := max(1, len(a.all)/8)
+	for _, most := range [...]Interest{Nothing, Shown, Following} {
+		for _, l := range [...]*stream{&a.elru, &a.lru} {
+			for s := l.lnext; s != l && n > 0; {
+				next := s.lnext
+				if s.interest() <= most {
+					a.lostFor(s, why)
+					a.giveUp(s, EndLimit, why)
+					n--
+				}
+				s = next
+			}
 		}
-		a.lostFor(s, why)
-		a.giveUp(s, EndLimit, why)
 	}
+}
+
+// giveBack makes room in a full budget at no cost to what the output
+// shows: the flow tables give back (shrinkTables), else an eighth of the
+// directions followed whose reader saw nothing of interest is given up
+// (counted as keyless, as at the flow limit), never keep. It reports whether
+// anything was given back. When none was found, the next look waits for a
+// direction more to be opened: a full budget does not make every charge
+// pay for a look at every direction.
+func (a *Assembler) giveBack(keep *stream) bool {
+	if a.shrinkTables() {
+		return true
+	}
+	if a.idleLook == a.opened {
+		return false
+	}
+	n := max(1, len(a.all)/8)
+	given := 0
+	for _, l := range [...]*stream{&a.elru, &a.lru} {
+		for s := l.lnext; s != l && given < n; {
+			next := s.lnext
+			if s != keep && s.interest() == Nothing {
+				a.giveUp(s, EndLimit, a.why.budgetRoom)
+				given++
+			}
+			s = next
+		}
+	}
+	if given == 0 {
+		a.idleLook = a.opened
+	}
+	return given > 0
+}
+
+// interest is the reader's Interest (Nothing without a reader).
+func (s *stream) interest() Interest {
+	if s.r == nil {
+		return Nothing
+	}
+	return s.r.Interest()
 }
 
 // lostFor counts on the budget a direction given up for it (why is one of
@@ -153,6 +202,9 @@ func (a *Assembler) charge(s *stream, n int) bool {
 		a.makeRoom(s, max(0, a.opt.TotalBytes-a.opt.TotalBytes/8-n), a.why.room)
 	}
 	fits := b.Charge(n)
+	for !fits && a.giveBack(s) {
+		fits = b.Charge(n)
+	}
 	if !fits {
 		// Others hold the budget too: give up an eighth of what this
 		// holder has, least recently progressed first, and try again.

@@ -50,6 +50,10 @@ type stream struct {
 	// no reader was there, and that copy's frame.
 	differ, differFrame int
 
+	// gaps: the reader accepts gaps (gaps.go); holey: it does, and octets
+	// are held past a hole (counted in Assembler.holey).
+	gaps, holey bool
+
 	capped  string // a limit was reached: which (the direction is given up)
 	charged int    // octets charged to the total
 

@@ -176,6 +176,47 @@ func (t *table[K]) remove(k *K, h uint64) {
 	}
 }
 
+// growth is how many octets inserting one more entry would add to the
+// table: a chunk when no entry is free, a larger index when it is full.
+func (t *table[K]) growth() int {
+	n := 0
+	if len(t.free) == 0 && (len(t.chunks) == 0 || len(t.chunks[len(t.chunks)-1]) == chunkSize) {
+		n += chunkSize * int(unsafe.Sizeof(entry[K]{}))
+	}
+	if (t.filled+1)*4 > len(t.slots)*3 {
+		if m := max(64, 1<<bits.Len(uint(t.used*2))); m > len(t.slots) {
+			n += 4 * (m - len(t.slots))
+		}
+	}
+	return n
+}
+
+// compact moves the entries in use to as few chunks as hold them, in the
+// order they were in, and rebuilds the index to fit: the octets of
+// entries forgotten go back. moved is told each entry that moved (its
+// state's new place), before the old chunks go.
+func (t *table[K]) compact(moved func(old, now *dirState)) {
+	old := t.chunks
+	t.chunks, t.free, t.bytes = nil, nil, 0
+	for _, chunk := range old {
+		for j := range chunk {
+			e := &chunk[j]
+			if e.st.kind == 0 {
+				continue
+			}
+			if len(t.chunks) == 0 || len(t.chunks[len(t.chunks)-1]) == chunkSize {
+				t.chunks = append(t.chunks, make([]entry[K], 0, chunkSize))
+				t.bytes += chunkSize * int(unsafe.Sizeof(entry[K]{}))
+			}
+			c := &t.chunks[len(t.chunks)-1]
+			*c = append(*c, *e)
+			moved(&e.st, &(*c)[len(*c)-1].st)
+		}
+	}
+	t.slots = nil
+	t.rehash(max(64, 1<<bits.Len(uint(t.used*2))))
+}
+
 // rehash rebuilds the index with n slots (a power of two), dropping the
 // deleted ones.
 func (t *table[K]) rehash(n int) {

@@ -30,7 +30,7 @@ const (
 
 // FloodKinds lists the kinds Flood knows.
 var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD,
-	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodRecordsFirst, FloodCombined}
+	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodRecordsFirst, FloodIWARPHole, FloodIWARPLostResponder, FloodIWARPSequential, FloodTCPThenRDMA, FloodCombined}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -85,6 +85,11 @@ var floods = map[string]func(n int, emit func([]byte) error) error{
 	FloodRCOrphanPackets: floodRCOrphanPackets,
 	FloodRCLyingLengths:  floodRCLyingLengths,
 	FloodRCReads:         floodRCReads,
+	// floodtcp.go
+	FloodIWARPHole:          floodIWARPHole,
+	FloodIWARPLostResponder: floodIWARPLostResponder,
+	FloodIWARPSequential:    floodIWARPSequential,
+	FloodTCPThenRDMA:        floodTCPThenRDMA,
 }
 
 // floodKind writes n units of one kind (not FloodCombined) through emit.

@@ -2,6 +2,7 @@ package craft
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -108,6 +109,14 @@ type IWARPExchange struct {
 	Retransmit []int
 	// Reorder sends these data segments after the one that follows them.
 	Reorder []int
+	// Drop leaves these data segments (counted as for Retransmit) out of
+	// the capture: the peer received them, the capture lost them, so the
+	// closing segments (Close) acknowledge them all the same.
+	Drop []int
+	// Close ends the connection after its traffic: the initiator's FIN, the
+	// responder's FIN, the initiator's last ACK, each acknowledging all the
+	// other side sent.
+	Close bool
 
 	// StreamingRequest and StreamingReply are sent in TCP streaming mode
 	// before the MPA Request and Reply: iSER's iSCSI login.
@@ -168,7 +177,25 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	segs = append(segs, data...)
+	end := [2]uint32{ca + 1 + uint32(len(req)), cb + 1 + uint32(len(rep))}
+	for i := range data {
+		side := 0
+		if data[i].Src.IP == b.IP && data[i].Src.Port == b.Port {
+			side = 1
+		}
+		if e := data[i].Seq + uint32(len(data[i].Payload)); int32(e-end[side]) > 0 {
+			end[side] = e
+		}
+		if !slices.Contains(x.Drop, i) {
+			segs = append(segs, data[i])
+		}
+	}
+	if x.Close {
+		segs = append(segs,
+			TCP{Src: a, Dst: b, Seq: end[0], Ack: end[1], ACK: true, FIN: true},
+			TCP{Src: b, Dst: a, Seq: end[1], Ack: end[0] + 1, ACK: true, FIN: true},
+			TCP{Src: a, Dst: b, Seq: end[0] + 1, Ack: end[1] + 1, ACK: true})
+	}
 	var out []Frame
 	for i := range segs {
 		data, err := segs[i].Frame()

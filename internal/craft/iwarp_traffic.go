@@ -31,11 +31,14 @@ type IWARPMessage struct {
 	// zero although CRC is in use. BadMarker: a marker inside it points
 	// elsewhere.
 	BadCRC, ZeroCRC, BadMarker bool
+	// DDPVersion overrides the DDP version of the message's segments (0:
+	// version 1, the only one RFC 5041 defines).
+	DDPVersion uint8
 }
 
 // units are the DDP segments of the message.
 func (m *IWARPMessage) units(msn *[3]uint32) ([]FPDUUnit, error) {
-	d := layers.DDP{Opcode: m.Opcode}
+	d := layers.DDP{Opcode: m.Opcode, Version: m.DDPVersion}
 	var body []byte
 	switch m.Opcode {
 	case layers.RDMAPOpWrite, layers.RDMAPOpReadResponse:
