@@ -27,9 +27,6 @@ import (
 // suite; RDMACM_LONG_TESTS=1 (CI sets it) runs them at the scale of the
 // issue too.
 
-// longTests reports whether the large versions run.
-func longTests() bool { return os.Getenv("RDMACM_LONG_TESTS") == "1" }
-
 // runFlood writes n units of a flood kind and dissects them with cfg.
 func runFlood(t *testing.T, kind string, n int, cfg dissect.Config) *dpCollect {
 	t.Helper()
