@@ -235,8 +235,8 @@ func TestIndexRoom(t *testing.T) {
 	for i := range n {
 		tr.Message(budgetReq(i))
 	}
-	if tr.idxMark != n || tr.idxCharged != 0 {
-		t.Fatalf("mark %d, charged %d after %d requests", tr.idxMark, tr.idxCharged, n)
+	if tr.idxMark[0] != n || tr.idxCharged != 0 {
+		t.Fatalf("mark %d, charged %d after %d requests", tr.idxMark[0], tr.idxCharged, n)
 	}
 	b.Force(budget.TCP, 2<<30) // over: each Shed hands on an eighth of the unfinished
 	remade := false
@@ -244,12 +244,12 @@ func TestIndexRoom(t *testing.T) {
 		held -= len(handed(tr.Shed()))
 		in := len(tr.byReq)
 		switch {
-		case tr.idxMark == n && tr.idxCharged != (n-in)*indexSlot:
+		case tr.idxMark[0] == n && tr.idxCharged != (n-in)*indexSlot:
 			t.Fatalf("%d entries of a mark of %d: %d charged", in, n, tr.idxCharged)
-		case tr.idxMark != n:
+		case tr.idxMark[0] != n:
 			remade = true
-			if tr.idxMark >= n/4 || tr.idxCharged != (tr.idxMark-in)*indexSlot {
-				t.Fatalf("made again, %d entries: mark %d, charged %d", in, tr.idxMark, tr.idxCharged)
+			if tr.idxMark[0] >= n/4 || tr.idxCharged != (tr.idxMark[0]-in)*indexSlot {
+				t.Fatalf("made again, %d entries: mark %d, charged %d", in, tr.idxMark[0], tr.idxCharged)
 			}
 		}
 	}

@@ -154,36 +154,38 @@ func (t *Tracker) setReq(k reqKey, c *attempt) {
 // never shrinks). An attempt's charge covers its own entry; the room its
 // entry leaves behind, once gone, is charged too, at indexSlot (an
 // entry's share of a map between two doublings, TestAttemptCost), from the
-// most entries the indexes held together since they were made (idxMark).
-// When fewer than a quarter of that are in use, they are made again,
-// smaller, and the room is given back. Below minRemake entries what they
-// keep is small, and neither charged nor made again.
+// most entries each index held since it was made (its mark). When fewer
+// than a quarter of its mark are in use, an index is made again, smaller,
+// and the room is given back. Below minRemake entries what an index keeps
+// is small, and neither charged nor made again.
 const (
 	indexSlot = 80
 	minRemake = 4096
 )
 
-// indexGrew raises the mark.
+// indexGrew raises the marks.
 func (t *Tracker) indexGrew() {
-	if n := len(t.byReq) + len(t.byTCP); n > t.idxMark {
-		t.idxMark = n
-	}
+	t.idxMark[0] = max(t.idxMark[0], len(t.byReq))
+	t.idxMark[1] = max(t.idxMark[1], len(t.byTCP))
 	t.chargeIndex()
 }
 
-// indexShrank makes the indexes again when they hold fewer than a quarter
-// of their mark, and charges the room the gone entries left otherwise.
+// indexShrank makes an index again when it holds fewer than a quarter of
+// its mark, and charges the room the gone entries left otherwise.
 func (t *Tracker) indexShrank() {
-	if n := len(t.byReq) + len(t.byTCP); t.idxMark >= minRemake && n < t.idxMark/4 {
-		byReq := make(map[reqKey]*attempt, len(t.byReq))
+	if n := len(t.byReq); t.idxMark[0] >= minRemake && n < t.idxMark[0]/4 {
+		m := make(map[reqKey]*attempt, n)
 		for k, c := range t.byReq {
-			byReq[k] = c
+			m[k] = c
 		}
-		byTCP := make(map[tcpConnKey]*attempt, len(t.byTCP))
+		t.byReq, t.idxMark[0] = m, n
+	}
+	if n := len(t.byTCP); t.idxMark[1] >= minRemake && n < t.idxMark[1]/4 {
+		m := make(map[tcpConnKey]*attempt, n)
 		for k, c := range t.byTCP {
-			byTCP[k] = c
+			m[k] = c
 		}
-		t.byReq, t.byTCP, t.idxMark = byReq, byTCP, n
+		t.byTCP, t.idxMark[1] = m, n
 	}
 	t.chargeIndex()
 }
@@ -192,8 +194,10 @@ func (t *Tracker) indexShrank() {
 // date.
 func (t *Tracker) chargeIndex() {
 	want := 0
-	if t.idxMark >= minRemake {
-		want = (t.idxMark - len(t.byReq) - len(t.byTCP)) * indexSlot
+	for i, n := range [2]int{len(t.byReq), len(t.byTCP)} {
+		if t.idxMark[i] >= minRemake {
+			want += (t.idxMark[i] - n) * indexSlot
+		}
 	}
 	switch {
 	case want > t.idxCharged:

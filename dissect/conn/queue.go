@@ -162,6 +162,7 @@ func (t *Tracker) handOn(c *attempt) *attempt {
 	if len(t.done) > maxDone {
 		t.unindex(t.done[0])
 		t.done[0].inDone = false
+		t.done[0] = nil // the backing array must not keep it alive
 		t.done = t.done[1:]
 	}
 	return c

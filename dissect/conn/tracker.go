@@ -141,10 +141,10 @@ type Tracker struct {
 	freeEntries []*negotiated // history entries free for reuse
 
 	budget *budget.Budget // the run's memory budget, or nil
-	// idxMark is the most entries byReq and byTCP held together since they
-	// were last made, idxCharged what their empty room is charged
-	// (chargeIndex).
-	idxMark, idxCharged int
+	// idxMark is the most entries byReq and byTCP held since each was
+	// made, idxCharged what their empty room is charged (chargeIndex).
+	idxMark    [2]int
+	idxCharged int
 }
 
 // DefaultMaxConnections bounds the attempts held at once: about 1 KB
@@ -167,7 +167,7 @@ func (t *Tracker) reset() {
 		t.budget.Release(budget.Orphans, orphanCost(o))
 	}
 	t.budget.Release(budget.Attempts, t.idxCharged)
-	t.idxMark, t.idxCharged = 0, 0
+	t.idxMark, t.idxCharged = [2]int{}, 0
 	t.byReq = map[reqKey]*attempt{}
 	t.reqCache = [2]reqHit{}
 	t.byTCP = map[tcpConnKey]*attempt{}

@@ -154,6 +154,7 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 	last := len(fl.conns) - 1
 	fl.conns[f.slot] = fl.conns[last]
 	fl.conns[f.slot].slot = f.slot
+	fl.conns[last] = nil // a pointer left past the end would keep a flow alive
 	fl.conns = fl.conns[:last]
 	if fl.chand >= last {
 		fl.chand = 0

@@ -298,6 +298,7 @@ func (a *Assembler) close(str *stream, kind uint8, flags uint8) {
 	a.all[str.slot] = last
 	last.slot = str.slot
 	last.ent.slot = uint32(last.slot)
+	a.all[len(a.all)-1] = nil // a pointer left past the end would keep a stream given up alive
 	a.all = a.all[:len(a.all)-1]
 	*str.ent = dirState{kind: kind, lo: lo, end: end, seen: uint32(a.st.Segments), flags: flags}
 	a.ended(str.ent, &str.flow)

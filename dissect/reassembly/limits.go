@@ -64,10 +64,18 @@ func nanos(t time.Time) int64 {
 }
 
 // snapshot copies the directions followed, so that giving some up while
-// going through them is safe.
+// going through them is safe. The copy is cleared once gone through
+// (doneSnapshot): a stale pointer left in it would keep a direction given
+// up alive, with everything it held, beyond any charge.
 func (a *Assembler) snapshot() []*stream {
 	a.scratch = append(a.scratch[:0], a.all...)
 	return a.scratch
+}
+
+// doneSnapshot clears the copy snapshot made.
+func (a *Assembler) doneSnapshot() {
+	clear(a.scratch)
+	a.scratch = a.scratch[:0]
 }
 
 // sweep decides the directions that have been quiet too long.
@@ -93,6 +101,7 @@ func (a *Assembler) sweep() {
 			a.ageOut(s)
 		}
 	}
+	a.doneSnapshot()
 }
 
 // ageOut stops following a direction of no interest that has been quiet
