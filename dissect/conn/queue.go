@@ -155,17 +155,26 @@ func (t *Tracker) emit(c *attempt) {
 func (t *Tracker) handOn(c *attempt) *attempt {
 	c.emitted = true
 	t.held--
+	// Its charge goes back: recognising the last maxDone handed on (about
+	// 2.5 MB at most) is part of the program's own needs, so that handing
+	// on a finished attempt makes room at once.
 	t.budget.Release(budget.Attempts, c.cost)
 	t.dropEmitted()
 	t.done = append(t.done, c)
 	c.inDone = true
 	if len(t.done) > maxDone {
-		t.unindex(t.done[0])
-		t.done[0].inDone = false
-		t.done[0] = nil // the backing array must not keep it alive
-		t.done = t.done[1:]
+		t.forgetDone()
 	}
 	return c
+}
+
+// forgetDone stops recognising the oldest attempt handed on.
+func (t *Tracker) forgetDone() {
+	old := t.done[0]
+	t.unindex(old)
+	old.inDone = false
+	t.done[0] = nil // the backing array must not keep it alive
+	t.done = t.done[1:]
 }
 
 // dropEmitted removes handed-on attempts from the front of the queue, and
@@ -178,7 +187,9 @@ func (t *Tracker) dropEmitted() {
 	}
 	clear(t.open[:i]) // handed on: the backing array must not keep them alive
 	t.open = t.open[i:]
-	if len(t.open) > 2*t.held+64 {
+	// Attempts handed on behind an old one still held stay on the heap
+	// (their charge was given back): at most a quarter more than are held.
+	if len(t.open) > t.held+t.held/4+64 {
 		kept := t.open[:0]
 		for _, c := range t.open {
 			if !c.emitted {

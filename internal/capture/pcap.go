@@ -59,6 +59,7 @@ func (r *Reader) nextPcap() error {
 		issue |= OverSnap
 	}
 	need := pcapRecordLen + int(caplen)
+	r.account(need)
 	if r.w-r.r < need {
 		if err := r.fillSlow(need); err != nil {
 			return r.readError(err, off, r.n+1, "record", r.w-r.r-pcapRecordLen, int(caplen))

@@ -162,6 +162,7 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	if int(caplen) > blen-minEPBLen {
 		return newError(ErrMalformed, off, fn, "captured length %d does not fit in a block of %d octets", caplen, blen)
 	}
+	r.account(blen)
 	if r.w-r.r < blen {
 		if err := r.fillSlow(blen); err != nil {
 			return r.readError(err, off, fn, name, r.w-r.r, blen)

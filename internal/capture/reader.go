@@ -446,14 +446,20 @@ func (r *Reader) offset() int64 { return r.base + int64(r.r) }
 // when the source fails first (io.EOF at its end); fewer than n octets are
 // then available. Callers must re-slice buf afterwards: it may move.
 func (r *Reader) fill(n int) error {
-	if n > r.held && n > defaultBufSize {
-		r.budget.Force(budget.Records, n-r.held)
-		r.held = n
-	}
+	r.account(n)
 	if r.w-r.r >= n {
 		return nil
 	}
 	return r.fillSlow(n)
+}
+
+// account charges the budget for a record (or block) of n octets when it
+// is the longest yet beyond defaultBufSize (see Reader.held).
+func (r *Reader) account(n int) {
+	if n > r.held && n > defaultBufSize {
+		r.budget.Force(budget.Records, n-r.held)
+		r.held = n
+	}
 }
 
 func (r *Reader) fillSlow(n int) error {

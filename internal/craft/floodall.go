@@ -19,10 +19,10 @@ const (
 	// 60000 octets of private data, answered by a Reply: the details a
 	// Markdown report would keep.
 	FloodLargePD = "large-pd"
-	// FloodCombined is the kinds that hold state up to a limit at once
-	// (Combined: all but the hostile data-path kinds of floodhostile.go),
-	// each in an address space of its own, at counts that reach each
-	// limit: all their state is held together.
+	// FloodCombined is every other kind at once (Combined), each in an
+	// address space of its own, at counts that reach each limit: all their
+	// state is held together, and the data path meets every hostile
+	// family of issue 26.
 	FloodCombined = "combined"
 )
 
@@ -48,6 +48,18 @@ var Combined = []struct {
 	{FloodOrphanReplies, 1100},
 	{FloodLargePD, 300},
 	{FloodBigRecords, 3},
+	// The data path's hostile kinds (issue 26): lying lengths, Reads
+	// beyond any cap, orphan packets, records before traffic, holes and
+	// lost directions in iWARP traffic, many short iWARP connections, and
+	// ordinary TCP before RDMA traffic.
+	{FloodRCOrphanPackets, 5000},
+	{FloodRCLyingLengths, 1000},
+	{FloodRCReads, 2000},
+	{FloodRecordsFirst, 10000},
+	{FloodIWARPHole, 2000},
+	{FloodIWARPLostResponder, 2000},
+	{FloodIWARPSequential, 20000},
+	{FloodTCPThenRDMA, 20000},
 }
 
 // floodREQREPs writes n REQ and REP pairs through emit.
