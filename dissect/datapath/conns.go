@@ -3,6 +3,7 @@ package datapath
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
@@ -122,21 +123,22 @@ func (fl *Follower) retireConn(frame int, full bool) {
 			f.used = false
 			continue
 		}
-		if f.chk == nil {
-			// No frame of it was seen: nothing is lost by forgetting it
-			// (a later frame counts as of no connection), so no finding.
-			fl.release(f, nil)
-			return
-		}
+		// One whose traffic has not begun is given up too, and said: its
+		// traffic may come later (setups first, traffic after), and would
+		// then go unjudged.
 		fl.ConnectionsRetired++
+		which := "this one's, the least recently active,"
+		if f.chk == nil {
+			which = "this one's, none of which had come yet,"
+		}
 		why := finding.New(finding.StateLimitReached,
-			"more than %d connections' traffic was followed at once: this one's, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
-			fl.out.Limits.Connections, frame)
+			"more than %d connections' traffic was followed at once: %s was given up at frame %d; frames of it after that are counted as of no connection",
+			fl.out.Limits.Connections, which, frame)
 		if full {
 			fl.out.Limits.Budget.Lost(budget.Datapath)
 			why = finding.New(finding.StateLimitReached,
-				"%s: this connection's traffic, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
-				fl.out.Limits.Budget.Full(), frame)
+				"%s: this connection's traffic (%s) was given up at frame %d; frames of it after that are counted as of no connection",
+				fl.out.Limits.Budget.Full(), strings.TrimSuffix(strings.TrimPrefix(which, "this one's, "), ","), frame)
 		}
 		fl.release(f, &why)
 		return
@@ -189,6 +191,19 @@ func (fl *Follower) newFlow() *flow {
 	return f
 }
 
+// resultCost is what a result kept for its record holds: its map entry,
+// its figures and its findings (measured: TestResultCost).
+func resultCost(r *result) int {
+	n := 80
+	if r.fig != nil {
+		n += 128
+	}
+	for _, f := range r.findings {
+		n += 64 + len(f.Message)
+	}
+	return n
+}
+
 // handed is what a connection's record got when it was handed on: the
 // connection findings and figures an update need not repeat.
 type handed struct {
@@ -205,6 +220,8 @@ type handed struct {
 func (fl *Follower) ended(id int, h *handed, request int, tr record.Transport, peers Peers, r result) {
 	if !h.done {
 		if r.fig != nil || len(r.findings) > 0 {
+			r.cost = resultCost(&r)
+			fl.force(r.cost) // kept until its record goes: it cannot be given up
 			fl.results[id] = r
 		}
 		return
@@ -297,6 +314,7 @@ func endpoints(net Net, c *record.Connection, req *record.CMInfo) (Addr, Addr, b
 func (fl *Follower) Annotate(c *record.Connection) {
 	if r, ok := fl.results[c.Number]; ok {
 		delete(fl.results, c.Number)
+		fl.give(r.cost)
 		c.Datapath = r.fig
 		c.Findings = append(c.Findings, r.findings...)
 		return
@@ -326,7 +344,7 @@ func (fl *Follower) Finish() {
 	slices.SortFunc(conns, func(a, b *flow) int { return cmp.Compare(a.id, b.id) })
 	for _, f := range conns {
 		if f.chk != nil && f.handed.done {
-			fl.update(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, result{f.chk.Figures(), f.chk.Findings()})
+			fl.update(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, result{fig: f.chk.Figures(), findings: f.chk.Findings()})
 		}
 	}
 	open := make([]*iwFlow, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
@@ -336,7 +354,7 @@ func (fl *Follower) Finish() {
 	slices.SortFunc(open, func(a, b *iwFlow) int { return cmp.Compare(a.id, b.id) })
 	for _, t := range open {
 		if t.handed.done {
-			fl.update(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{t.chk.Figures(), t.chk.Findings()})
+			fl.update(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{fig: t.chk.Figures(), findings: t.chk.Findings()})
 		}
 	}
 }

@@ -219,6 +219,7 @@ type Follower struct {
 type result struct {
 	fig      *record.Datapath
 	findings []finding.Finding
+	cost     int // charged to the budget while kept (resultCost)
 }
 
 // NewFollower makes the follower of one input, writing its records to out.

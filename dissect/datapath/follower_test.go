@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -587,4 +590,36 @@ func TestFollowerLengthFlaws(t *testing.T) {
 			t.Errorf("notes %v, records %d", got, len(r.recs))
 		}
 	})
+}
+
+// TestResultCost: what a result kept for its record is charged is close to
+// what it takes on the heap (the budget bounds the results of connections
+// whose traffic ended before their records went).
+func TestResultCost(t *testing.T) {
+	const n = 20000
+	b := budget.New(1 << 30)
+	fl := NewFollower(NewOutput(ModeFindings, Limits{Budget: b}, ""))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		f := finding.New(finding.StateLimitReached,
+			"more than %d connections' traffic was followed at once: this one's, none of which had come yet, was given up at frame %d; frames of it after that are counted as of no connection", 8192, i)
+		fl.ended(i+1, &handed{}, i, record.RoCEv2, Peers{}, result{fig: &record.Datapath{Frames: i}, findings: []finding.Finding{f}})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(after.HeapAlloc-before.HeapAlloc) / n
+	charged := float64(b.Stats().Used) / n
+	t.Logf("%.0f octets of heap a result, %.0f charged", heap, charged)
+	if charged < 0.9*heap || charged > 2*heap {
+		t.Errorf("%.0f octets charged a result for %.0f on the heap", charged, heap)
+	}
+	for i := range n {
+		fl.Annotate(&record.Connection{Number: i + 1})
+	}
+	if len(fl.results) != 0 || b.Stats().Used != 0 {
+		t.Errorf("%d results, %d octets charged after their records went", len(fl.results), b.Stats().Used)
+	}
+	runtime.KeepAlive(fl)
 }

@@ -247,7 +247,7 @@ func (t *iwFlow) Close() {
 		fl.noteOrphan(t, fs)
 	} else {
 		delete(fl.iwByConn, t.id)
-		fl.ended(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{t.chk.Figures(), fs})
+		fl.ended(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{fig: t.chk.Figures(), findings: fs})
 	}
 	t.chk.Close()
 }
