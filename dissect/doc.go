@@ -60,8 +60,8 @@ data path (dissect/datapath), hands the message to the Sink, then the
 records handed on, each after the data path added what its traffic showed
 (Follower.Annotate: record.Datapath and the connection findings). The data
 path keys every connection on its Number, never on the record, and its
-"rpc" records wait in its Output until the loop takes them, after each
-call, for the Sink. At the end of a source the Decoder gives up what it
+"rpc" records and connection updates wait in its Output until the loop
+takes them, after each call, for the Sink. At the end of a source the Decoder gives up what it
 holds, the data path the Sends still in progress, and the Tracker hands on
 the attempts it still tracks: messages never pair across sources. The run
 ends with the record.Summary.
@@ -173,7 +173,9 @@ and raises the data-path findings. A connection that ends before its
 record goes out (its DREP, a reconnection on the same QPNs, the limit of
 connections followed) keeps its figures and findings in the Follower until
 the record is handed on; one whose record went out before (live, or early
-at a limit) has what it shows later noted in the summary.
+at a limit) has what it shows later sent after it, as a
+record.ConnectionUpdate (Sink.Update), when its traffic ends or the input
+does.
 
 Take frame 19 of pcaps/rocev2-nfs-traffic.pcap: UDP to port 4791, a BTH with
 opcode 0x17 (SEND Only with Invalidate) to QP 0x000100. The Follower finds
