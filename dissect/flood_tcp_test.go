@@ -26,7 +26,9 @@ import (
 // longTests reports whether the long runs are asked for.
 func longTests() bool { return os.Getenv("RDMACM_LONG_TESTS") == "1" }
 
-// floodRun writes n units of a flood kind to a file and dissects it with cfg.
+// floodRun writes n units of a flood kind to a file and dissects it with
+// cfg. The connection records come back up to date: a record handed on
+// before its traffic ended has its update applied.
 func floodRun(t *testing.T, kind string, n int, cfg dissect.Config) (*collect, *record.Summary) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), kind+".pcap")
@@ -48,6 +50,17 @@ func floodRun(t *testing.T, kind string, n int, cfg dissect.Config) (*collect, *
 	sum, err := dissect.Run(context.Background(), []string{path}, nil, cfg, &c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	byNumber := map[int]*record.Connection{}
+	for _, x := range c.conns {
+		byNumber[x.Number] = x
+	}
+	for _, u := range c.updates {
+		if x := byNumber[u.Number]; x != nil {
+			u.Apply(x)
+		} else {
+			t.Errorf("an update of connection %d, whose record never came", u.Number)
+		}
 	}
 	return &c, sum
 }

@@ -3,7 +3,6 @@ package datapath
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
@@ -91,24 +90,103 @@ func (fl *Follower) established(e *conn.Event) {
 		if old, ok := fl.index[k]; ok && old.f != f {
 			fl.release(old.f, nil)
 		}
+		if t := fl.tombs[keyHash(&k)]; t != nil {
+			fl.unbury(t) // a connection given up before its traffic, now set up again
+		}
 		fl.index[k] = flowRef{f, uint8(side)}
 		fl.filter[k.slot()]++
 	}
 	f.indexed = true
 	fl.byConn[f.id] = f
+	fl.admit(f, e.Frame)
+}
+
+// admit follows a connection from frame on: among the connections
+// followed, at the limit of how many, and within the budget.
+func (fl *Follower) admit(f *flow, frame int) {
 	if len(fl.conns) >= fl.out.Limits.Connections {
-		fl.retireConn(e.Frame, false)
+		fl.retireConn(frame, false)
 	}
-	for !fl.take(connCost) {
+	// Within a sixteenth over the budget's limit, as a parked connection:
+	// the run loop then has the largest holder make room.
+	for !fl.takeOver(connCost) {
 		if len(fl.conns) == 0 {
 			fl.force(connCost)
 			break
 		}
-		fl.retireConn(e.Frame, true)
+		fl.retireConn(frame, true)
 	}
 	f.slot = len(fl.conns)
 	fl.conns = append(fl.conns, f)
 	fl.cache.ok = false
+}
+
+// Connections whose traffic has not begun are parked when the limit (or
+// the budget) needs their place: still matched on their keys, at a
+// fraction of the cost (parkCost, TestParkCost), they are followed again
+// at their first frame, taking the place of another. Setups that all come
+// before their traffic lose nothing so, and connections that never carry
+// any cost no finding. Beyond maxParked (or when the budget has no room for
+// one more) the oldest parked is given up, and said.
+const (
+	parkCost  = 768
+	maxParked = 1 << 16
+)
+
+// park sets a connection that showed no frame aside.
+func (fl *Follower) park(f *flow, frame int) {
+	fl.unslot(f)
+	fl.give(connCost)
+	// A parked connection may take the budget a sixteenth over its limit:
+	// the run loop then has the largest holder make room (handing on
+	// finished connection attempts loses nothing), where giving up a
+	// parked one may lose its traffic.
+	for fl.nParked >= maxParked || !fl.takeOver(parkCost) {
+		if !fl.dropParked() {
+			fl.force(parkCost)
+			break
+		}
+	}
+	f.parked, f.slot = true, -1
+	fl.nParked++
+	fl.parkQ = append(fl.parkQ, parkedRef{f, f.id})
+}
+
+// unpark follows a parked connection again, at its first frame.
+func (fl *Follower) unpark(f *flow, frame int) {
+	f.parked = false
+	fl.nParked--
+	fl.give(parkCost)
+	fl.admit(f, frame)
+}
+
+// dropParked gives up the oldest parked connection, leaving its tombstone;
+// it reports false when none is parked.
+func (fl *Follower) dropParked() bool {
+	for fl.parkHead < len(fl.parkQ) {
+		p := fl.parkQ[fl.parkHead]
+		fl.parkQ[fl.parkHead] = parkedRef{}
+		fl.parkHead++
+		if fl.parkHead > len(fl.parkQ)/2 && fl.parkHead > 64 {
+			fl.parkQ = fl.parkQ[:copy(fl.parkQ, fl.parkQ[fl.parkHead:])]
+			clear(fl.parkQ[len(fl.parkQ):cap(fl.parkQ)])
+			fl.parkHead = 0
+		}
+		if !p.f.parked || p.f.id != p.id {
+			continue // followed again, or ended, since
+		}
+		fl.bury(p.f) // said if its traffic comes (wake)
+		fl.release(p.f, nil)
+		return true
+	}
+	return false
+}
+
+// parkedRef is a parked connection in the order of parking: its flow and
+// its Number then (a flow is reused once its connection ends).
+type parkedRef struct {
+	f  *flow
+	id int
 }
 
 // retireConn gives up the connection the eviction hand finds first that
@@ -123,22 +201,19 @@ func (fl *Follower) retireConn(frame int, full bool) {
 			f.used = false
 			continue
 		}
-		// One whose traffic has not begun is given up too, and said: its
-		// traffic may come later (setups first, traffic after), and would
-		// then go unjudged.
-		fl.ConnectionsRetired++
-		which := "this one's, the least recently active,"
 		if f.chk == nil {
-			which = "this one's, none of which had come yet,"
+			fl.park(f, frame) // its traffic has not begun: nothing is lost yet
+			return
 		}
+		fl.ConnectionsRetired++
 		why := finding.New(finding.StateLimitReached,
-			"more than %d connections' traffic was followed at once: %s was given up at frame %d; frames of it after that are counted as of no connection",
-			fl.out.Limits.Connections, which, frame)
+			"more than %d connections' traffic was followed at once: this one's, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
+			fl.out.Limits.Connections, frame)
 		if full {
 			fl.out.Limits.Budget.Lost(budget.Datapath)
 			why = finding.New(finding.StateLimitReached,
-				"%s: this connection's traffic (%s) was given up at frame %d; frames of it after that are counted as of no connection",
-				fl.out.Limits.Budget.Full(), strings.TrimSuffix(strings.TrimPrefix(which, "this one's, "), ","), frame)
+				"%s: this connection's traffic, the least recently active, was given up at frame %d; frames of it after that are counted as of no connection",
+				fl.out.Limits.Budget.Full(), frame)
 		}
 		fl.release(f, &why)
 		return
@@ -152,14 +227,13 @@ func (fl *Follower) retireConn(frame int, full bool) {
 func (fl *Follower) release(f *flow, why *finding.Finding) {
 	fl.unindex(f)
 	delete(fl.byConn, f.id)
-	fl.give(connCost)
-	last := len(fl.conns) - 1
-	fl.conns[f.slot] = fl.conns[last]
-	fl.conns[f.slot].slot = f.slot
-	fl.conns[last] = nil // a pointer left past the end would keep a flow alive
-	fl.conns = fl.conns[:last]
-	if fl.chand >= last {
-		fl.chand = 0
+	if f.parked {
+		f.parked = false
+		fl.nParked--
+		fl.give(parkCost)
+	} else {
+		fl.unslot(f)
+		fl.give(connCost)
 	}
 	var r result
 	if f.chk != nil {
@@ -173,6 +247,18 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 	if len(fl.freeFlows) < maxFreeFlows {
 		*f = flow{}
 		fl.freeFlows = append(fl.freeFlows, f) // nothing refers to it any more
+	}
+}
+
+// unslot takes a connection out of those followed.
+func (fl *Follower) unslot(f *flow) {
+	last := len(fl.conns) - 1
+	fl.conns[f.slot] = fl.conns[last]
+	fl.conns[f.slot].slot = f.slot
+	fl.conns[last] = nil // a pointer left past the end would keep a flow alive
+	fl.conns = fl.conns[:last]
+	if fl.chand >= last {
+		fl.chand = 0
 	}
 }
 
@@ -312,6 +398,7 @@ func endpoints(net Net, c *record.Connection, req *record.CMInfo) (Addr, Addr, b
 // What shows after that comes in an update (Finish, or when the traffic
 // ends).
 func (fl *Follower) Annotate(c *record.Connection) {
+	fl.handedTomb(c.Number)
 	if r, ok := fl.results[c.Number]; ok {
 		delete(fl.results, c.Number)
 		fl.give(r.cost)
@@ -362,7 +449,7 @@ func (fl *Follower) Finish() {
 // Drops reports what the data path gave up at its limits, by holder.
 func (fl *Follower) Drops(drop func(record.DropHolder, int)) {
 	drop(record.DropRCDirections, fl.OrphanEvictions)
-	drop(record.DropRCConnections, fl.ConnectionsRetired)
+	drop(record.DropRCConnections, fl.ConnectionsRetired+fl.TombsForgotten)
 	drop(record.DropCalls, fl.CallsUntracked())
 	drop(record.DropSendBuffers, fl.HeadsRefused)
 	drop(record.DropRDMAReads, fl.ReadsUntracked)

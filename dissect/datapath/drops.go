@@ -13,7 +13,9 @@ import (
 //   - directions of RC traffic without their setup given up at
 //     Limits.Directions (or for the memory budget): the run only;
 //   - connections whose traffic was given up at Limits.Connections (or for
-//     the budget): each on its connection record;
+//     the budget): each on its connection record; one given up before its
+//     traffic began only once that traffic comes (tomb.go), and those
+//     forgotten even as that: the run only;
 //   - Calls not followed at Limits.CallsPerConnection or
 //     Limits.CallBudget: each on its Call's "rpc" record, and on its
 //     connection;
@@ -55,6 +57,9 @@ func (fl *Follower) dropNotes() []finding.Finding {
 	note(fl.ConnectionsRetired, "connection's RC traffic was", "connections' RC traffic was",
 		" given up, the least recently active first, at the limit of %d followed at once (--max-rc-connections) or because the memory budget was full; each connection's record says from which frame",
 		lim.Connections)
+	note(fl.TombsForgotten, "connection set aside before its traffic began was", "connections set aside before their traffic began were",
+		" forgotten (more than %d at once): their traffic, if any came after that, was counted as of no connection and not judged",
+		maxTombs)
 	note(fl.CallsUntracked(), "Call was", "Calls were",
 		" not followed: more than %d were outstanding on the connection (--max-rpc-calls) or %d on all (--max-rpc-calls-total); Replies to them were not checked",
 		lim.CallsPerConnection, lim.CallBudget)

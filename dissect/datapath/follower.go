@@ -134,6 +134,7 @@ type flow struct {
 	chk     *Checker // made at the first frame
 	sides   *[2]sideState
 	handed  handed // what the handed-on record got
+	parked  bool   // set aside until its first frame (park)
 	// The flow's slot among those followed (connections, or directions
 	// without a setup), and whether it was active since the eviction hand
 	// last passed; the key of a direction without a setup.
@@ -155,6 +156,19 @@ type Follower struct {
 	byConn  map[int]*flow // the connections followed, by Number
 	conns   []*flow       // the same, for the eviction hand
 	chand   int
+	// The connections parked (none of their traffic seen yet), in the
+	// order they were, from parkHead; nParked counts them.
+	parkQ    []parkedRef
+	parkHead int
+	nParked  int
+	// Tombstones of parked connections given up (tomb.go).
+	tombs    map[uint64]*tomb
+	tombIDs  map[int32]*tomb
+	tombQ    []*tomb
+	tombHead int
+	// TombsForgotten counts tombstones forgotten at maxTombs or for the
+	// budget: the traffic of those connections, if it came, went unsaid.
+	TombsForgotten int
 	// freeFlows are flows of ended connections, for the next ones.
 	freeFlows []*flow
 	orphans   map[flowKey]*flow
@@ -307,6 +321,7 @@ func (fl *Follower) packet(p *Packet) {
 	k := flowKey{p.Net, p.Src, p.Dst, p.DestQP}
 	r, ok := fl.lookup(k)
 	if !ok {
+		fl.wake(&k, p)
 		fl.OrphanFrames++
 		if isSend(p.OpCode) {
 			fl.orphanSend(k, p)
@@ -314,6 +329,9 @@ func (fl *Follower) packet(p *Packet) {
 		return
 	}
 	f := r.f
+	if f.parked {
+		fl.unpark(f, p.Frame)
+	}
 	f.used = true
 	if f.chk == nil {
 		f.chk = NewChecker(fl.out, f.neg, f.peers, f.net.transport())
@@ -379,6 +397,17 @@ const (
 // take charges n octets to the budget, reporting whether they fit.
 func (fl *Follower) take(n int) bool {
 	if !fl.out.Limits.Budget.Charge(budget.Datapath, n) {
+		return false
+	}
+	fl.charged += n
+	return true
+}
+
+// takeOver charges n octets to the budget within a sixteenth over its
+// limit, reporting whether they fit.
+func (fl *Follower) takeOver(n int) bool {
+	b := fl.out.Limits.Budget
+	if !b.ChargeOver(budget.Datapath, n, b.Limit()/16) {
 		return false
 	}
 	fl.charged += n

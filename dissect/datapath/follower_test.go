@@ -623,3 +623,69 @@ func TestResultCost(t *testing.T) {
 	}
 	runtime.KeepAlive(fl)
 }
+
+// TestParkCost: connections set aside before their traffic (parkCost) and
+// their tombstones once given up (tombCost) are charged about what they
+// take on the heap; a parked connection is followed again at its first
+// frame, and one given up says so only when its traffic comes.
+func TestParkCost(t *testing.T) {
+	const n = 20000
+	b := budget.New(1 << 30)
+	out := NewOutput(ModeFindings, Limits{Budget: b, Connections: 1}, "")
+	fl := NewFollower(out)
+	establish := func(i int) {
+		c := &record.Connection{Number: i + 1, Transport: record.RoCEv2, Initiator: ep(fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&0xff, i&0xff)),
+			Responder: ep("192.0.2.2"), RequestFrame: 3*i + 1, State: record.Established, Inline: &record.InlineThresholds{InitiatorToResponder: 1024, ResponderToInitiator: 1024}}
+		fl.Connection(&conn.Event{Kind: conn.Established, Conn: c, Frame: 3*i + 3,
+			Request: &record.CMInfo{LocalQPN: 0x100, ResponderResources: 1, InitiatorDepth: 1, PathMTU: 1},
+			Reply:   &record.CMInfo{LocalQPN: 0x200, ResponderResources: 1, InitiatorDepth: 1}})
+	}
+	var before, mid, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		establish(i) // each parks the one before: at most one connection followed
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&mid)
+	heap, charged := float64(mid.HeapAlloc-before.HeapAlloc)/n, float64(b.Stats().Used)/n
+	t.Logf("parked: %.0f octets of heap a connection, %.0f charged", heap, charged)
+	if fl.nParked != n-1 || charged < 0.9*heap || charged > 2*heap {
+		t.Errorf("%d parked: %.0f octets charged a connection for %.0f on the heap", fl.nParked, charged, heap)
+	}
+	// Tombstones alone (the parked connections' index entries leave the
+	// index's room behind, which is measured apart from them): as many
+	// again, buried straight.
+	tb := budget.New(1 << 30)
+	tf := NewFollower(NewOutput(ModeFindings, Limits{Budget: tb}, ""))
+	runtime.GC()
+	runtime.ReadMemStats(&mid)
+	for i := range n {
+		var src, dst Addr
+		binary.BigEndian.PutUint32(src[12:], uint32(i))
+		tf.bury(&flow{id: i + 1, net: NetRoCEv2, keys: [2]flowKey{{NetRoCEv2, src, dst, 0x200}, {NetRoCEv2, dst, src, 0x100}}})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap, charged = float64(after.HeapAlloc-mid.HeapAlloc)/n, float64(tb.Stats().Used)/n
+	t.Logf("tombstones: %.0f octets of heap each, %.0f charged", heap, charged)
+	if len(tf.tombIDs) != n || charged < 0.9*heap || charged > 2*heap {
+		t.Errorf("%d tombstones: %.0f octets charged each for %.0f on the heap", len(tf.tombIDs), charged, heap)
+	}
+	runtime.KeepAlive(tf)
+	for fl.dropParked() {
+	}
+	// The traffic of the first connection comes: its record (not yet
+	// handed on) is told, and the tombstone goes.
+	fl.Packet(&Packet{Frame: 100000, Net: NetRoCEv2, Src: addrOf("10.0.0.0"), Dst: addrOf("192.0.2.2"), OpCode: layers.OpSendOnly, DestQP: 0x200})
+	c := &record.Connection{Number: 1}
+	fl.Annotate(c)
+	if len(c.Findings) != 1 || !strings.Contains(c.Findings[0].Message, "given up before its traffic, which began at frame 100000") ||
+		fl.ConnectionsRetired != 1 || len(fl.tombIDs) != n-2 {
+		t.Errorf("findings %v, retired %d, %d tombstones", c.Findings, fl.ConnectionsRetired, len(fl.tombIDs))
+	}
+	runtime.KeepAlive(fl)
+}
+
+// addrOf is the Addr of an IPv4 address.
+func addrOf(s string) Addr { return Addr(netip.MustParseAddr(s).As16()) }
