@@ -108,19 +108,7 @@ func (b *Budget) SoftLimit() int64 {
 // Charge takes n octets for h, and reports whether they fit: when they do
 // not, nothing is taken and the refusal is counted. A nil budget grants
 // everything.
-func (b *Budget) Charge(h Holder, n int) bool {
-	if b == nil || n <= 0 {
-		return true
-	}
-	if b.used.Add(int64(n)) > b.limit {
-		b.used.Add(-int64(n))
-		b.refused[h].Add(1)
-		return false
-	}
-	b.held[h].Add(int64(n))
-	b.notePeak()
-	return true
-}
+func (b *Budget) Charge(h Holder, n int) bool { return b.ChargeOver(h, n, 0) }
 
 // Force takes n octets for h even beyond the limit: for what must be held
 // whatever it costs (the record being read).

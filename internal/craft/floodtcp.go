@@ -152,10 +152,8 @@ func floodTCPThenRDMA(n int, emit func([]byte) error) error {
 		if err != nil {
 			return err
 		}
-		for _, f := range fs {
-			if err := emit(f.Data); err != nil {
-				return err
-			}
+		if err := emitFrames(fs, emit); err != nil {
+			return err
 		}
 	}
 	return nil
