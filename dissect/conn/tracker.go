@@ -137,6 +137,7 @@ type Tracker struct {
 	// and those free for reuse.
 	reuse       bool
 	handed      []*attempt
+	handedLook  int // len(handed) at which begin looks through them
 	free        []*attempt
 	freeEntries []*negotiated // history entries free for reuse
 
@@ -300,7 +301,11 @@ func (t *Tracker) finish(cut string) []Event {
 func (t *Tracker) begin() {
 	clear(t.events)
 	t.events = t.events[:0]
-	if !t.reuse {
+	// The attempts handed on are looked through when their number has
+	// doubled since the last look (amortised: a look costs what the
+	// attempts it frees came to), not at every message: many of them stay
+	// recognised (inDone) for a long while.
+	if !t.reuse || len(t.handed) < t.handedLook {
 		return
 	}
 	kept := t.handed[:0]
@@ -315,6 +320,7 @@ func (t *Tracker) begin() {
 	}
 	clear(t.handed[len(kept):])
 	t.handed = kept
+	t.handedLook = 2*len(kept) + 64
 }
 
 // attempt is an attempt to fill: a free one (its findings' storage kept),
