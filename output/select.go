@@ -120,7 +120,7 @@ func (f *selectSink) Connection(c *record.Connection) error {
 		return nil
 	}
 	f.s.shownConns++
-	if n := c.Number; n >= 0 {
+	if n := c.Number; n >= 0 && n < maxMarked {
 		for len(f.s.shown) <= n/64 {
 			f.s.shown = append(f.s.shown, 0)
 		}
@@ -128,6 +128,10 @@ func (f *selectSink) Connection(c *record.Connection) error {
 	}
 	return f.next.Connection(c)
 }
+
+// maxMarked bounds the connections whose being shown is marked (2 MiB of
+// marks); the update of one beyond is shown when the selection shows it.
+const maxMarked = 1 << 24
 
 // Update passes on the update of a connection shown, and one whose own
 // findings and figures the selection shows (a finding that came after the
