@@ -313,3 +313,43 @@ func TestGoldenUpdates(t *testing.T) {
 		})
 	}
 }
+
+// TestSelectUpdates: -Y passes on the update of a connection it showed, and
+// one whose late findings it selects although its record was not shown.
+func TestSelectUpdates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records-first.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := craft.Flood(f, craft.FloodRecordsFirst, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, tc := range []struct {
+		expr    string
+		updates int
+	}{
+		{"severity >= error", 2}, // the records (no finding yet) are not shown; the updates are
+		{"conn == 1", 1},         // the record of connection 1 is shown, so is its update
+		{"conn == 3", 0},         // connection 3's record is handed on last, with its finding: no update
+		{"state == rejected", 0},
+	} {
+		sel, err := output.ParseSelection(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		r, err := output.New(&out, output.Options{Format: output.JSON, Quiet: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dissect.Run(context.Background(), []string{path}, nil, dissect.Config{MaxConnections: 1}, sel.Filter(r)); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if n := strings.Count(out.String(), `"record":"connection_update"`); n != tc.updates {
+			t.Errorf("-Y %q: %d updates, want %d:\n%s", tc.expr, n, tc.updates, out.String())
+		}
+	}
+}

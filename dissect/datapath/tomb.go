@@ -28,7 +28,7 @@ type tomb struct {
 }
 
 // Tombstone costs and limit: two index entries, one by Number, the tomb
-// and its place in the queue (TestTombCost).
+// and its place in the queue (TestParkCost).
 const (
 	tombCost = 160
 	maxTombs = 1 << 16
