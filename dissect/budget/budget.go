@@ -13,7 +13,7 @@
 // takes them over the limit, and the other holders then find less room.
 //
 // The charges are each holder's measured cost (tests compare them with
-// the heap a holder really takes: TestAttemptCost, TestFollowerCost, ...),
+// the heap a holder really takes: TestAttemptCost, TestResultCost, TestParkCost),
 // never the heap the garbage collector last found live: a budget that
 // followed the collector would decide by its timing, and the same input
 // would give different output from run to run. Over tells the run loop
