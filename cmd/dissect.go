@@ -224,8 +224,12 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if s.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.Budget.SoftLimit()) // -w's frames are charged to the budget
 	}
-	runErr := dissectInputs(ctx, s, &opts.Input, &opts.Live, live, cfg, chain.head)
-	return finishDissect(s, &opts.Input, opts.Show.Basename, r, chain, runErr)
+	cut, runErr := dissectInputs(ctx, s, &opts.Input, &opts.Live, live, cfg, chain.head)
+	err = finishDissect(s, &opts.Input, opts.Show.Basename, r, chain, runErr)
+	if cut && exitCode(err) != ExitFailure {
+		return interrupted() // the output said so (run-interrupted)
+	}
+	return err
 }
 
 // dissectConfig is the dissector's configuration: what it decodes, its
@@ -312,20 +316,20 @@ func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r reco
 }
 
 // dissectInputs reads the capture files, or captures live, into sink. An
-// interruption is no error: what was read has been written, and --fail-on
-// applies to it.
+// dissectInputs runs the inputs into sink. An interruption is no error:
+// what was read has been written; reading files (or standard input), cut
+// reports that the results are partial. A live capture ends so normally.
 func dissectInputs(ctx context.Context, s *IOStreams, in *inputOptions, lv *liveOptions, live bool, cfg dissect.Config,
-	sink record.Sink) error {
-	var err error
+	sink record.Sink) (cut bool, err error) {
 	if live {
 		err = runLive(ctx, s, liveInput{lv, in.Write, in.Count}, cfg, sink)
 	} else {
 		_, err = dissect.Run(ctx, in.Files, s.In, cfg, sink)
 	}
 	if errors.Is(err, context.Canceled) {
-		return nil
+		return !live, nil
 	}
-	return err
+	return false, err
 }
 
 // finishDissect closes the -w file (saying what it holds) and the renderer,

@@ -82,6 +82,7 @@ Exit codes:
   0  success (also after Ctrl-C ends a live capture)
   1  a finding reached --fail-on (one line on standard error names it)
   2  usage error, unreadable or damaged input, or capture failure
+  130 an interrupt (Ctrl-C) cut the reading of a file short: partial results
 
 Environment:
   NO_COLOR        set and not empty: no colour (--color auto)

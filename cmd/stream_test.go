@@ -128,8 +128,8 @@ func TestStreamAsItArrives(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			select {
 			case err := <-done:
-				if code := cmd.ProcessState.ExitCode(); err != nil || code != 0 {
-					t.Errorf("after SIGTERM: exit %d (%v), want 0", code, err)
+				if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+					t.Errorf("after SIGTERM: exit %d (%v), want %d (the input was cut short)", code, err, ExitInterrupted)
 				}
 			case <-time.After(5 * time.Second):
 				t.Error("SIGTERM did not end a run reading an idle input")
@@ -155,7 +155,8 @@ func TestStdinRegularFile(t *testing.T) {
 }
 
 // TestSignalWhileFIFOHasNoWriter: opening a FIFO waits for its writer;
-// SIGTERM ends that wait too, with exit 0.
+// SIGTERM ends that wait too: nothing was read, and the run says its
+// results are partial (exit 130).
 func TestSignalWhileFIFOHasNoWriter(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "nobody.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -171,8 +172,8 @@ func TestSignalWhileFIFOHasNoWriter(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if code := cmd.ProcessState.ExitCode(); err != nil || code != 0 {
-			t.Errorf("exit %d (%v), want 0", code, err)
+		if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+			t.Errorf("exit %d (%v), want %d", code, err, ExitInterrupted)
 		}
 	case <-time.After(5 * time.Second):
 		cmd.Process.Kill()
@@ -181,5 +182,65 @@ func TestSignalWhileFIFOHasNoWriter(t *testing.T) {
 			f.Close()
 		}
 		t.Error("SIGTERM did not end a run waiting for a FIFO's writer")
+	}
+}
+
+// TestInterruptFIFO: Ctrl-C while a FIFO is being read: everything decoded
+// is written, the summary says "interrupted at frame N: the results are
+// partial" (run-interrupted, in every format), unfinished attempts are cut,
+// and the exit is 130.
+func TestInterruptFIFO(t *testing.T) {
+	capture, err := os.ReadFile("../pcaps/rocev2-nfs.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"json", "text", "markdown"} {
+		fifo := filepath.Join(t.TempDir(), "capture.fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		cmd := exec.Command(rdmacmBinary(t), "dissect", "-T", format, "--color", "never", fifo)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The file header and the first frame (a REQ), the FIFO kept open.
+		first := 24 + 16 + int(binary.LittleEndian.Uint32(capture[24+8:]))
+		w.Write(capture[:first])
+		rd := bufio.NewReader(stdout)
+		var out strings.Builder
+		if format != "markdown" { // the report is written at the end only
+			for {
+				line, err := rd.ReadString('\n')
+				out.WriteString(line)
+				if err != nil || strings.Contains(line, "REQ") {
+					break
+				}
+			}
+		} else {
+			time.Sleep(300 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		rest, _ := io.ReadAll(rd)
+		out.Write(rest)
+		cmd.Wait()
+		w.Close()
+		got := out.String()
+		if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+			t.Errorf("%s: exit %d, want %d", format, code, ExitInterrupted)
+		}
+		if !strings.Contains(got, "run-interrupted") || !strings.Contains(got, "interrupted at frame 1: the results are partial") {
+			t.Errorf("%s: no note of the interruption:\n%s", format, got)
+		}
+		if format == "json" && !strings.Contains(got, `"state":"cut"`) {
+			t.Errorf("json: the REQ's attempt is not cut:\n%s", got)
+		}
 	}
 }

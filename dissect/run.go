@@ -114,6 +114,10 @@ type run struct {
 	start   time.Time // capture time of the source's first frame with one
 
 	dp *datapath.Follower // the current source's data path (datapath.go); nil when off
+	// interrupted: an interrupt ended the reading of a file (not live),
+	// after frame interruptedAt of its source.
+	interrupted   bool
+	interruptedAt int
 
 	// The writer's buffer holds frames since lastFlush.
 	dirty     bool
@@ -169,6 +173,9 @@ func (r *run) source(ctx context.Context, src Source) error {
 		r.connections(fmt.Sprintf("it could not be read after frame %d", frames))
 	case r.halted && !r.cfg.Live: // live, the count ends the capture as Ctrl-C does
 		r.connections(fmt.Sprintf("the run stopped at the frame count limit, after frame %d", frames))
+	case ctx.Err() != nil && !r.cfg.Live: // live, an interrupt is the normal end
+		r.interrupted, r.interruptedAt = true, frames
+		r.connections(fmt.Sprintf("the run was interrupted after frame %d", frames))
 	default:
 		r.connections("")
 	}
@@ -410,6 +417,9 @@ func (r *run) finish() error {
 	}
 	if n := budgetNote(r.cfg.Budget.Stats()); n != nil {
 		r.sum.Note(*n)
+	}
+	if r.interrupted {
+		r.sum.Note(finding.New(finding.RunInterrupted, "interrupted at frame %d: the results are partial", r.interruptedAt))
 	}
 	if r.err == nil {
 		r.err = r.sink.Summary(r.sum)

@@ -59,6 +59,7 @@ const (
 	TimestampOutOfRange
 	RCPacketLengthInvalid
 	RDMALengthInvalid
+	RunInterrupted
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -173,6 +174,8 @@ var catalogue = [...]Check{
 		"A SEND packet of a connection whose path MTU the REQ gave breaks the rule on its payload length: a First or Middle packet that does not carry exactly the path MTU, a Last or Only packet that carries more. The Send it belongs to is not judged against the inline threshold."},
 	{RDMALengthInvalid, "rdma-length-invalid", Warning, "IBTA Vol 1, chapter 9, compliance statement C9-94 (RETH DMA Length at most 2^31)",
 		"An RDMA READ Request or RDMA WRITE whose RETH DMA Length is over 2^31 octets, the largest message: the responder rejects it. The PSNs a READ Request of that length takes are still counted."},
+	{RunInterrupted, "run-interrupted", Warning, "rdmacm-pd exit codes (docs/cli.md)",
+		"An interrupt (Ctrl-C, SIGTERM) ended the reading of a file or standard input before its end: everything decoded until then is reported, but the results are partial (exit 130). A live capture, which an interrupt ends normally, never gets it."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.
