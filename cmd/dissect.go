@@ -110,12 +110,13 @@ func dissectCmd(s *IOStreams, runF func(context.Context, *IOStreams, *dissectOpt
 	c := &cobra.Command{
 		Use:   "dissect [flags] [FILE...]",
 		Short: "Find and check every RDMA connection message in capture files",
-		Long: `Reads pcap, pcapng and gzip-compressed capture files ("-" is standard
-input), finds every InfiniBand CM message (RoCEv2, RoCEv1, native InfiniBand)
-and every iWARP MPA Request and Reply (on any TCP port, reassembled), locates
-the RPC-over-RDMA version 1 private data of RFC 8797 at any offset, decodes
-and checks it, and pairs requests with replies into connections: what each
-agreed (the inline threshold each way, remote invalidation), or why not.
+		Long: `Reads pcap and pcapng capture files, plain or compressed with gzip, zstd
+or lz4 ("-" is standard input), finds every InfiniBand CM message (RoCEv2,
+RoCEv1, native InfiniBand) and every iWARP MPA Request and Reply (on any TCP
+port, reassembled), locates the RPC-over-RDMA version 1 private data of RFC
+8797 at any offset, decodes and checks it, and pairs requests with replies
+into connections: what each agreed (the inline threshold each way, remote
+invalidation), or why not.
 
 The text output is laid out for 80 columns: one line per message with its
 findings beneath, then the connections, their findings and the totals.

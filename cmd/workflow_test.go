@@ -227,7 +227,8 @@ func TestVersionStamped(t *testing.T) {
 // them; an attempt whose reply was not read is cut.
 func TestCountFiles(t *testing.T) {
 	code, out, errOut := run(t, nil, nil, false, "dissect", "-c", "1", nfs)
-	if code != 0 || errOut != "" || strings.Count(out, "rocev2 ") != 1 || !strings.Contains(out, "1 frame, 1 message, 1 connection (1 cut), 1 finding") {
+	if code != 0 || errOut != "" || strings.Count(out, "rocev2 ") != 1 || !strings.Contains(out, "1 frame, 1 message, 1 connection (1 cut), 1 finding") ||
+		!strings.Contains(strings.Join(strings.Fields(out), " "), "an input ended early (the frame count of -c was reached)") {
 		t.Errorf("-c 1: exit %d %q\n%s", code, errOut, out)
 	}
 	code, out, _ = run(t, nil, nil, false, "dissect", "-c", "4", nfs, "../pcaps/rocev2-reject.pcap")

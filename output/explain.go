@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+
 	golayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -37,10 +39,22 @@ func explain(s *record.Summary) []string {
 		if n > 1 {
 			what, it = "attempts have", "they are"
 		}
-		out = append(out, fmt.Sprintf("%d connection %s no reply because an input ended early (the error says "+
-			"where): the reply may be in what was not read, so %s counted as cut, not as unanswered.", n, what, it))
+		out = append(out, fmt.Sprintf("%d connection %s no reply because an input ended early (%s): the reply "+
+			"may be in what was not read, so %s counted as cut, not as unanswered.", n, what, whyCut(s), it))
 	}
 	return out
+}
+
+// whyCut says what ended an input early: a damaged input (whose error
+// says where), an interrupt, or the frame count (-c).
+func whyCut(s *record.Summary) string {
+	switch {
+	case s.DecodeErrors > 0:
+		return "the error says where"
+	case s.Findings[finding.RunInterrupted] > 0:
+		return "an interrupt cut it short"
+	}
+	return "the frame count of -c was reached"
 }
 
 // noMessages describes a capture without a connection message.
