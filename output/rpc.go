@@ -409,7 +409,9 @@ func (r *textRenderer) datapathTable(conns []*record.Connection) {
 		})
 	}
 	fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, phrases(datapathRules(dp), nil)...))
-	fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, span{text: datapathLegend, style: p.dim}))
+	if !r.opts.Quiet { // -q: the table without its legend
+		fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, span{text: datapathLegend, style: p.dim}))
+	}
 }
 
 // ruleOf is what decided whether a connection carries RPC-over-RDMA, as
