@@ -260,6 +260,12 @@ func TestQuiet(t *testing.T) {
 	if code != 0 || strings.Contains(out, "<details>") || !strings.Contains(out, "Details of 0 of 3 messages: none") {
 		t.Errorf("markdown: exit %d:\n%s", code, out)
 	}
+	// Two inputs whose messages have no finding: no "== file" line without
+	// a line under it.
+	code, out, _ = run(t, nil, nil, false, "dissect", "-q", nfs, "../pcaps/rocev2-one-sided.pcap")
+	if code != 0 || strings.Contains(out, "\n== "+nfs+"\n") || !strings.HasPrefix(out, "== ../pcaps/rocev2-one-sided.pcap\n    2  info    rpcrdma-absent") {
+		t.Errorf("two inputs: exit %d:\n%s", code, out)
+	}
 }
 
 // TestWriteFromFiles: -w with capture files writes the frames that carried

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -181,20 +180,15 @@ func appendDatapath(j *jw, d *record.Datapath) {
 
 func (r *textRenderer) RPC(rec *record.RPC) error {
 	w, p := r.w, r.p
-	if rec.File != r.lastFile {
-		if r.opts.MultiFile {
-			fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", rec.File))
-		}
-		r.clock.prev = time.Time{}
-	}
-	r.lastFile = rec.File
-	r.wrote = true
+	r.input(rec.File)
 	if r.opts.Quiet {
 		for _, f := range rec.Findings {
+			r.header()
 			fmt.Fprintf(w, "%5d  %s\n", rec.Frame, r.finding(f, 7))
 		}
 		return w.Flush()
 	}
+	r.header()
 	ts := r.clock.show(rec.Time, rec.InputStart)
 	head := fmt.Sprintf("%5d  %s  %-6s %s%s  %s → %s", rec.Frame, ts, rec.Transport, p.name.Sprint("RPC"),
 		strings.Repeat(" ", 7-len("RPC")), rec.Src, rec.Dst)

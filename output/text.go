@@ -24,12 +24,14 @@ type textRenderer struct {
 	width    int
 	clock    *clock
 	lastFile string
-	wrote    bool                 // a line was written: the summary is set off from it by a blank line
-	conns    []*record.Connection // the first MaxTableRows
-	keptAt   map[int]int          // their places in conns, by number
-	nConns   int
-	line     []byte // the message line being built (messageLine)
-	num      [20]byte
+	// headerFile is the input whose "== file" line was written last.
+	headerFile string
+	wrote      bool                 // a line was written: the summary is set off from it by a blank line
+	conns      []*record.Connection // the first MaxTableRows
+	keptAt     map[int]int          // their places in conns, by number
+	nConns     int
+	line       []byte // the message line being built (messageLine)
+	num        [20]byte
 }
 
 func newText(w *bufio.Writer, opts Options) *textRenderer {
@@ -39,23 +41,37 @@ func newText(w *bufio.Writer, opts Options) *textRenderer {
 
 const indent = "       "
 
-func (r *textRenderer) Message(m *record.Message) error {
-	w, p := r.w, r.p
-	if m.File != r.lastFile {
-		if r.opts.MultiFile {
-			fmt.Fprintf(w, "%s\n", p.bold.Sprintf("== %s", record.EscapeControl(m.File)))
-		}
-		r.clock.prev = time.Time{} // deltas start again with each input
+// input notes the input of the next record: the time deltas start again
+// with each.
+func (r *textRenderer) input(file string) {
+	if file != r.lastFile {
+		r.clock.prev = time.Time{}
 	}
-	r.lastFile = m.File
+	r.lastFile = file
+}
+
+// header writes the "== file" line of the input before its first line (with
+// several inputs), never for an input that shows none.
+func (r *textRenderer) header() {
 	r.wrote = true
+	if r.opts.MultiFile && r.lastFile != r.headerFile {
+		fmt.Fprintf(r.w, "%s\n", r.p.bold.Sprintf("== %s", record.EscapeControl(r.lastFile)))
+	}
+	r.headerFile = r.lastFile
+}
+
+func (r *textRenderer) Message(m *record.Message) error {
+	w := r.w
+	r.input(m.File)
 	if r.opts.Quiet {
 		// Only the findings, each under the frame of its message.
 		for _, f := range m.Findings {
+			r.header()
 			fmt.Fprintf(w, "%5d  %s\n", m.Frame, r.finding(f, 7))
 		}
 		return w.Flush()
 	}
+	r.header()
 	if !r.messageLine(m) {
 		r.messageParts(m)
 	}
