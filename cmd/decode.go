@@ -33,13 +33,15 @@ func newDecodeCmd(s *IOStreams) *cobra.Command {
 		Long: `Searches a private-data blob for the RPC-over-RDMA version 1 message of
 RFC 8797, decodes it and checks it as dissect does. The hex may contain
 spaces, colons, commas, dashes and 0x prefixes, and may be split over several
-arguments; "-" reads it from standard input. Dumps are read too, their
+arguments; "-" reads it from standard input, where raw octets are taken as
+they are (anything that is not printable text). Dumps are read too, their
 offsets and ASCII columns skipped: xxd, hexdump -C (and rdmacm-pd -x),
 tcpdump -x and -X, tshark -x. Without --expect-offset, the message is
 expected at offset 36 when the blob starts with an IP CM header, else at 0.`,
 		Example: `  rdmacm-pd decode f6ab0e18 01 01 03 03
   rdmacm-pd decode -T json 0xf6ab0e18,0x01,0x00,0x07,0x07
-  printf '\xf6\xab\x0e\x18\x01\x01\x03\x03' | xxd | rdmacm-pd decode -`,
+  printf '\xf6\xab\x0e\x18\x01\x01\x03\x03' | xxd | rdmacm-pd decode -
+  printf '\xf6\xab\x0e\x18\x01\x01\x03\x03' | rdmacm-pd decode -`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError("decode needs the hex octets as arguments, or - to read them from standard input")
@@ -75,16 +77,21 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 	if opts.ExpectOffset < guessExpectOffset {
 		return usageError("--expect-offset: %d (want an offset of 0 or more, or -1 to guess)", opts.ExpectOffset)
 	}
-	pd, err := hexdump.Parse(text)
-	if err != nil {
-		return usageError("%s: %v", where, err)
+	var pd []byte
+	if where == "standard input" && !isText(text) {
+		pd = []byte(text) // raw octets (a blob saved from a log, a dd of a frame)
+	} else {
+		var err error
+		if pd, err = hexdump.Parse(text); err != nil {
+			return usageError("%s: %v", where, err)
+		}
 	}
 	expect := opts.ExpectOffset
 	if expect < 0 {
 		expect = guessOffset(pd)
 	}
 	rp, fs := decode.CheckPrivateData(pd, expect)
-	err = output.WriteDecode(s.Out, output.Options{Format: opts.Format,
+	err := output.WriteDecode(s.Out, output.Options{Format: opts.Format,
 		Color: opts.Format == output.Text && s.ColorOut(opts.Color)}, pd, rp, fs)
 	if err != nil {
 		return failure(err)
@@ -94,6 +101,17 @@ func runDecode(s *IOStreams, opts *decodeOptions) error {
 		return findingsReached()
 	}
 	return nil
+}
+
+// isText reports whether s is printable ASCII and white space: a hex dump,
+// not raw octets.
+func isText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 || c > 0x7e) && (c < '\t' || c > '\r') {
+			return false
+		}
+	}
+	return true
 }
 
 // maxDecodeInput bounds the text decode reads from standard input: a dump

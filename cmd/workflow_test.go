@@ -360,6 +360,7 @@ func TestDecodeInput(t *testing.T) {
 		{"xxd on stdin", "00000000: f6ab 0e18 0101 0307                      ........\n", []string{"decode", "-"}},
 		{"hexdump -C as an argument", "", []string{"decode", "00000000  f6 ab 0e 18 01 01 03 07  |........|\n00000008\n"}},
 		{"tcpdump -X as an argument", "", []string{"decode", "\t0x0000:  f6ab 0e18 0101 0307  ........"}},
+		{"raw octets on stdin", "\xf6\xab\x0e\x18\x01\x01\x03\x07", []string{"decode", "-"}},
 	} {
 		code, out, errOut := run(t, []byte(tc.stdin), nil, false, tc.args...)
 		if code != 0 || !strings.HasPrefix(out, "8 octets: RPC-over-RDMA v1 R=1 send=4096 recv=8192 @0\n") {
