@@ -41,7 +41,7 @@ func bad(format string, args ...any) error { return &badValue{fmt.Sprintf(format
 // naming the flag: a value of this file's says what is wrong with it; a
 // value of pflag's own types gets the same kind of sentence (no Go
 // package in it); an unknown flag gets the nearest flag name.
-func flagError(c *cobra.Command, err error) error {
+func flagError(c *cobra.Command, err error, args []string) error {
 	var iv *pflag.InvalidValueError
 	var bv *badValue
 	switch {
@@ -62,6 +62,9 @@ func flagError(c *cobra.Command, err error) error {
 		if s := suggest(name, names); s != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", s)
 		}
+		if name == "-d" || name == "--decode-as" {
+			hint = decodeAsHint(args)
+		}
 		return usageError("unknown flag %s%s; see %s --help", name, hint, c.CommandPath())
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
@@ -71,6 +74,32 @@ func flagError(c *cobra.Command, err error) error {
 		return usageError("%s needs a value; see %s --help", name, c.CommandPath())
 	}
 	return usageError("%v (see %s --help)", err, c.CommandPath())
+}
+
+// decodeAsHint answers tshark's -d (decode as): RoCEv2 on another UDP port
+// is --roce-port, named with the port the -d gave ("udp.port==4792,...").
+func decodeAsHint(args []string) string {
+	port := "PORT"
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "-d")
+		if !ok {
+			v, ok = strings.CutPrefix(a, "--decode-as")
+		}
+		if !ok {
+			continue
+		}
+		v = strings.TrimPrefix(v, "=")
+		if v == "" && i+1 < len(args) {
+			v = args[i+1]
+		}
+		if rest, ok := strings.CutPrefix(v, "udp.port=="); ok {
+			if p, _, _ := strings.Cut(rest, ","); p != "" {
+				port = p
+			}
+		}
+		break
+	}
+	return fmt.Sprintf(" (tshark's decode-as: RoCEv2 on another UDP port is --roce-port %s; CM and MPA are found on any port)", port)
 }
 
 // flagName is how errors name a flag: --name.

@@ -74,6 +74,8 @@ func TestFlagValues(t *testing.T) {
 		{[]string{"dissect", "-Y", "(conn == 1", "x.pcap"}, "--display-filter: missing )"},
 		{[]string{"dissect", "-Y", "conn == 1 conn == 2", "x.pcap"}, `--display-filter: unexpected "conn" after a complete expression (join tests with and, or)`},
 		{[]string{"dissect", "-Y", "", "x.pcap"}, "--display-filter: empty expression (try: addr == 192.0.2.1, msg == REJ, severity >= warning, conn == 2)"},
+		{[]string{"dissect", "-d", "udp.port==4792,infiniband", "x.pcap"},
+			"unknown flag -d (tshark's decode-as: RoCEv2 on another UDP port is --roce-port 4792; CM and MPA are found on any port); see rdmacm-pd dissect --help"},
 		// craft and decode.
 		{[]string{"craft", "x.pcap"}, `craft takes no arguments (got "x.pcap"); see rdmacm-pd craft --help`},
 		{[]string{"craft", "--transport", "iwarp", "--mpa-rev", "1", "--split", "7,30", "-w", "x.pcap"},

@@ -112,7 +112,7 @@ func newRootCmd(s *IOStreams) *cobra.Command {
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err, s.Args) })
 	root.AddCommand(newDissectCmd(s), newDecodeCmd(s), newCraftCmd(s), newVersionCmd(s))
 	return root
 }
