@@ -157,7 +157,7 @@ carried the messages shown: a small attachment for a bug.`,
 	f.StringVarP(&opts.Show.Select, "display-filter", "Y", "", "show only the messages and connections this expression selects, as tshark -Y does (e.g. 'addr == 192.0.2.1 and severity >= warning')")
 	f.VarP(oneOf(&opts.Show.Time, output.TimeRelative, "time format", output.TimeModes...), "time-format", "t",
 		"time as tshark -t shows it: r (since the first frame), d (since the line before), a, ad (local), u, ud (UTC), e (epoch)")
-	sizeVar(f, &opts.Show.Width, "width", defaultWidth, "text: wrap lines at this many columns (0: do not wrap)")
+	sizeVar(f, &opts.Show.Width, "width", defaultWidth, "text: wrap lines at this many columns (0: do not wrap; default: the terminal's width, else 80)")
 	f.Var(oneOf(&opts.Show.Details, output.DetailsFindings, "value", output.DetailsNone, output.DetailsFindings, output.DetailsAll),
 		"details", "markdown: the messages shown in full: none, findings (those with one, or the first few) or all")
 	sizeVar(f, &opts.Show.Budget, "budget", defaultBudget, "markdown: keep the report within this many characters, saying what was cut (GitHub's limit; 0: no limit)")
@@ -250,6 +250,9 @@ func dissectConfig(s *IOStreams, in *inputOptions, l *limitOptions, format outpu
 func renderOptions(s *IOStreams, opts *dissectOptions, live bool, sel *output.Selection, mem *budget.Budget) output.Options {
 	show := &opts.Show
 	width, chars := show.Width, show.Budget
+	if !opts.Changed("width") && s.OutTerminal && s.Columns > 0 {
+		width = s.Columns // a terminal's own width, unless --width says otherwise
+	}
 	if width == 0 {
 		width = -1 // no wrapping
 	}

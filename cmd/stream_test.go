@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // pcapRecords splits a little-endian pcap file into its file header and
@@ -242,5 +244,42 @@ func TestInterruptFIFO(t *testing.T) {
 		if format == "json" && !strings.Contains(got, `"state":"cut"`) {
 			t.Errorf("json: the REQ's attempt is not cut:\n%s", got)
 		}
+	}
+}
+
+// TestTerminalWidth: on a terminal of 60 columns (a pseudo-terminal, by
+// script), the text follows the terminal's width: no line of any shipped
+// sample is longer, tables included; --width still wins.
+func TestTerminalWidth(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) for a pseudo-terminal")
+	}
+	bin := rdmacmBinary(t)
+	samples, err := filepath.Glob("../pcaps/*.pcap*")
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("samples: %v", err)
+	}
+	ansi := regexp.MustCompile("\x1b\\[[0-9;]*m")
+	longest := func(args string) (int, string) {
+		out, err := exec.Command("script", "-qec", "stty cols 60; "+bin+" "+args, "/dev/null").Output()
+		if err != nil {
+			t.Fatalf("script: %v", err)
+		}
+		n, line := 0, ""
+		for _, l := range strings.Split(string(out), "\n") {
+			l = ansi.ReplaceAllString(strings.TrimRight(l, "\r"), "")
+			if w := utf8.RuneCountInString(l); w > n {
+				n, line = w, l
+			}
+		}
+		return n, line
+	}
+	for _, f := range samples {
+		if n, line := longest("dissect --datapath all " + f); n > 60 {
+			t.Errorf("%s: a line of %d columns on a terminal of 60: %q", f, n, line)
+		}
+	}
+	if n, _ := longest("dissect --width 100 ../pcaps/iwarp-split-ipv6.pcapng"); n <= 60 {
+		t.Errorf("--width 100 on a terminal of 60: no line is longer than 60")
 	}
 }

@@ -15,8 +15,11 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
-	// OutTerminal says whether Out is a terminal (for --color auto).
+	// OutTerminal says whether Out is a terminal (for --color auto);
+	// Columns is its width (0: unknown), which the text follows unless
+	// --width is given.
 	OutTerminal bool
+	Columns     int
 	// Getenv reads the environment (NO_COLOR and friends).
 	Getenv func(string) string
 	// Args is the command line after the program name, as given (for
@@ -35,6 +38,7 @@ func SystemStreams() *IOStreams {
 		Out:         os.Stdout,
 		ErrOut:      os.Stderr,
 		OutTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
+		Columns:     terminalColumns(fd),
 		Getenv:      os.Getenv,
 		Process:     true,
 	}

@@ -167,6 +167,21 @@ func (r *textRenderer) table() {
 	stateCol := 1
 	under := strings.Repeat(" ", 2+width[0]+2) // beneath the state column
 	lastFile := ""
+	if r.width > 0 && tableWidth(width) > r.width {
+		// Too narrow for the columns: each connection's number and state,
+		// then the other cells by name, wrapped beneath.
+		for ri, row := range rows[1:] {
+			if r.opts.MultiFile && files[ri] != lastFile {
+				lastFile = files[ri]
+				fmt.Fprintf(w, "  %s\n", p.bold.Sprintf("== %s", record.EscapeControl(lastFile)))
+			}
+			fmt.Fprintf(w, "  %s  %s\n", row[0], r.state(record.State(row[stateCol])))
+			r.narrowCells(rows[0][2:], row[2:])
+			fmt.Fprintf(w, "%s%s\n", indent, ends[ri])
+		}
+		r.datapathTable(conns)
+		return
+	}
 	for ri, row := range rows {
 		if ri > 0 && r.opts.MultiFile && files[ri-1] != lastFile {
 			lastFile = files[ri-1]
@@ -189,6 +204,29 @@ func (r *textRenderer) table() {
 		}
 	}
 	r.datapathTable(conns)
+}
+
+// tableWidth is the width of a table's rows: indented by two, two spaces
+// between columns.
+func tableWidth(cols []int) int {
+	n := 2
+	for i, w := range cols {
+		if i > 0 {
+			n += 2
+		}
+		n += w
+	}
+	return n
+}
+
+// narrowCells writes the cells of a table row by their heads, wrapped at
+// the width beneath the row's first cells: for a table too wide.
+func (r *textRenderer) narrowCells(head, cells []string) {
+	parts := make([]string, len(cells))
+	for i, c := range cells {
+		parts[i] = head[i] + " " + c
+	}
+	fmt.Fprintf(r.w, "%s%s\n", indent, wrapSpans(r.width, len(indent), len(indent), plain(strings.Join(parts, ", "))))
 }
 
 // connFindings writes the findings of the connections in the table, each

@@ -197,6 +197,11 @@ func (r *textRenderer) RPC(rec *record.RPC) error {
 	if aside := rpcAside(rec); aside != "" {
 		parts = append(parts, span{text: aside, style: p.dim})
 	}
+	if r.width > 0 && headWidth > r.width {
+		// The endpoints do not fit beside the rest: they go beneath.
+		head = fmt.Sprintf("%5d  %s  %-6s %s\n%s%s → %s", rec.Frame, ts, rec.Transport, p.name.Sprint("RPC"), indent, rec.Src, rec.Dst)
+		headWidth = r.width + 1
+	}
 	w.WriteString(head)
 	if headWidth+partsWidth(parts) <= r.width {
 		w.WriteString(joinParts(parts))
@@ -394,6 +399,13 @@ func (r *textRenderer) datapathTable(conns []*record.Connection) {
 		rows = append(rows, append([]string{fmt.Sprint(number(c))}, datapathCells(c)...))
 	}
 	width, numeric := colWidths(rows), numericCols(rows)
+	if r.width > 0 && tableWidth(width) > r.width { // too narrow for the columns: each row by name
+		for _, row := range rows[1:] {
+			fmt.Fprintf(w, "  %s\n", row[0])
+			r.narrowCells(datapathHead[1:], row[1:])
+		}
+		rows = nil
+	}
 	for ri, row := range rows {
 		writeRow(w, row, width, numeric, func(col int, cell string) string {
 			if ri == 0 {

@@ -156,6 +156,11 @@ func (r *textRenderer) messageParts(m *record.Message) {
 	if s := mpaSummary(m); s != "" {
 		parts = append(parts, span{text: s, style: p.dim})
 	}
+	if r.width > 0 && headWidth > r.width {
+		// The endpoints do not fit beside the rest: they go beneath.
+		head = fmt.Sprintf("%5d  %s  %-6s %s\n%s%s → %s", m.Frame, ts, m.Transport, p.name.Sprint(name), indent, m.Src, m.Dst)
+		headWidth = r.width + 1 // the parts go beneath too
+	}
 	w.WriteString(head)
 	if headWidth+partsWidth(parts) <= r.width {
 		w.WriteString(joinParts(parts))
