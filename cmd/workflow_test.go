@@ -249,7 +249,7 @@ func TestQuiet(t *testing.T) {
 	code, out, _ := run(t, nil, nil, false, "dissect", "-q", "../pcaps/rocev2-one-sided.pcap")
 	want := "    2  info    rpcrdma-absent: no usable RPC-over-RDMA private data in REP: this\n"
 	if code != 0 || !strings.HasPrefix(out, want) || strings.Contains(out, "rocev2 REQ") || !strings.Contains(out, "\nConnections (rocev2)\n") ||
-		!strings.Contains(out, "  1  info    rpcrdma-one-sided:") || !strings.HasSuffix(out, "3 frames, 3 messages, 1 connection (1 established), 3 findings\n") {
+		!strings.Contains(out, "  1  info    rpcrdma-one-sided:") || !strings.HasSuffix(out, "3 frames, 3 messages, 1 connection (1 established), 3 findings (3 info)\n") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 	code, out, _ = run(t, nil, nil, false, "dissect", "-q", "-T", "json", nfs)

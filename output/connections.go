@@ -97,7 +97,22 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 	// Nothing was read at all: the error lines say everything.
 	if s.Frames > 0 || s.DecodeErrors == 0 {
 		sep()
-		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, phrases(totals(s), p.dim)...))
+		// Dim when the run found nothing worse than info; else plain, the
+		// findings in their worst severity's colour.
+		style := p.dim
+		if worstSeverity(s) >= finding.Warning {
+			style = nil
+		}
+		spans := phrases(totals(s), style)
+		if sev := worstSeverity(s); sev >= finding.Warning {
+			for i := range spans {
+				if strings.Contains(spans[i].text, "finding") || strings.Contains(spans[i].text, "error") ||
+					strings.Contains(spans[i].text, "warning") || strings.Contains(spans[i].text, "info)") {
+					spans[i].style = r.severityStyle(sev)
+				}
+			}
+		}
+		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, spans...))
 		if sel := r.opts.Selection; sel != nil {
 			fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: selectionNote(sel), style: p.dim}))
 		}
@@ -337,6 +352,9 @@ func totals(s *record.Summary) string {
 		line += " (" + strings.Join(states, ", ") + ")"
 	}
 	line += ", " + count(n, "finding")
+	if by := bySeverity(s); by != "" {
+		line += " (" + by + ")"
+	}
 	if s.DecodeErrors > 0 {
 		line += ", " + count(s.DecodeErrors, "unreadable input")
 	}
@@ -345,6 +363,38 @@ func totals(s *record.Summary) string {
 	}
 	line += datapathTotals(s)
 	return line
+}
+
+// bySeverity counts the run's findings by severity, the worst first: "1
+// error, 2 warnings, 3 info" ("" when there is none).
+func bySeverity(s *record.Summary) string {
+	var n [finding.Error + 1]int
+	for code, k := range s.Findings {
+		n[code.Check().Severity] += k
+	}
+	var parts []string
+	for _, sev := range []finding.Severity{finding.Error, finding.Warning, finding.Info} {
+		if n[sev] == 0 {
+			continue
+		}
+		name := sev.String()
+		if n[sev] > 1 && sev != finding.Info {
+			name += "s"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n[sev], name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// worstSeverity is the severity of the run's worst finding (0: none).
+func worstSeverity(s *record.Summary) finding.Severity {
+	var w finding.Severity
+	for code, k := range s.Findings {
+		if sev := code.Check().Severity; k > 0 && sev > w {
+			w = sev
+		}
+	}
+	return w
 }
 
 // phrases cuts a line at its commas into spans kept whole, so that it

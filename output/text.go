@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fatih/color"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -219,6 +220,19 @@ func (r *textRenderer) finding(f finding.Finding, start int) string {
 	hang := start + len(sev) + 1
 	return r.severity(f.Severity) + " " + wrapSpans(r.width, hang, hang,
 		span{text: f.Code.String() + ":", style: r.p.bold}, plain(record.EscapeControl(f.Message)), span{text: "[" + f.Reference + "]", style: r.p.dim, keep: true})
+}
+
+// severityStyle is the colour of a severity.
+func (r *textRenderer) severityStyle(s finding.Severity) *color.Color {
+	switch s {
+	case finding.Info:
+		return r.p.info
+	case finding.Warning:
+		return r.p.warning
+	case finding.Error:
+		return r.p.error
+	}
+	return nil
 }
 
 func (r *textRenderer) severity(s finding.Severity) string {
