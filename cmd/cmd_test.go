@@ -66,7 +66,7 @@ func TestDissectExitCodes(t *testing.T) {
 		noOutput bool
 	}{
 		{"clean", []string{"dissect", nfs}, 0, "    1   0.000000  rocev2 REQ      192.0.2.1 → 192.0.2.2  R=1 send=4096 recv=4096\n", "", false},
-		{"connection table", []string{"dissect", nfs}, 0, "  1  established     4096     4096  no   rpc-over-rdma  port 20049\n     192.0.2.1 → 192.0.2.2\n", "", false},
+		{"connection table", []string{"dissect", nfs}, 0, "  1  established     4096     4096  no   info   rpc-over-rdma  port 20049\n     192.0.2.1 → 192.0.2.2\n", "", false},
 		{"connection finding", []string{"dissect", nfs}, 0, "  1  info    remote-invalidation-one-sided: the initiator set R, the responder\n", "", false},
 		{"read flag", []string{"dissect", "-r", nfs}, 0, "RTU", "", false},
 		{"fail-on info", []string{"dissect", "--fail-on", "info", "../pcaps/rocev2-one-sided.pcap"}, 1, "rpcrdma-absent",

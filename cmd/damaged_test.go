@@ -73,7 +73,7 @@ func TestDamagedFiles(t *testing.T) {
 		{name: "the wrong link type", data: patch(nfsRaw, func(b []byte) { binary.LittleEndian.PutUint32(b[20:], 105) }),
 			code: 0, stdout: []string{"3 frames, 0 messages"}},
 		{name: "zeroed record header", data: patch(nfsRaw, func(b []byte) { clear(b[rec2 : rec2+16]) }),
-			code: 2, stdout: []string{"REQ", "2 frames, 1 message, 1 connection (1 cut), 1 finding (1 info), 1 unreadable input\n", "  1  cut          -        -  no   rpc-over-rdma  port 20049"}, stderr: "frame 3 at offset 378: captured length 33554432 exceeds limit 262144"},
+			code: 2, stdout: []string{"REQ", "2 frames, 1 message, 1 connection (1 cut), 1 finding (1 info), 1 unreadable input\n", "  1  cut          -        -  no   info   rpc-over-rdma  port 20049"}, stderr: "frame 3 at offset 378: captured length 33554432 exceeds limit 262144"},
 		{name: "zeroed octets inside a record", data: patch(nfsRaw, func(b []byte) { clear(b[rec2+16+62 : rec2+16+162]) }),
 			code: 0, stdout: []string{"REQ", "RTU", "3 frames, 2 messages"}, not: []string{"REP"}},
 		{name: "random octets inside a record", data: patch(nfsRaw, func(b []byte) {

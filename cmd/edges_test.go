@@ -97,7 +97,8 @@ func TestTextNoMessages(t *testing.T) {
 		"No connection message in 3 frames. The capture holds 3 frames of link types it\n" +
 		"cannot carry RDMA on (802.11, 105), passed over. No RDMA traffic was captured:\n" +
 		"capture on the interface that carries it (hardware RoCE NICs bypass the kernel:\n" +
-		"see docs/capture.md); RoCEv2 on another UDP port than 4791 needs --roce-port.\n"; code != 0 || out != want {
+		"see docs/capture.md); RoCEv2 on another UDP port than 4791 needs --roce-port.\n\n" +
+		"Verdict: no connection attempt was found.\n"; code != 0 || out != want {
 		t.Errorf("exit %d, out %q, want %q", code, out, want)
 	}
 }

@@ -124,7 +124,50 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 	for _, f := range s.Notes {
 		fmt.Fprintf(w, "%s\n", r.finding(f, 0))
 	}
+	if s.Frames > 0 || s.DecodeErrors == 0 {
+		r.verdict(s)
+	}
 	return w.Flush()
+}
+
+// verdict ends the text as the Markdown report opens: per connection
+// (those alike grouped), its state, the inline threshold each way, remote
+// invalidation and its worst finding, in the worst finding's colour.
+func (r *textRenderer) verdict(s *record.Summary) {
+	w, p := r.w, r.p
+	fmt.Fprintln(w)
+	if len(r.conns) == 0 {
+		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 0, span{text: "Verdict:", style: p.bold}, plain("no connection attempt was found.")))
+		return
+	}
+	worst := func(c *record.Connection) string {
+		f, ok := r.worstOf(c)
+		if !ok {
+			return "none"
+		}
+		return f.Severity.String() + " " + f.Code.String()
+	}
+	groups := verdictGroups(r.conns, worst)
+	style := func(g *verdictGroup) *color.Color {
+		return r.severityStyle(severityNamed(strings.Fields(g.key.worst)[0]))
+	}
+	if len(groups) == 1 && len(groups[0].numbers) == 1 {
+		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: "Verdict:", style: p.bold},
+			span{text: groups[0].line(false) + ".", style: style(groups[0])}))
+		return
+	}
+	fmt.Fprintf(w, "%s\n", p.bold.Sprintf("Verdict (%s):", count(r.nConns, "connection")))
+	shown := 0
+	for i, g := range groups {
+		if i >= maxVerdicts {
+			break
+		}
+		fmt.Fprintf(w, "- %s\n", wrapSpans(r.width, 2, 2, span{text: g.line(false), style: style(g)}))
+		shown += len(g.numbers)
+	}
+	if n := r.nConns - shown; n > 0 {
+		fmt.Fprintf(w, "- and %s more (-T json has all)\n", count(n, "connection"))
+	}
 }
 
 // table writes the connection table: the verdict columns first (state,
@@ -145,7 +188,7 @@ func (r *textRenderer) table() {
 		title += " (" + string(conns[0].Transport) + ")"
 	}
 	fmt.Fprintf(w, "%s\n", p.bold.Sprint(title))
-	head := []string{"#", "state", "ini→res", "res→ini", "inv"}
+	head := []string{"#", "state", "ini→res", "res→ini", "inv", "worst"}
 	if len(transports) > 1 {
 		head = append(head, "transport")
 	}
@@ -154,7 +197,11 @@ func (r *textRenderer) table() {
 	var ends []string
 	var files []string
 	for _, c := range conns {
-		row := []string{fmt.Sprint(number(c)), string(c.State), threshold(c, true), threshold(c, false), remoteInvCell(c)}
+		worst := "none"
+		if f, ok := r.worstOf(c); ok {
+			worst = f.Severity.String()
+		}
+		row := []string{fmt.Sprint(number(c)), string(c.State), threshold(c, true), threshold(c, false), remoteInvCell(c), worst}
 		if len(transports) > 1 {
 			row = append(row, string(c.Transport))
 		}
@@ -179,7 +226,7 @@ func (r *textRenderer) table() {
 		}
 		width, numeric = colWidths(rows), numericCols(rows)
 	}
-	stateCol := 1
+	stateCol, worstCol := 1, 5
 	under := strings.Repeat(" ", 2+width[0]+2) // beneath the state column
 	lastFile := ""
 	if r.width > 0 && tableWidth(width) > r.width {
@@ -208,6 +255,10 @@ func (r *textRenderer) table() {
 				return p.bold.Sprint(cell)
 			case col == stateCol:
 				return r.state(record.State(cell))
+			case col == worstCol:
+				if st := r.severityStyle(severityNamed(cell)); st != nil {
+					return st.Sprint(cell)
+				}
 			}
 			return cell
 		})
@@ -219,6 +270,16 @@ func (r *textRenderer) table() {
 		}
 	}
 	r.datapathTable(conns)
+}
+
+// severityNamed is the severity a worst cell names (0 for "none").
+func severityNamed(s string) finding.Severity {
+	for _, sev := range []finding.Severity{finding.Info, finding.Warning, finding.Error} {
+		if sev.String() == s {
+			return sev
+		}
+	}
+	return 0
 }
 
 // tableWidth is the width of a table's rows: indented by two, two spaces

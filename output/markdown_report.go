@@ -170,6 +170,66 @@ type verdictKey struct {
 	worst    string
 }
 
+// verdictGroup is connections alike in the verdict: their numbers, and
+// the endpoints of the first.
+type verdictGroup struct {
+	key     verdictKey
+	numbers []int
+	ends    string
+}
+
+// verdictGroups groups connections alike (state, a rejection's reason,
+// the thresholds, remote invalidation, the worst finding as worst says
+// it), in the order of their first connections.
+func verdictGroups(conns []*record.Connection, worst func(*record.Connection) string) []*verdictGroup {
+	var groups []*verdictGroup
+	byKey := map[verdictKey]*verdictGroup{}
+	for _, c := range conns {
+		k := verdictKey{c.State, "", threshold(c, true), threshold(c, false), c.RemoteInvalidation, worst(c)}
+		if c.State == record.Rejected {
+			k.why = c.RejectReason
+		}
+		g := byKey[k]
+		if g == nil {
+			g = &verdictGroup{key: k, ends: c.Initiator.String() + " → " + c.Responder.String()}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.numbers = append(g.numbers, c.Number)
+	}
+	return groups
+}
+
+// line says a group of the verdict: who, the state (and why), the
+// thresholds, remote invalidation and the worst finding; md: as Markdown
+// (the state in bold, the rest made safe for a table cell).
+func (g *verdictGroup) line(md bool) string {
+	k := g.key
+	esc := func(s string) string { return s }
+	what := string(k.state)
+	if md {
+		esc, what = cell, fmt.Sprintf("**%s**", k.state)
+	}
+	inv := "no remote invalidation"
+	if k.inv {
+		inv = "remote invalidation"
+	}
+	switch {
+	case k.why != "":
+		what += ": " + esc(k.why)
+	case k.state == record.Cut:
+		what += ": no reply before the input ended early"
+	}
+	if k.i2r != "-" {
+		what += fmt.Sprintf(", inline %s initiator → responder and %s back, %s", k.i2r, k.r2i, inv)
+	}
+	who := "connection " + ranges(g.numbers) + " (" + esc(g.ends) + ")"
+	if len(g.numbers) > 1 {
+		who = fmt.Sprintf("connections %s (%d)", ranges(g.numbers), len(g.numbers))
+	}
+	return fmt.Sprintf("%s: %s; worst finding: %s", who, what, k.worst)
+}
+
 // verdict opens the report: per connection (those alike grouped), its
 // state, the inline threshold each way, remote invalidation and its worst
 // finding; or, without connections, what the capture held instead.
@@ -183,48 +243,8 @@ func (m *markdownRenderer) verdict(w reportWriter, s *record.Summary, l limits) 
 		m.runVerdict(w, s)
 		return
 	}
-	type group struct {
-		key     verdictKey
-		numbers []int
-		ends    string
-	}
-	var groups []*group
-	byKey := map[verdictKey]*group{}
-	for _, c := range m.conns {
-		k := verdictKey{c.State, "", threshold(c, true), threshold(c, false), c.RemoteInvalidation, m.worstText(c)}
-		if c.State == record.Rejected {
-			k.why = c.RejectReason
-		}
-		g := byKey[k]
-		if g == nil {
-			g = &group{key: k, ends: c.Initiator.String() + " → " + c.Responder.String()}
-			byKey[k] = g
-			groups = append(groups, g)
-		}
-		g.numbers = append(g.numbers, c.Number)
-	}
-	line := func(g *group) string {
-		k := g.key
-		inv := "no remote invalidation"
-		if k.inv {
-			inv = "remote invalidation"
-		}
-		what := fmt.Sprintf("**%s**", k.state)
-		switch {
-		case k.why != "":
-			what += ": " + cell(k.why)
-		case k.state == record.Cut:
-			what += ": no reply before the input ended early"
-		}
-		if k.i2r != "-" {
-			what += fmt.Sprintf(", inline %s initiator → responder and %s back, %s", k.i2r, k.r2i, inv)
-		}
-		who := "connection " + ranges(g.numbers) + " (" + cell(g.ends) + ")"
-		if len(g.numbers) > 1 {
-			who = fmt.Sprintf("connections %s (%d)", ranges(g.numbers), len(g.numbers))
-		}
-		return fmt.Sprintf("%s: %s; worst finding: %s", who, what, k.worst)
-	}
+	groups := verdictGroups(m.conns, m.worstText)
+	line := func(g *verdictGroup) string { return g.line(true) }
 	if len(groups) == 1 && len(groups[0].numbers) == 1 {
 		fmt.Fprintf(w, "**Verdict:** %s.\n\n", line(groups[0]))
 	} else {

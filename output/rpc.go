@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -181,6 +182,17 @@ func appendDatapath(j *jw, d *record.Datapath) {
 func (r *textRenderer) RPC(rec *record.RPC) error {
 	w, p := r.w, r.p
 	r.input(rec.File)
+	if rec.Connection != 0 {
+		k := rpcConn{rec.File, rec.Connection}
+		for _, f := range rec.Findings {
+			if r.worstRPC == nil {
+				r.worstRPC = map[rpcConn]finding.Finding{}
+			}
+			if w, ok := r.worstRPC[k]; (!ok || f.Severity > w.Severity) && (ok || len(r.worstRPC) < MaxTableRows) {
+				r.worstRPC[k] = f
+			}
+		}
+	}
 	if r.opts.Quiet {
 		for _, f := range rec.Findings {
 			r.header()
