@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -378,6 +379,22 @@ func datapathCells(c *record.Connection) []string {
 		reads(0), reads(1), fmt.Sprint(d.RPCMessages[0] + d.RPCMessages[1]), fmt.Sprint(d.Frames)}
 }
 
+// limitCodes are the findings of the data-path columns that show a figure
+// against its limit ("4100/4096"), by column.
+var limitCodes = map[int]finding.Code{1: finding.InlineThresholdExceeded, 2: finding.InlineThresholdExceeded,
+	6: finding.RDMAReadLimitExceeded, 7: finding.RDMAReadLimitExceeded}
+
+// overLimit reports whether a cell "n/limit" shows a figure over its limit.
+func overLimit(cell string) bool {
+	a, b, ok := strings.Cut(cell, "/")
+	if !ok {
+		return false
+	}
+	n, err1 := strconv.Atoi(a)
+	lim, err2 := strconv.Atoi(b)
+	return err1 == nil && err2 == nil && n > lim
+}
+
 // datapathHead heads the data-path tables; datapathLegend explains it.
 var datapathHead = []string{"#", "ini→res", "res→ini", "SwI", "credits", "calls", "reads ini", "reads res", "rpc", "frames"}
 
@@ -420,8 +437,15 @@ func (r *textRenderer) datapathTable(conns []*record.Connection) {
 	}
 	for ri, row := range rows {
 		writeRow(w, row, width, numeric, func(col int, cell string) string {
-			if ri == 0 {
+			switch {
+			case ri == 0:
 				return p.bold.Sprint(cell)
+			case overLimit(cell):
+				// A figure over its limit, in the colour of the finding it
+				// raised.
+				if code, ok := limitCodes[col]; ok {
+					return r.severityStyle(code.Check().Severity).Sprint(cell)
+				}
 			}
 			return cell
 		})
