@@ -201,7 +201,7 @@ func (r *textRenderer) table() {
 		if f, ok := r.worstOf(c); ok {
 			worst = f.Severity.String()
 		}
-		row := []string{fmt.Sprint(number(c)), string(c.State), threshold(c, true), threshold(c, false), remoteInvCell(c), worst}
+		row := []string{fmt.Sprint(number(c)), string(c.Shown()), threshold(c, true), threshold(c, false), remoteInvCell(c), worst}
 		if len(transports) > 1 {
 			row = append(row, string(c.Transport))
 		}
@@ -331,9 +331,9 @@ func number(c *record.Connection) int { return c.Number }
 
 func (r *textRenderer) state(s record.State) string {
 	switch s {
-	case record.Established:
+	case record.Established, record.Disconnected:
 		return r.p.good.Sprint(string(s))
-	case record.Rejected:
+	case record.Rejected, record.Terminated:
 		return r.p.bad.Sprint(string(s))
 	}
 	return r.p.warning.Sprint(string(s))

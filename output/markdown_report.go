@@ -185,7 +185,7 @@ func verdictGroups(conns []*record.Connection, worst func(*record.Connection) st
 	var groups []*verdictGroup
 	byKey := map[verdictKey]*verdictGroup{}
 	for _, c := range conns {
-		k := verdictKey{c.State, "", threshold(c, true), threshold(c, false), c.RemoteInvalidation, worst(c)}
+		k := verdictKey{c.Shown(), "", threshold(c, true), threshold(c, false), c.RemoteInvalidation, worst(c)}
 		if c.State == record.Rejected {
 			k.why = c.RejectReason
 		}
@@ -334,7 +334,7 @@ func (m *markdownRenderer) connectionTable(w reportWriter, l limits) {
 	slices.SortStableFunc(conns, func(a, b *record.Connection) int { return a.Number - b.Number })
 	var rows [][]string
 	for _, c := range conns[:l.conns] {
-		row := []string{fmt.Sprint(c.Number), "**" + string(c.State) + "**", threshold(c, true), threshold(c, false),
+		row := []string{fmt.Sprint(c.Number), "**" + string(c.Shown()) + "**", threshold(c, true), threshold(c, false),
 			remoteInvCell(c), m.worstText(c), cell(c.Initiator.String() + " → " + c.Responder.String()), string(c.Transport),
 			ulpCell(c), cell(serviceText(c))}
 		if m.opts.MultiFile {

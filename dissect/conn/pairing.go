@@ -280,6 +280,9 @@ func (t *Tracker) cm(m *record.Message) {
 		}
 	case record.KindDREQ, record.KindDREP:
 		if c, _ := t.byLocal(m); c != nil && c.ReplyFrame != 0 {
+			if c.State == record.Established && c.End == "" {
+				c.End = record.Disconnected
+			}
 			if m.Kind == record.KindDREP && c.State == record.Established {
 				t.happened(Ended, c) // the disconnection is complete: a DREQ's sender may still see frames flushed
 			}

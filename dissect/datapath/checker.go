@@ -87,7 +87,8 @@ type Checker struct {
 	limitNote bool // a Call was not tracked at a limit (noted once on the connection)
 
 	fig     record.Datapath
-	touched bool // a frame or Send was seen
+	touched bool         // a frame or Send was seen
+	end     record.State // Terminated once a Terminate was seen (Note)
 
 	// notes are further connection findings: the transport's own (the
 	// iWARP FPDU follower's, Note) and iSER's; notesCut counts those past
@@ -375,6 +376,12 @@ func (c *Checker) Figures() *record.Datapath {
 		f.Rule = c.rule.String()
 	}
 	return &f
+}
+
+// result is what the connection's traffic showed: its figures, its
+// connection findings, and its end when the traffic showed it.
+func (c *Checker) result() result {
+	return result{fig: c.Figures(), findings: c.Findings(), end: c.end}
 }
 
 // Rule is what decided whether the connection carries RPC-over-RDMA, so far.

@@ -577,6 +577,9 @@ func (c *Checker) Findings() []finding.Finding {
 // Note adds a connection finding the transport raised (the iWARP FPDU
 // follower's CRC, Terminate and framing findings), at most maxConnNotes.
 func (c *Checker) Note(f finding.Finding) {
+	if f.Code == finding.RDMAPTerminate {
+		c.end = record.Terminated // the capture shows the connection's end
+	}
 	if len(c.notes) == maxConnNotes {
 		c.notesCut++
 		return

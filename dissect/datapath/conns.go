@@ -237,7 +237,7 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 	}
 	var r result
 	if f.chk != nil {
-		r.fig, r.findings = f.chk.Figures(), f.chk.Findings()
+		r = f.chk.result()
 		f.chk.Close()
 	}
 	if why != nil {
@@ -298,6 +298,7 @@ type handed struct {
 	fig      record.Datapath
 	hasFig   bool
 	file     string
+	end      record.State
 }
 
 // ended keeps what the traffic of connection id showed for its record,
@@ -320,21 +321,29 @@ func (fl *Follower) ended(id int, h *handed, request int, tr record.Transport, p
 // and the connection findings the record did not get.
 func (fl *Follower) update(id int, h *handed, request int, tr record.Transport, peers Peers, r result) {
 	fs := r.findings[min(h.findings, len(r.findings)):]
-	changed := r.fig != nil && (!h.hasFig || *r.fig != h.fig)
+	changed := r.fig != nil && (!h.hasFig || *r.fig != h.fig) || r.end != "" && r.end != h.end
 	if len(fs) == 0 && !changed {
 		return
 	}
 	fl.out.updates = append(fl.out.updates, &record.ConnectionUpdate{Number: id, RequestFrame: request, File: h.file,
-		Transport: tr, Initiator: peers[0], Responder: peers[1], Datapath: r.fig, Findings: fs})
-	h.findings = len(r.findings)
+		Transport: tr, Initiator: peers[0], Responder: peers[1], Datapath: r.fig, Findings: fs, End: r.end})
+	h.findings, h.end = len(r.findings), r.end
 	if r.fig != nil {
 		h.fig, h.hasFig = *r.fig, true
 	}
 }
 
+// setEnd gives an established connection's record the end its traffic
+// showed, unless the capture showed another first.
+func setEnd(c *record.Connection, end record.State) {
+	if end != "" && c.End == "" && c.State == record.Established {
+		c.End = end
+	}
+}
+
 // handOn notes what a connection's record got as it was handed on (c).
 func (h *handed) handOn(c *record.Connection, findings int) {
-	*h = handed{done: true, findings: findings, file: c.File}
+	*h = handed{done: true, findings: findings, file: c.File, end: c.End}
 	if c.Datapath != nil {
 		h.fig, h.hasFig = *c.Datapath, true
 	}
@@ -404,6 +413,7 @@ func (fl *Follower) Annotate(c *record.Connection) {
 		fl.give(r.cost)
 		c.Datapath = r.fig
 		c.Findings = append(c.Findings, r.findings...)
+		setEnd(c, r.end)
 		return
 	}
 	if c.Transport == record.IWARP && fl.annotateIWARP(c) {
@@ -415,10 +425,11 @@ func (fl *Follower) Annotate(c *record.Connection) {
 	}
 	n := 0
 	if f.chk != nil {
-		c.Datapath = f.chk.Figures()
-		fs := f.chk.Findings()
-		c.Findings = append(c.Findings, fs...)
-		n = len(fs)
+		r := f.chk.result()
+		c.Datapath = r.fig
+		c.Findings = append(c.Findings, r.findings...)
+		setEnd(c, r.end)
+		n = len(r.findings)
 	}
 	f.handed.handOn(c, n)
 }
@@ -431,7 +442,7 @@ func (fl *Follower) Finish() {
 	slices.SortFunc(conns, func(a, b *flow) int { return cmp.Compare(a.id, b.id) })
 	for _, f := range conns {
 		if f.chk != nil && f.handed.done {
-			fl.update(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, result{fig: f.chk.Figures(), findings: f.chk.Findings()})
+			fl.update(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, f.chk.result())
 		}
 	}
 	open := make([]*iwFlow, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
@@ -441,7 +452,7 @@ func (fl *Follower) Finish() {
 	slices.SortFunc(open, func(a, b *iwFlow) int { return cmp.Compare(a.id, b.id) })
 	for _, t := range open {
 		if t.handed.done {
-			fl.update(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{fig: t.chk.Figures(), findings: t.chk.Findings()})
+			fl.update(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, t.chk.result())
 		}
 	}
 }

@@ -233,7 +233,8 @@ type Follower struct {
 type result struct {
 	fig      *record.Datapath
 	findings []finding.Finding
-	cost     int // charged to the budget while kept (resultCost)
+	cost     int          // charged to the budget while kept (resultCost)
+	end      record.State // how the traffic showed the connection's end, if it did
 }
 
 // NewFollower makes the follower of one input, writing its records to out.

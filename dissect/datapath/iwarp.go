@@ -247,7 +247,9 @@ func (t *iwFlow) Close() {
 		fl.noteOrphan(t, fs)
 	} else {
 		delete(fl.iwByConn, t.id)
-		fl.ended(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, result{fig: t.chk.Figures(), findings: fs})
+		r := t.chk.result()
+		r.findings = fs
+		fl.ended(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, r)
 	}
 	t.chk.Close()
 }
@@ -266,10 +268,11 @@ func (fl *Follower) annotateIWARP(c *record.Connection) bool {
 		}
 		return false
 	}
-	c.Datapath = t.chk.Figures()
-	fs := t.chk.Findings()
-	c.Findings = append(c.Findings, fs...)
-	t.handed.handOn(c, len(fs))
+	r := t.chk.result()
+	c.Datapath = r.fig
+	c.Findings = append(c.Findings, r.findings...)
+	setEnd(c, r.end)
+	t.handed.handOn(c, len(r.findings))
 	return true
 }
 

@@ -23,6 +23,14 @@ const (
 // States lists the states in the order the summary counts them.
 var States = []State{Established, Rejected, NoReply, Cut}
 
+// How the capture shows an established connection's end (Connection.End):
+// the text and the Markdown show it as its state; the JSON state keeps
+// "established".
+const (
+	Disconnected State = "disconnected" // a DREQ or DREP
+	Terminated   State = "terminated"   // an RDMAP Terminate (iWARP)
+)
+
 // Connection is one connection attempt: a request, its reply if any, and
 // what the two sides agreed.
 type Connection struct {
@@ -50,6 +58,9 @@ type Connection struct {
 	Retries      int // repeated REQs (CM retries) of the same attempt
 	State        State
 	RejectReason string // REJ reason or "MPA Reply with R set"
+	// End is how the capture shows an established connection's end:
+	// Disconnected, Terminated, or "" when it does not.
+	End State
 
 	InitiatorRPCRDMA *RPCRDMA // what the initiator advertised, nil when nothing usable
 	ResponderRPCRDMA *RPCRDMA
@@ -135,10 +146,24 @@ type ConnectionUpdate struct {
 	// record did not have.
 	Datapath *Datapath
 	Findings []finding.Finding
+	// End: the traffic showed the connection's end (Connection.End).
+	End State
+}
+
+// Shown is the state the text and the Markdown show: an established
+// connection's End, when the capture shows it, else its State.
+func (c *Connection) Shown() State {
+	if c.State == Established && c.End != "" {
+		return c.End
+	}
+	return c.State
 }
 
 // Apply brings a kept copy of the connection's record up to date.
 func (u *ConnectionUpdate) Apply(c *Connection) {
+	if u.End != "" && c.End == "" {
+		c.End = u.End
+	}
 	if u.Datapath != nil {
 		v := *u.Datapath
 		c.Datapath = &v
