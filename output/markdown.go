@@ -52,6 +52,7 @@ type markdownRenderer struct {
 	chosen   int      // messages chosen for details, kept or not
 	few      []detail // the first few messages, in case none is chosen
 	findings []findingRow
+	grouped  map[groupKey]int     // rows of a connection's code, by the key
 	conns    []*record.Connection // the first MaxMarkdownDetails
 	keptAt   map[int]int          // their places in conns, by number
 	nConns   int
@@ -87,6 +88,35 @@ type detail struct{ block string }
 type findingRow struct {
 	where string
 	f     finding.Finding
+	// The same code on the same connection is one row: group names the
+	// connection ("" for a finding that groups with none), n counts the
+	// findings of the row, and at says where the first few were.
+	group string
+	n     int
+	at    []string
+}
+
+// groupKey is what the findings of one row share.
+type groupKey struct {
+	group string
+	code  finding.Code
+}
+
+// groupFrames is how many places a grouped row names.
+const groupFrames = 3
+
+// whereCell is the row's where: the place of its one finding, or its
+// connection, how many times and the first places ("connection 2, 30
+// times: frame 19, frame 28, frame 45, ...").
+func (r *findingRow) whereCell() string {
+	if r.n <= 1 {
+		return r.where
+	}
+	more := ""
+	if r.n > len(r.at) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("%s, %d times: %s%s", r.group, r.n, strings.Join(r.at, ", "), more)
 }
 
 func newMarkdown(w *bufio.Writer, opts Options) *markdownRenderer {
@@ -108,12 +138,14 @@ func newMarkdown(w *bufio.Writer, opts Options) *markdownRenderer {
 
 func (m *markdownRenderer) Message(msg *record.Message) error {
 	m.messages++
-	where := m.frame(msg.File, msg.Frame)
+	at := m.frame(msg.File, msg.Frame)
+	where, group := at, ""
 	if msg.Conn != 0 {
-		where += fmt.Sprintf(" (connection %d)", msg.Conn)
+		group = fmt.Sprintf("connection %d", msg.Conn)
+		where += " (" + group + ")"
 	}
 	for _, f := range msg.Findings {
-		m.finding(f, where)
+		m.findingIn(f, where, group, at)
 		if msg.Conn != 0 && msg.Conn <= MaxMarkdownDetails && f.Severity > m.worst[msg.Conn].Severity {
 			m.worst[msg.Conn] = f
 		}
@@ -188,10 +220,31 @@ func worstOf(fs []finding.Finding) string {
 }
 
 // finding adds a row to the findings table, up to MaxMarkdownDetails.
-func (m *markdownRenderer) finding(f finding.Finding, where string) {
+func (m *markdownRenderer) finding(f finding.Finding, where string) { m.findingIn(f, where, "", where) }
+
+// findingIn adds a finding of a connection (group) to the findings table:
+// to the row of the same code on the same connection, if there is one, else
+// a row of its own, up to MaxMarkdownDetails rows; at is where it was.
+func (m *markdownRenderer) findingIn(f finding.Finding, where, group, at string) {
 	m.nFind++
+	if group != "" {
+		if i, ok := m.grouped[groupKey{group, f.Code}]; ok {
+			r := &m.findings[i]
+			r.n++
+			if len(r.at) < groupFrames {
+				r.at = append(r.at, at)
+			}
+			return
+		}
+	}
 	if len(m.findings) < MaxMarkdownDetails {
-		m.findings = append(m.findings, findingRow{where, f})
+		if group != "" {
+			if m.grouped == nil {
+				m.grouped = map[groupKey]int{}
+			}
+			m.grouped[groupKey{group, f.Code}] = len(m.findings)
+		}
+		m.findings = append(m.findings, findingRow{where: where, f: f, group: group, n: 1, at: []string{at}})
 	}
 }
 
@@ -206,7 +259,7 @@ func (m *markdownRenderer) frame(file string, n int) string {
 func (m *markdownRenderer) Connection(c *record.Connection) error {
 	m.nConns++
 	for _, f := range c.Findings {
-		m.finding(f, fmt.Sprintf("connection %d (%s)", c.Number, m.frame(c.File, c.RequestFrame)))
+		m.findingIn(f, fmt.Sprintf("connection %d (%s)", c.Number, m.frame(c.File, c.RequestFrame)), fmt.Sprintf("connection %d", c.Number), "the connection")
 	}
 	if len(m.conns) < MaxMarkdownDetails {
 		if m.keptAt == nil {
@@ -222,7 +275,7 @@ func (m *markdownRenderer) Connection(c *record.Connection) error {
 // brings the report's copy of it up to date.
 func (m *markdownRenderer) Update(u *record.ConnectionUpdate) error {
 	for _, f := range u.Findings {
-		m.finding(f, fmt.Sprintf("connection %d (%s)", u.Number, m.frame(u.File, u.RequestFrame)))
+		m.findingIn(f, fmt.Sprintf("connection %d (%s)", u.Number, m.frame(u.File, u.RequestFrame)), fmt.Sprintf("connection %d", u.Number), "the connection")
 	}
 	if i, ok := m.keptAt[u.Number]; ok {
 		u.Apply(m.conns[i])
@@ -234,7 +287,7 @@ func (m *markdownRenderer) Update(u *record.ConnectionUpdate) error {
 func (m *markdownRenderer) Summary(s *record.Summary) error {
 	for _, f := range s.Notes {
 		m.nFind++
-		m.findings = append(m.findings, findingRow{"the run", f})
+		m.findings = append(m.findings, findingRow{where: "the run", f: f, n: 1})
 	}
 	if len(m.details) == 0 && m.chosen == 0 {
 		m.details = m.few // nothing chosen: the first few, as examples

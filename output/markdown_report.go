@@ -365,14 +365,17 @@ func (m *markdownRenderer) findingsTable(w reportWriter, l limits) {
 		return
 	}
 	var rows [][]string
-	for _, r := range m.findings[:l.findings] {
-		rows = append(rows, []string{r.where, r.f.Severity.String(), code(r.f.Code.String()), cell(r.f.Message), cell(r.f.Reference)})
+	listed := 0
+	for i := range m.findings[:l.findings] {
+		r := &m.findings[i]
+		listed += r.n
+		rows = append(rows, []string{r.whereCell(), r.f.Severity.String(), code(r.f.Code.String()), cell(r.f.Message), cell(r.f.Reference)})
 	}
 	if len(rows) > 0 {
 		mdTable(w, []string{"where", "severity", "code", "explanation", "reference"}, "---|---|---|---|---", rows)
 	}
-	if l.findings < m.nFind {
-		fmt.Fprintf(w, "%d of %d findings are listed; `-T json` has all.\n\n", l.findings, m.nFind)
+	if listed < m.nFind {
+		fmt.Fprintf(w, "%d of %d findings are listed; `-T json` has all.\n\n", listed, m.nFind)
 	}
 }
 

@@ -516,10 +516,14 @@ func (m *markdownRenderer) datapathTable(w reportWriter, conns []*record.Connect
 
 func (m *markdownRenderer) RPC(rec *record.RPC) error {
 	m.rpcs++
-	where := m.frame(rec.File, rec.Frame) + " (rpc)"
+	at := m.frame(rec.File, rec.Frame) + " (rpc)"
+	group := ""
+	if rec.Connection != 0 {
+		group = "the connection of " + m.frame(rec.File, rec.Connection)
+	}
 	k := rpcConn{rec.File, rec.Connection}
 	for _, f := range rec.Findings {
-		m.finding(f, where)
+		m.findingIn(f, at, group, at)
 		if w, ok := m.worstRPC[k]; rec.Connection != 0 && (!ok || f.Severity > w.Severity) && len(m.worstRPC) < MaxMarkdownDetails {
 			m.worstRPC[k] = f
 		}
