@@ -63,6 +63,9 @@ type showOptions struct {
 	Details  output.Details
 	Budget   int // 0: no limit
 	Basename bool
+	// FullPaths keeps the inputs' paths in a Markdown report, which names
+	// them by their base names by default (a report goes into public bugs).
+	FullPaths bool
 }
 
 // limitOptions bound the state the dissector holds: TCP reassembly, IP
@@ -162,6 +165,7 @@ carried the messages shown: a small attachment for a bug.`,
 		"details", "markdown: the messages shown in full: none, findings (those with one, or the first few) or all")
 	sizeVar(f, &opts.Show.Budget, "budget", defaultBudget, "markdown: keep the report within this many characters, saying what was cut (GitHub's limit; 0: no limit)")
 	f.BoolVar(&opts.Show.Basename, "basename", false, "name the inputs by their base names, not their paths (paths leak into public bugs)")
+	f.BoolVar(&opts.Show.FullPaths, "full-paths", false, "markdown: name the inputs by their paths, not their base names (the default there)")
 	f.Var(&portsFlag{&opts.Input.RoCEPorts, "UDP"}, "roce-port", "also decode this UDP destination port as RoCEv2 (repeatable)")
 	sizeVar(f, &opts.Limits.TCP.StreamBytes, "max-stream-bytes", reassembly.DefaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
 	sizeVar(f, &opts.Limits.TCP.TotalBytes, "max-buffer-bytes", reassembly.DefaultTotalBytes, "iWARP: octets buffered for all TCP directions together")
@@ -201,6 +205,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	live := len(opts.Live.Interfaces) > 0
 	if err := checkDissect(opts, live); err != nil {
 		return err
+	}
+	if opts.Show.Format == output.Markdown && !opts.Show.FullPaths {
+		opts.Show.Basename = true // a report goes into public bugs: no paths unless asked
 	}
 	var sel *output.Selection
 	if opts.Changed("display-filter") {

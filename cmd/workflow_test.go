@@ -332,6 +332,16 @@ func TestBasename(t *testing.T) {
 		!strings.Contains(out, "| `rocev2-nfs.pcap` |") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
+	// A Markdown report names the inputs by their base names by default;
+	// --full-paths keeps the paths.
+	code, out, _ = run(t, nil, nil, false, "dissect", "-T", "markdown", abs)
+	if code != 0 || strings.Contains(out, filepath.Dir(abs)) || !strings.Contains(out, "| `rocev2-nfs.pcap` |") {
+		t.Errorf("markdown by default: exit %d:\n%s", code, out)
+	}
+	code, out, _ = run(t, nil, nil, false, "dissect", "-T", "markdown", "--full-paths", abs)
+	if code != 0 || !strings.Contains(out, abs) {
+		t.Errorf("--full-paths: exit %d:\n%s", code, out)
+	}
 	cut := cutSample(t, 50)
 	code, out, errOut := run(t, nil, nil, false, "dissect", "--basename", "-T", "json", cut)
 	if code != 2 || errOut != "rdmacm-pd: cut.pcap: frame 3 at offset 700: record cut short: 272 of 322 octets\n" ||
