@@ -301,10 +301,10 @@ func (t *Tracker) finish(cut string) []Event {
 func (t *Tracker) begin() {
 	clear(t.events)
 	t.events = t.events[:0]
-	// The attempts handed on are looked through when their number has
-	// doubled since the last look (amortised: a look costs what the
-	// attempts it frees came to), not at every message: many of them stay
-	// recognised (inDone) for a long while.
+	// The attempts handed on are looked through when maxFree more came
+	// since the last look, not at every message: many of them stay
+	// recognised (inDone) for a long while, and a look goes through them
+	// all. At most maxFree wait beyond those kept.
 	if !t.reuse || len(t.handed) < t.handedLook {
 		return
 	}
@@ -320,7 +320,7 @@ func (t *Tracker) begin() {
 	}
 	clear(t.handed[len(kept):])
 	t.handed = kept
-	t.handedLook = 2*len(kept) + 64
+	t.handedLook = len(kept) + maxFree
 }
 
 // attempt is an attempt to fill: a free one (its findings' storage kept),

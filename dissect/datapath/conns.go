@@ -239,6 +239,7 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 	if f.chk != nil {
 		r = f.chk.result()
 		f.chk.Close()
+		fl.give(activeCost)
 	}
 	if why != nil {
 		r.findings = append(r.findings, *why)

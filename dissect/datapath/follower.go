@@ -337,6 +337,7 @@ func (fl *Follower) packet(p *Packet) {
 	if f.chk == nil {
 		f.chk = NewChecker(fl.out, f.neg, f.peers, f.net.transport())
 		f.sides = &[2]sideState{{next: f.start[0], hasNext: true}, {next: f.start[1], hasNext: true}}
+		fl.force(activeCost) // what its traffic holds: the checker, the sides (TestParkCost)
 	}
 	f.chk.Frame()
 	fl.frame(f, int(r.side), p)
@@ -391,8 +392,11 @@ func (fl *Follower) evictOrphan() int {
 // also uses).
 const (
 	connCost = 1600
-	dirCost  = 1300
-	headCost = HeadLen + 8*maxFrames + 64
+	// activeCost is what a connection's traffic adds once it begins: its
+	// Checker and its sides' bookkeeping.
+	activeCost = 800
+	dirCost    = 1300
+	headCost   = HeadLen + 8*maxFrames + 64
 )
 
 // take charges n octets to the budget, reporting whether they fit.

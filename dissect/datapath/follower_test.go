@@ -653,6 +653,30 @@ func TestParkCost(t *testing.T) {
 	if fl.nParked != n-1 || charged < 0.9*heap || charged > 2*heap {
 		t.Errorf("%d parked: %.0f octets charged a connection for %.0f on the heap", fl.nParked, charged, heap)
 	}
+	// Connections followed, each with a frame of its traffic: what they
+	// are charged (connCost, and activeCost once their traffic begins).
+	{
+		ab := budget.New(1 << 30)
+		af := NewFollower(NewOutput(ModeFindings, Limits{Budget: ab, Connections: 2 * n}, ""))
+		runtime.GC()
+		runtime.ReadMemStats(&mid)
+		for i := range n {
+			c := &record.Connection{Number: i + 1, Transport: record.RoCEv2, Initiator: ep(fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&0xff, i&0xff)),
+				Responder: ep("192.0.2.2"), RequestFrame: 3*i + 1, State: record.Established, Inline: &record.InlineThresholds{InitiatorToResponder: 1024, ResponderToInitiator: 1024}}
+			af.Connection(&conn.Event{Kind: conn.Established, Conn: c, Frame: 3*i + 3,
+				Request: &record.CMInfo{LocalQPN: 0x100, ResponderResources: 1, InitiatorDepth: 1, PathMTU: 1},
+				Reply:   &record.CMInfo{LocalQPN: 0x200, ResponderResources: 1, InitiatorDepth: 1}})
+			af.Packet(&Packet{Frame: 3*i + 4, Net: NetRoCEv2, Src: c.Initiator.Addr, Dst: c.Responder.Addr, OpCode: layers.OpReadRequest, DestQP: 0x200, DMALength: 64})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap, charged := float64(after.HeapAlloc-mid.HeapAlloc)/n, float64(ab.Stats().Used)/n
+		t.Logf("followed, traffic begun: %.0f octets of heap a connection, %.0f charged", heap, charged)
+		if charged < 0.9*heap || charged > 2*heap {
+			t.Errorf("followed: %.0f octets charged a connection for %.0f on the heap", charged, heap)
+		}
+		runtime.KeepAlive(af)
+	}
 	// Tombstones alone (the parked connections' index entries leave the
 	// index's room behind, which is measured apart from them): as many
 	// again, buried straight.
