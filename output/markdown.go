@@ -219,9 +219,6 @@ func worstOf(fs []finding.Finding) string {
 	return w.Severity.String() + " " + w.Code.String()
 }
 
-// finding adds a row to the findings table, up to MaxMarkdownDetails.
-func (m *markdownRenderer) finding(f finding.Finding, where string) { m.findingIn(f, where, "", where) }
-
 // findingIn adds a finding of a connection (group) to the findings table:
 // to the row of the same code on the same connection, if there is one, else
 // a row of its own, up to MaxMarkdownDetails rows; at is where it was.
