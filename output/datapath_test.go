@@ -265,21 +265,29 @@ func TestDatapathRuleShown(t *testing.T) {
 	}
 }
 
-// TestGoldenUpdates: connection records handed on before their traffic
-// (at --max-connections 1, and live) are followed by updates that carry
-// every finding, in every format.
-func TestGoldenUpdates(t *testing.T) {
+// recordsFirst writes `craft --flood records-first` of n connections and
+// returns its path.
+func recordsFirst(t *testing.T, n int) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "records-first.pcap")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := craft.Flood(f, craft.FloodRecordsFirst, 3); err != nil {
+	if _, err := craft.Flood(f, craft.FloodRecordsFirst, n); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// TestGoldenUpdates: connection records handed on before their traffic
+// (at --max-connections 1, and live) are followed by updates that carry
+// every finding, in every format.
+func TestGoldenUpdates(t *testing.T) {
+	path := recordsFirst(t, 3)
 	md := output.Options{Format: output.Markdown, Version: "v0.0.0-test", Command: "rdmacm-pd dissect -T markdown --max-connections 1 records-first.pcap"}
 	cases := []struct {
 		name string
@@ -317,15 +325,7 @@ func TestGoldenUpdates(t *testing.T) {
 // TestSelectUpdates: -Y passes on the update of a connection it showed, and
 // one whose late findings it selects although its record was not shown.
 func TestSelectUpdates(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "records-first.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := craft.Flood(f, craft.FloodRecordsFirst, 3); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := recordsFirst(t, 3)
 	for _, tc := range []struct {
 		expr    string
 		updates int
