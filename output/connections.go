@@ -99,18 +99,17 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 		sep()
 		// Dim when the run found nothing worse than info; else plain, the
 		// findings in their worst severity's colour.
-		style := p.dim
-		if worstSeverity(s) >= finding.Warning {
-			style = nil
-		}
-		spans := phrases(totals(s), style)
+		style, fstyle := p.dim, p.dim
 		if sev := worstSeverity(s); sev >= finding.Warning {
-			for i := range spans {
-				if strings.Contains(spans[i].text, "finding") || strings.Contains(spans[i].text, "error") ||
-					strings.Contains(spans[i].text, "warning") || strings.Contains(spans[i].text, "info)") {
-					spans[i].style = r.severityStyle(sev)
-				}
-			}
+			style, fstyle = nil, r.severityStyle(sev)
+		}
+		before, found, after := totals(s)
+		if after != "" {
+			found += ","
+		}
+		spans := append(phrases(before+",", style), phrases(found, fstyle)...)
+		if after != "" {
+			spans = append(spans, phrases(strings.TrimPrefix(after, ", "), style)...)
 		}
 		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, spans...))
 		if sel := r.opts.Selection; sel != nil {
@@ -141,7 +140,7 @@ func (r *textRenderer) verdict(s *record.Summary) {
 		return
 	}
 	worst := func(c *record.Connection) string {
-		f, ok := r.worstOf(c)
+		f, ok := r.worst.of(c)
 		if !ok {
 			return "none"
 		}
@@ -198,7 +197,7 @@ func (r *textRenderer) table() {
 	var files []string
 	for _, c := range conns {
 		worst := "none"
-		if f, ok := r.worstOf(c); ok {
+		if f, ok := r.worst.of(c); ok {
 			worst = f.Severity.String()
 		}
 		row := []string{fmt.Sprint(number(c)), string(c.Shown()), threshold(c, true), threshold(c, false), remoteInvCell(c), worst}
@@ -393,9 +392,11 @@ func findingCodes(fs []finding.Finding) string {
 	return strings.Join(cs, ", ")
 }
 
-// totals is the one-line summary of a run: the connections by state, the
-// states none reached left out.
-func totals(s *record.Summary) string {
+// totals is the one-line summary of a run, in three parts: the frames,
+// messages and connections by state (the states none reached left out);
+// the findings by severity; and what else there is to say, "" or starting
+// with ", " (unreadable inputs, state limits, the data path).
+func totals(s *record.Summary) (before, findings, after string) {
 	n := 0
 	for _, v := range s.Findings {
 		n += v
@@ -408,22 +409,22 @@ func totals(s *record.Summary) string {
 			states = append(states, fmt.Sprintf("%d %s", k, strings.ReplaceAll(string(st), "-", " ")))
 		}
 	}
-	line := fmt.Sprintf("%s, %s, %s", count(s.Frames, "frame"), count(s.Messages, "message"), count(conns, "connection"))
+	before = fmt.Sprintf("%s, %s, %s", count(s.Frames, "frame"), count(s.Messages, "message"), count(conns, "connection"))
 	if len(states) > 0 {
-		line += " (" + strings.Join(states, ", ") + ")"
+		before += " (" + strings.Join(states, ", ") + ")"
 	}
-	line += ", " + count(n, "finding")
+	findings = count(n, "finding")
 	if by := bySeverity(s); by != "" {
-		line += " (" + by + ")"
+		findings += " (" + by + ")"
 	}
 	if s.DecodeErrors > 0 {
-		line += ", " + count(s.DecodeErrors, "unreadable input")
+		after += ", " + count(s.DecodeErrors, "unreadable input")
 	}
 	if s.StateDrops > 0 {
-		line += fmt.Sprintf(", %d given up at a state limit", s.StateDrops)
+		after += fmt.Sprintf(", %d given up at a state limit", s.StateDrops)
 	}
-	line += datapathTotals(s)
-	return line
+	after += datapathTotals(s)
+	return before, findings, after
 }
 
 // bySeverity counts the run's findings by severity, the worst first: "1

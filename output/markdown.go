@@ -57,12 +57,9 @@ type markdownRenderer struct {
 	keptAt   map[int]int          // their places in conns, by number
 	nConns   int
 	messages int
-	rpcs     int                     // the data path's rpc records, detailed among the messages
-	nFind    int                     // findings in all, listed or not
-	worst    map[int]finding.Finding // by connection number: the worst finding of its messages
-	// worstRPC is the worst finding of the rpc records of each connection,
-	// by its input and request frame (what an rpc record names it by).
-	worstRPC map[rpcConn]finding.Finding
+	rpcs     int           // the data path's rpc records, detailed among the messages
+	nFind    int           // findings in all, listed or not
+	worst    worstFindings // of the connections' messages and rpc records
 
 	// detailChars is the size of the details kept, in characters. Past
 	// the budget no more are kept: the report shows a prefix of them, so
@@ -120,7 +117,7 @@ func (r *findingRow) whereCell() string {
 }
 
 func newMarkdown(w *bufio.Writer, opts Options) *markdownRenderer {
-	m := &markdownRenderer{w: w, opts: opts, worst: map[int]finding.Finding{}, worstRPC: map[rpcConn]finding.Finding{}}
+	m := &markdownRenderer{w: w, opts: opts, worst: worstFindings{max: MaxMarkdownDetails}}
 	if opts.Details == "" {
 		m.opts.Details = DetailsFindings
 	}
@@ -146,9 +143,7 @@ func (m *markdownRenderer) Message(msg *record.Message) error {
 	}
 	for _, f := range msg.Findings {
 		m.findingIn(f, where, group, at)
-		if msg.Conn != 0 && msg.Conn <= MaxMarkdownDetails && f.Severity > m.worst[msg.Conn].Severity {
-			m.worst[msg.Conn] = f
-		}
+		m.worst.message(msg.Conn, f)
 	}
 	want := m.opts.Details == DetailsAll || m.opts.Details == DetailsFindings && len(msg.Findings) > 0
 	if want {

@@ -272,19 +272,14 @@ func (m *markdownRenderer) runVerdict(w reportWriter, s *record.Summary) {
 	}
 }
 
-// worstText is a connection's worst finding, its messages' included.
+// worstText is a connection's worst finding, its messages' and rpc
+// records' included, for a table cell ("none" without one).
 func (m *markdownRenderer) worstText(c *record.Connection) string {
-	fs := c.Findings // the connection's own come first: they win a tie
-	if f, ok := m.worst[c.Number]; ok {
-		fs = append(slices.Clone(fs), f)
-	}
-	if f, ok := m.worstRPC[rpcConn{c.File, c.RequestFrame}]; ok {
-		fs = append(slices.Clone(fs), f)
-	}
-	if len(fs) == 0 {
+	f, ok := m.worst.of(c)
+	if !ok {
 		return "none"
 	}
-	return worstCell(fs)
+	return f.Severity.String() + " " + code(f.Code.String())
 }
 
 // worstCell names the most severe finding (the first of them) with its

@@ -183,16 +183,8 @@ func appendDatapath(j *jw, d *record.Datapath) {
 func (r *textRenderer) RPC(rec *record.RPC) error {
 	w, p := r.w, r.p
 	r.input(rec.File)
-	if rec.Connection != 0 {
-		k := rpcConn{rec.File, rec.Connection}
-		for _, f := range rec.Findings {
-			if r.worstRPC == nil {
-				r.worstRPC = map[rpcConn]finding.Finding{}
-			}
-			if w, ok := r.worstRPC[k]; (!ok || f.Severity > w.Severity) && (ok || len(r.worstRPC) < MaxTableRows) {
-				r.worstRPC[k] = f
-			}
-		}
+	for _, f := range rec.Findings {
+		r.worst.rpc(rpcConn{rec.File, rec.Connection}, f)
 	}
 	if r.opts.Quiet {
 		for _, f := range rec.Findings {
@@ -521,12 +513,9 @@ func (m *markdownRenderer) RPC(rec *record.RPC) error {
 	if rec.Connection != 0 {
 		group = "the connection of " + m.frame(rec.File, rec.Connection)
 	}
-	k := rpcConn{rec.File, rec.Connection}
 	for _, f := range rec.Findings {
 		m.findingIn(f, at, group, at)
-		if w, ok := m.worstRPC[k]; rec.Connection != 0 && (!ok || f.Severity > w.Severity) && len(m.worstRPC) < MaxMarkdownDetails {
-			m.worstRPC[k] = f
-		}
+		m.worst.rpc(rpcConn{rec.File, rec.Connection}, f)
 	}
 	want := m.opts.Details == DetailsAll || m.opts.Details == DetailsFindings && len(rec.Findings) > 0
 	if !want {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,18 +30,14 @@ type textRenderer struct {
 	wrote      bool                 // a line was written: the summary is set off from it by a blank line
 	conns      []*record.Connection // the first MaxTableRows
 	keptAt     map[int]int          // their places in conns, by number
-	// worst is the worst finding of each connection's messages, by number,
-	// and worstRPC of its rpc records (as the Markdown's): for the worst
-	// column and the verdict, up to MaxTableRows of each.
-	worst    map[int]finding.Finding
-	worstRPC map[rpcConn]finding.Finding
-	nConns   int
-	line     []byte // the message line being built (messageLine)
-	num      [20]byte
+	worst      worstFindings        // of the connections' messages and rpc records
+	nConns     int
+	line       []byte // the message line being built (messageLine)
+	num        [20]byte
 }
 
 func newText(w *bufio.Writer, opts Options) *textRenderer {
-	return &textRenderer{w: w, opts: opts, p: newPalette(opts.Color), width: opts.width(),
+	return &textRenderer{w: w, opts: opts, p: newPalette(opts.Color), width: opts.width(), worst: worstFindings{max: MaxTableRows},
 		clock: newClock(opts.Time, opts.Location, TimeRelative)}
 }
 
@@ -71,7 +66,7 @@ func (r *textRenderer) Message(m *record.Message) error {
 	w := r.w
 	r.input(m.File)
 	for _, f := range m.Findings {
-		r.noteWorst(m.Conn, f)
+		r.worst.message(m.Conn, f)
 	}
 	if r.opts.Quiet {
 		// Only the findings, each under the frame of its message.
@@ -229,38 +224,6 @@ func (r *textRenderer) finding(f finding.Finding, start int) string {
 	hang := start + len(sev) + 1
 	return r.severity(f.Severity) + " " + wrapSpans(r.width, hang, hang,
 		span{text: f.Code.String() + ":", style: r.p.bold}, plain(record.EscapeControl(f.Message)), span{text: "[" + f.Reference + "]", style: r.p.dim, keep: true})
-}
-
-// noteWorst keeps the worst finding of connection n's messages.
-func (r *textRenderer) noteWorst(n int, f finding.Finding) {
-	if n == 0 || n > MaxTableRows {
-		return
-	}
-	if r.worst == nil {
-		r.worst = map[int]finding.Finding{}
-	}
-	if w, ok := r.worst[n]; !ok || f.Severity > w.Severity {
-		r.worst[n] = f
-	}
-}
-
-// worstOf is a connection's worst finding, its messages' and rpc records'
-// included; ok is false when it has none.
-func (r *textRenderer) worstOf(c *record.Connection) (finding.Finding, bool) {
-	fs := c.Findings // the connection's own come first: they win a tie
-	if f, ok := r.worst[c.Number]; ok {
-		fs = append(slices.Clone(fs), f)
-	}
-	if f, ok := r.worstRPC[rpcConn{c.File, c.RequestFrame}]; ok {
-		fs = append(slices.Clone(fs), f)
-	}
-	var w finding.Finding
-	for _, f := range fs {
-		if f.Severity > w.Severity {
-			w = f
-		}
-	}
-	return w, len(fs) > 0
 }
 
 // severityStyle is the colour of a severity.

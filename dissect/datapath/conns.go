@@ -134,7 +134,7 @@ const (
 )
 
 // park sets a connection that showed no frame aside.
-func (fl *Follower) park(f *flow, frame int) {
+func (fl *Follower) park(f *flow) {
 	fl.unslot(f)
 	fl.give(connCost)
 	// A parked connection may take the budget a sixteenth over its limit:
@@ -202,7 +202,7 @@ func (fl *Follower) retireConn(frame int, full bool) {
 			continue
 		}
 		if f.chk == nil {
-			fl.park(f, frame) // its traffic has not begun: nothing is lost yet
+			fl.park(f) // its traffic has not begun: nothing is lost yet
 			return
 		}
 		fl.ConnectionsRetired++

@@ -102,17 +102,7 @@ func floodLargePD(n int, emit func([]byte) error) error {
 		if err != nil {
 			return err
 		}
-		if err := emitFrames(frames, emit); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// emitFrames hands each frame's octets to emit, in order.
-func emitFrames(fs []Frame, emit func([]byte) error) error {
-	for _, f := range fs {
-		if err := emit(f.Data); err != nil {
+		if err := emitAll(frames, emit); err != nil {
 			return err
 		}
 	}

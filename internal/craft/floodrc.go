@@ -63,10 +63,8 @@ func floodIWARP(n int, emit func([]byte) error) error {
 		if err != nil {
 			return err
 		}
-		for _, f := range frames[:len(frames)-1] { // the Send's last segment never comes
-			if err := emit(f.Data); err != nil {
-				return err
-			}
+		if err := emitAll(frames[:len(frames)-1], emit); err != nil { // the Send's last segment never comes
+			return err
 		}
 	}
 	return nil
@@ -159,10 +157,8 @@ func floodRecordsFirst(n int, emit func([]byte) error) error {
 			return err
 		}
 		fs, _ := c.Frames()
-		for _, f := range fs {
-			if err := emit(f.Data); err != nil {
-				return err
-			}
+		if err := emitAll(fs, emit); err != nil {
+			return err
 		}
 	}
 	for i := 0; i < n; i++ {
@@ -176,10 +172,8 @@ func floodRecordsFirst(n int, emit func([]byte) error) error {
 		if err != nil {
 			return err
 		}
-		for _, f := range fs[setup:] {
-			if err := emit(f.Data); err != nil {
-				return err
-			}
+		if err := emitAll(fs[setup:], emit); err != nil {
+			return err
 		}
 	}
 	return nil

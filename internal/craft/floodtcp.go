@@ -79,12 +79,7 @@ func emitIWARP(i int, traffic []IWARPMessage, drop []int, emit func([]byte) erro
 	if err != nil {
 		return err
 	}
-	for _, f := range frames {
-		if err := emit(f.Data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return emitAll(frames, emit)
 }
 
 // floodIWARPHole writes n connections of FloodIWARPHole.
@@ -152,7 +147,7 @@ func floodTCPThenRDMA(n int, emit func([]byte) error) error {
 		if err != nil {
 			return err
 		}
-		if err := emitFrames(fs, emit); err != nil {
+		if err := emitAll(fs, emit); err != nil {
 			return err
 		}
 	}
