@@ -16,12 +16,10 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
-	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/ipfrag"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
-	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
 
@@ -128,14 +126,15 @@ findings beneath, then the connections, their findings and the totals.
 As with tshark: -c stops after N frames, -q shows only the connections,
 findings and totals, -Y selects what is shown (fields addr, src, dst, msg,
 code, severity, conn, state, transport, frame and file; see docs/cli.md), -t
-sets the time format, and -w with capture files writes the frames that
-carried the messages shown: a small attachment for a bug.`,
+sets the time format, and -w with capture files writes the frames behind
+the records shown (their connection's setup and traffic with them): a small
+attachment for a bug, which dissects to the same findings.`,
 		Example: `  rdmacm-pd dissect capture.pcap
   rdmacm-pd dissect -V -x capture.pcapng.gz
   rdmacm-pd dissect -q --fail-on warning capture.pcap
   rdmacm-pd dissect -Y 'msg == REJ or severity >= warning' capture.pcap
   rdmacm-pd dissect -T markdown --basename capture.pcap > report.md
-  rdmacm-pd dissect -w setup.pcapng capture.pcap    # only the connection setup
+  rdmacm-pd dissect -Y 'severity >= warning' -w evidence.pcapng capture.pcap
   rdmacm-pd dissect --datapath all capture.pcap     # and every RPC-over-RDMA message after it
   rdmacm-pd dissect -T json capture.pcap | jq -c 'select(.record == "connection") | .inline_threshold'
   tcpdump -r capture.pcap -w - udp port 4791 | rdmacm-pd dissect -
@@ -178,7 +177,7 @@ carried the messages shown: a small attachment for a bug.`,
 	datapathLimitFlags(f, &opts.Limits.Datapath)
 	f.BoolVar(&opts.Input.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 	sizeVarP(f, &opts.Input.Count, "count", "c", 0, "stop after this many frames")
-	f.StringVarP(&opts.Input.Write, "write", "w", "", "files: write the frames that carried the messages shown; live: every captured frame (pcapng, or pcap for a .pcap name)")
+	f.StringVarP(&opts.Input.Write, "write", "w", "", "files: write the frames behind the records shown (reads the inputs twice); live: every captured frame (pcapng, or pcap for a .pcap name)")
 
 	f.StringArrayVarP(&opts.Live.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
 	f.BoolVar(&opts.Live.NoPromisc, "no-promisc", false, "live: do not put the interface in promiscuous mode")
@@ -212,6 +211,10 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	var sel *output.Selection
 	if opts.Changed("display-filter") {
 		sel, _ = output.ParseSelection(opts.Show.Select) // checkDissect refused one that does not parse
+		if sel.NamesRPC() && opts.Input.Datapath != datapath.ModeAll {
+			fmt.Fprintf(s.ErrOut, "rdmacm-pd: -Y names msg == RPC: add --datapath all to have a record of every "+
+				"RPC-over-RDMA message (without it, only those with findings have one)\n")
+		}
 	}
 	cfg := dissectConfig(s, &opts.Input, &opts.Limits, opts.Show.Format)
 	r, err := output.New(s.Out, renderOptions(s, opts, live, sel, cfg.Budget))
@@ -221,18 +224,27 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	parent := ctx
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	chain, err := newSinkChain(opts, live, sel, r, &cfg)
+	chain, err := newSinkChain(opts, live, sel, r)
 	if err != nil {
 		return err
+	}
+	var sources []dissect.Source
+	if !live {
+		sources = chain.ev.sources(opts.Input.Files, s.In, cfg.Hash)
 	}
 	// Keep the garbage collector close to the state limits, so that memory
 	// stays bounded whatever the input (unless GOMEMLIMIT says otherwise).
 	if s.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.Budget.SoftLimit()) // -w's frames are charged to the budget
 	}
-	cut, runErr := dissectInputs(ctx, s, &opts.Input, &opts.Live, live, cfg, chain.head)
+	frames, cut, runErr := dissectInputs(ctx, s, &opts.Input, &opts.Live, live, cfg, chain.head, sources)
+	if chain.ev != nil {
+		stop() // a second interrupt ends the writing
+		chain.ev.write(parent, &opts.Input, cfg, frames)
+	}
 	err = finishDissect(s, &opts.Input, opts.Show.Basename, r, chain, runErr)
 	if cut && exitCode(err) != ExitFailure {
 		return interrupted() // the output said so (run-interrupted)
@@ -290,57 +302,55 @@ func renderOptions(s *IOStreams, opts *dissectOptions, live bool, sel *output.Se
 }
 
 // sinkChain is the way of the records from the run loop to the renderer:
-// (the base names), (the -w file of a file input), (the selection), the
-// --fail-on counter, then the renderer. The counter and the -w file are
-// looked at again once the run is over.
+// (the selection), (the -w file's Plan), (the base names), the --fail-on
+// counter, then the renderer. The counter and the -w file are looked at
+// again once the run is over.
 type sinkChain struct {
-	head    record.Sink // where the run loop hands the records
+	head    record.Sink
 	counter *severityCounter
-	excerpt *capture.Excerpt // nil: no -w file of a file input
+	ev      *evidence // nil: no -w file of a file input
 }
 
 // newSinkChain builds the sinks in front of the renderer r, and creates the
-// -w file of a file input, which also receives every frame read (cfg.Writer)
-// to keep those of the messages shown.
-func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r record.Sink, cfg *dissect.Config) (*sinkChain, error) {
+// -w file of a file input, whose Plan sees the records shown.
+func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r record.Sink) (*sinkChain, error) {
 	ch := &sinkChain{counter: &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Input.Files) > 1}}
 	ch.head = ch.counter
-	if sel != nil {
-		ch.head = sel.Filter(ch.head)
-	}
-	if opts.Input.Write != "" && !live {
-		var keep func(*record.Message) bool
-		if sel != nil {
-			keep = sel.Message
-		}
-		excerpt, err := capture.CreateExcerpt(opts.Input.Write, capture.ExcerptOptions{Probe: new(decode.Probe), Keep: keep, Budget: cfg.Budget},
-			ch.head)
-		if err != nil {
-			return nil, failure(fmt.Errorf("--write: %w", err))
-		}
-		ch.head, ch.excerpt, cfg.Writer = excerpt, excerpt, excerpt
-	}
 	if opts.Show.Basename {
 		ch.head = renamer{ch.head}
+	}
+	if opts.Input.Write != "" && !live {
+		ev, err := newEvidence(opts.Input.Write, opts.Show.Basename, ch.head)
+		if err != nil {
+			return nil, err
+		}
+		ch.head, ch.ev = ev.plan, ev
+	}
+	if sel != nil {
+		ch.head = sel.Filter(ch.head)
 	}
 	return ch, nil
 }
 
-// dissectInputs reads the capture files, or captures live, into sink. An
 // dissectInputs runs the inputs into sink. An interruption is no error:
 // what was read has been written; reading files (or standard input), cut
 // reports that the results are partial. A live capture ends so normally.
+// frames counts the frames read of the files' sources.
 func dissectInputs(ctx context.Context, s *IOStreams, in *inputOptions, lv *liveOptions, live bool, cfg dissect.Config,
-	sink record.Sink) (cut bool, err error) {
+	sink record.Sink, sources []dissect.Source) (frames int, cut bool, err error) {
 	if live {
 		err = runLive(ctx, s, liveInput{lv, in.Write, in.Count}, cfg, sink)
 	} else {
-		_, err = dissect.Run(ctx, in.Files, s.In, cfg, sink)
+		var sum *record.Summary
+		sum, err = dissect.RunSources(ctx, sources, cfg, sink)
+		if sum != nil {
+			frames = sum.Frames
+		}
 	}
 	if errors.Is(err, context.Canceled) {
-		return !live, nil
+		return frames, !live, nil
 	}
-	return false, err
+	return frames, false, err
 }
 
 // finishDissect closes the -w file (saying what it holds) and the renderer,
@@ -348,8 +358,8 @@ func dissectInputs(ctx context.Context, s *IOStreams, in *inputOptions, lv *live
 // closing (its inputs by their base names with --basename), else what
 // --fail-on says.
 func finishDissect(s *IOStreams, in *inputOptions, basename bool, r output.Renderer, ch *sinkChain, runErr error) error {
-	if ch.excerpt != nil {
-		if err := closeExcerpt(s, ch.excerpt, in.Write); err != nil && runErr == nil {
+	if ch.ev != nil {
+		if err := ch.ev.close(s, in.Write); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -371,21 +381,4 @@ func timeMode(opts *dissectOptions) output.TimeMode {
 		return opts.Show.Time
 	}
 	return ""
-}
-
-// closeExcerpt finishes the -w file of a file input and says on standard
-// error what it holds.
-func closeExcerpt(s *IOStreams, w *capture.Excerpt, name string) error {
-	st, err := w.Close()
-	if err != nil {
-		return fmt.Errorf("--write: %w", err)
-	}
-	note := fmt.Sprintf("wrote %d %s (of %d %s) to %s", st.Frames, plural(st.Frames, "frame"), st.Messages,
-		plural(st.Messages, "message"), name)
-	if st.Lost > 0 {
-		note += fmt.Sprintf("; %d earlier %s of MPA frames had left the %d MiB window and are not in it",
-			st.Lost, plural(st.Lost, "segment"), capture.DefaultExcerptWindow>>20)
-	}
-	fmt.Fprintf(s.ErrOut, "rdmacm-pd: %s\n", note)
-	return nil
 }

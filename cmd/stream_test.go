@@ -196,12 +196,20 @@ func TestInterruptFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range []string{"json", "text", "markdown"} {
+	for _, format := range []string{"json", "text", "markdown", "text -w"} {
 		fifo := filepath.Join(t.TempDir(), "capture.fifo")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Skipf("mkfifo: %v", err)
 		}
-		cmd := exec.Command(rdmacmBinary(t), "dissect", "-T", format, "--color", "never", fifo)
+		args := []string{"dissect", "-T", format, "--color", "never", fifo}
+		written := filepath.Join(t.TempDir(), "o.pcap")
+		if format == "text -w" { // -w's second pass reads what the first kept of the FIFO
+			format = "text"
+			args = []string{"dissect", "-w", written, "--color", "never", fifo}
+		}
+		cmd := exec.Command(rdmacmBinary(t), args...)
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -243,6 +251,14 @@ func TestInterruptFIFO(t *testing.T) {
 		}
 		if format == "json" && !strings.Contains(got, `"state":"cut"`) {
 			t.Errorf("json: the REQ's attempt is not cut:\n%s", got)
+		}
+		if args[1] == "-w" {
+			if errOut.String() != "rdmacm-pd: wrote 1 frame (of 1 message and 1 connection) to "+written+"\n" {
+				t.Errorf("-w: stderr %q", errOut.String())
+			}
+			if b, err := os.ReadFile(written); err != nil || len(b) != first {
+				t.Errorf("-w: %d octets (%v), want the header and the REQ, %d", len(b), err, first)
+			}
 		}
 	}
 }

@@ -281,7 +281,7 @@ func TestWriteFromFiles(t *testing.T) {
 	}
 	setup := filepath.Join(dir, "setup.pcapng")
 	code, out, errOut := run(t, nil, nil, false, "dissect", "-q", "-w", setup, big)
-	if code != 0 || !regexp.MustCompile(`^rdmacm-pd: wrote \d+ frames \(of \d+ messages\) to `+regexp.QuoteMeta(setup)+"\n$").MatchString(errOut) {
+	if code != 0 || !regexp.MustCompile(`^rdmacm-pd: wrote \d+ frames \(of \d+ messages and \d+ connections\) to `+regexp.QuoteMeta(setup)+"\n$").MatchString(errOut) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	_, again, _ := run(t, nil, nil, false, "dissect", "-q", setup)

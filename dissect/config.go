@@ -44,6 +44,10 @@ type Config struct {
 	// Writer, when set, receives every frame read, in the order they are
 	// dissected.
 	Writer FrameWriter
+	// Evidence, when set, is told which connection (by its Number) each
+	// frame of the data-path traffic followed belongs to (see
+	// datapath.Output.Evidence).
+	Evidence func(conn, frame int)
 	// Budget is the run's memory budget, which every holder of state
 	// charges (nil: one of MemoryLimit). Share it with the sink to have
 	// a Markdown report's details charged too.

@@ -13,7 +13,9 @@ import (
 func (r *run) startDataPath(name string) {
 	r.dp = nil
 	if r.cfg.Datapath != datapath.ModeOff {
-		r.dp = datapath.NewFollower(datapath.NewOutput(r.cfg.Datapath, r.cfg.DatapathLimits, name))
+		out := datapath.NewOutput(r.cfg.Datapath, r.cfg.DatapathLimits, name)
+		out.Evidence = r.cfg.Evidence
+		r.dp = datapath.NewFollower(out)
 	}
 }
 

@@ -140,6 +140,9 @@ func (r *run) source(ctx context.Context, src Source) error {
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame
 	}
+	if r.cfg.Writer != nil {
+		r.cfg.Writer.Source(name)
+	}
 	stopErr := r.readSource(ctx, src, p)
 	src.Close()
 	if r.err != nil {

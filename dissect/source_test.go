@@ -79,6 +79,7 @@ func exchangeSteps(t *testing.T, x craft.Exchange, inputs ...int) []step {
 // writer counts what the run loop writes and flushes.
 type writer struct{ frames, flushes int }
 
+func (*writer) Source(string)                     {}
 func (w *writer) WriteFrame(*dissect.Frame) error { w.frames++; return nil }
 func (w *writer) Flush() error                    { w.flushes++; return nil }
 

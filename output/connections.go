@@ -136,7 +136,8 @@ func (r *textRenderer) verdict(s *record.Summary) {
 	w, p := r.w, r.p
 	fmt.Fprintln(w)
 	if len(r.conns) == 0 {
-		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 0, span{text: "Verdict:", style: p.bold}, plain("no connection attempt was found.")))
+		text, _ := noVerdict(r.opts.Selection)
+		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 0, span{text: "Verdict:", style: p.bold}, plain(text)))
 		return
 	}
 	worst := func(c *record.Connection) string {
@@ -473,10 +474,26 @@ func phrases(line string, style *color.Color) []span {
 	return out
 }
 
+// noVerdict is the verdict without a connection shown: none was found,
+// or the selection left out every one (hid: no word on the capture then).
+func noVerdict(sel *Selection) (text string, hid bool) {
+	if sel != nil {
+		if n := sel.Counts().Connections; n > 0 {
+			return fmt.Sprintf("-Y shows none of the %s.", count(n, "connection")), true
+		}
+	}
+	return "no connection attempt was found.", false
+}
+
 // selectionNote says what a display filter left out.
 func selectionNote(sel *Selection) string {
-	sm, m, sc, c := sel.Counts()
-	return fmt.Sprintf("-Y %s: %d of %s and %d of %s shown", sel, sm, count(m, "message"), sc, count(c, "connection"))
+	n := sel.Counts()
+	if n.RPCs == 0 {
+		return fmt.Sprintf("-Y %s: %d of %s and %d of %s shown", sel, n.ShownMessages, count(n.Messages, "message"),
+			n.ShownConns, count(n.Connections, "connection"))
+	}
+	return fmt.Sprintf("-Y %s: %d of %s, %d of %s and %d of %s shown", sel, n.ShownMessages, count(n.Messages, "message"),
+		n.ShownConns, count(n.Connections, "connection"), n.ShownRPCs, count(n.RPCs, "RPC-over-RDMA message"))
 }
 
 // count is "1 frame", "2 frames", "0 frames".

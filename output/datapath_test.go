@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
 )
@@ -353,3 +354,45 @@ func TestSelectUpdates(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectRPC: an rpc record has the conn of its connection (none
+// without the setup), the selection counts rpc records, and NamesRPC
+// finds msg == RPC anywhere in the expression.
+func TestSelectRPC(t *testing.T) {
+	recs := []*record.RPC{{Frame: 5, Conn: 2}, {Frame: 6, Conn: 3}, {Frame: 7}}
+	for _, tc := range []struct {
+		expr  string
+		shown []int
+		names bool
+	}{
+		{"conn == 2", []int{5}, false},
+		{"conn", []int{5, 6}, false},
+		{"not conn", []int{7}, false},
+		{"msg == RPC and conn >= 3", []int{6}, true},
+		{"frame == 1 or not (msg == rpc)", nil, true},
+		{"msg == REQ", nil, false},
+	} {
+		sel, err := output.ParseSelection(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shown []int
+		sink := sel.Filter(rpcFrames{&shown})
+		for _, r := range recs {
+			sink.RPC(r)
+		}
+		n := sel.Counts()
+		if !slices.Equal(shown, tc.shown) || n.RPCs != 3 || n.ShownRPCs != len(tc.shown) || sel.NamesRPC() != tc.names {
+			t.Errorf("%s: shown %v, counts %+v, names RPC %v", tc.expr, shown, n, sel.NamesRPC())
+		}
+	}
+}
+
+// rpcFrames notes the frames of the rpc records it gets.
+type rpcFrames struct{ frames *[]int }
+
+func (rpcFrames) Message(*record.Message) error         { return nil }
+func (rpcFrames) Connection(*record.Connection) error   { return nil }
+func (rpcFrames) Update(*record.ConnectionUpdate) error { return nil }
+func (rpcFrames) Summary(*record.Summary) error         { return nil }
+func (r rpcFrames) RPC(rec *record.RPC) error           { *r.frames = append(*r.frames, rec.Frame); return nil }

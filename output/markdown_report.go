@@ -235,8 +235,12 @@ func (g *verdictGroup) line(md bool) string {
 // finding; or, without connections, what the capture held instead.
 func (m *markdownRenderer) verdict(w reportWriter, s *record.Summary, l limits) {
 	if len(m.conns) == 0 {
-		fmt.Fprintf(w, "**Verdict:** no connection attempt was found.")
+		text, hid := noVerdict(m.opts.Selection)
+		fmt.Fprintf(w, "**Verdict:** %s", cell(text))
 		for _, para := range explain(s) {
+			if hid {
+				break
+			}
 			fmt.Fprintf(w, " %s", cell(para))
 		}
 		fmt.Fprintf(w, "\n\n")

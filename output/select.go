@@ -32,6 +32,7 @@ type Selection struct {
 
 	messages, shownMessages int
 	conns, shownConns       int
+	rpcs, shownRPCs         int
 	// shown marks the connections shown, by number: their updates are
 	// shown too.
 	shown []uint64
@@ -45,7 +46,7 @@ var SelectFields = []struct{ Name, Meaning string }{
 	{"msg", "the message: REQ, REP, REJ, RTU, MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, MPA_REQ, MPA_REP, RPC (a data-path rpc record)"},
 	{"code", "a finding code of the message or connection"},
 	{"severity", "the highest severity of its findings: none, info, warning, error"},
-	{"conn", "the connection number (a message's: the connection it belongs to)"},
+	{"conn", "the connection number (a message's or rpc record's: the connection it belongs to)"},
 	{"state", "the connection's state: established, rejected, no-reply, cut"},
 	{"transport", "rocev2, rocev1, infiniband, iwarp"},
 	{"frame", "a frame of the message, the connection's request or reply frame"},
@@ -95,9 +96,40 @@ func (s *Selection) Connection(c *record.Connection) bool { return s.expr.eval(c
 // summary, counting what it saw.
 func (s *Selection) Filter(next record.Sink) record.Sink { return &selectSink{s, next} }
 
-// Counts are the messages and connections shown, and those seen.
-func (s *Selection) Counts() (shownMessages, messages, shownConns, conns int) {
-	return s.shownMessages, s.messages, s.shownConns, s.conns
+// SelectionCounts are the records a selection saw, and those it showed.
+type SelectionCounts struct {
+	Messages, ShownMessages int
+	Connections, ShownConns int
+	RPCs, ShownRPCs         int // the data path's rpc records
+}
+
+// Counts are the records shown, and those seen.
+func (s *Selection) Counts() SelectionCounts {
+	return SelectionCounts{s.messages, s.shownMessages, s.conns, s.shownConns, s.rpcs, s.shownRPCs}
+}
+
+// NamesRPC reports whether the expression tests msg against RPC: rpc
+// records are made for every Send only with --datapath all.
+func (s *Selection) NamesRPC() bool { return namesRPC(s.expr) }
+
+func namesRPC(n node) bool {
+	switch n := n.(type) {
+	case orNode:
+		return namesRPC(n.a) || namesRPC(n.b)
+	case andNode:
+		return namesRPC(n.a) || namesRPC(n.b)
+	case notNode:
+		return namesRPC(n.a)
+	case test:
+		if n.field == "msg" {
+			for _, v := range n.want {
+				if strings.EqualFold(v.s, "RPC") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 type selectSink struct {
@@ -152,9 +184,11 @@ func (f *selectSink) Update(u *record.ConnectionUpdate) error {
 // RPC passes on the data path's rpc records the selection shows (they are
 // not counted among the messages).
 func (f *selectSink) RPC(rec *record.RPC) error {
+	f.s.rpcs++
 	if !f.s.expr.eval(rpcRecord{rec}) {
 		return nil
 	}
+	f.s.shownRPCs++
 	return f.next.RPC(rec)
 }
 
@@ -209,13 +243,18 @@ func (r msgRecord) values(field string) ([]value, bool) {
 	return nil, false
 }
 
-// rpcRecord is an rpc record: its msg is "RPC", its conn unknown here
-// (the record names its connection by request frame).
+// rpcRecord is an rpc record: its msg is "RPC"; its conn is that of its
+// connection, none when the setup was not seen.
 type rpcRecord struct{ r *record.RPC }
 
 func (r rpcRecord) values(field string) ([]value, bool) {
 	x := r.r
 	switch field {
+	case "conn":
+		if x.Conn == 0 {
+			return nil, false
+		}
+		return []value{{n: x.Conn}}, true
 	case "addr":
 		return []value{{s: x.Src.String()}, {s: x.Dst.String()}}, true
 	case "src":

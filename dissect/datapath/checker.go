@@ -109,8 +109,8 @@ type Negotiated struct {
 	// decoded and counted, never judged against what was not seen.
 	Known bool
 	// Connection is the request frame of the connection, for the "rpc"
-	// records; 0 when the setup was not seen.
-	Connection int
+	// records, and Number its Number; 0 when the setup was not seen.
+	Connection, Number int
 	// Inline is the inline threshold each way (RFC 8797, section 4.2).
 	Inline record.InlineThresholds
 	// InitiatorRPCRDMA, ResponderRPCRDMA: that side sent usable RFC 8797
@@ -323,6 +323,10 @@ type Output struct {
 	// ListsCut counts the headers whose chunk lists ran past the octets
 	// kept of their Send (HeadLen).
 	ListsCut int
+	// Evidence, when set, is told the frames of the traffic followed of
+	// each connection whose setup was seen, by its Number: what -w's
+	// second pass writes for the records shown.
+	Evidence func(conn, frame int)
 
 	calls int                  // Calls tracked, all connections
 	hdr   layers.RPCRDMAHeader // scratch, reused by every decode

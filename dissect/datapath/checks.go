@@ -623,7 +623,7 @@ func (c *Checker) dirName(side int) string {
 // record builds the "rpc" record of a Send.
 func (c *Checker) record(s *Send, h *layers.RPCRDMAHeader, fixed bool, fs []finding.Finding) *record.RPC {
 	r := &record.RPC{File: c.out.File, Frame: s.Frame, Frames: slices.Clone(s.Frames), Time: s.Time.UTC(), Transport: c.transport,
-		Src: c.peers[s.Side], Dst: c.peers[1-s.Side], Connection: c.neg.Connection, Opcode: s.Opcode,
+		Src: c.peers[s.Side], Dst: c.peers[1-s.Side], Connection: c.neg.Connection, Conn: c.neg.Number, Opcode: s.Opcode,
 		Invalidate: s.Invalidate, InvalidateRKey: s.InvalidateSTag, Length: s.Length, LengthKnown: s.LengthKnown, Findings: fs}
 	if c.neg.Known {
 		r.Direction = record.InitiatorToResponder

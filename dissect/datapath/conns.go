@@ -48,7 +48,7 @@ func (fl *Follower) Connection(e *conn.Event) {
 
 // negotiatedOf is what a connection's record says it agreed.
 func negotiatedOf(c *record.Connection) Negotiated {
-	n := Negotiated{Known: true, Connection: c.RequestFrame, RemoteInvalidation: c.RemoteInvalidation, Rule: setupRule(c),
+	n := Negotiated{Known: true, Connection: c.RequestFrame, Number: c.Number, RemoteInvalidation: c.RemoteInvalidation, Rule: setupRule(c),
 		InitiatorRPCRDMA: c.InitiatorRPCRDMA != nil, ResponderRPCRDMA: c.ResponderRPCRDMA != nil,
 		InitiatorR:            c.InitiatorRPCRDMA != nil && c.InitiatorRPCRDMA.RemoteInvalidate,
 		ResponderR:            c.ResponderRPCRDMA != nil && c.ResponderRPCRDMA.RemoteInvalidate,

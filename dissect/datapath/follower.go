@@ -340,6 +340,9 @@ func (fl *Follower) packet(p *Packet) {
 		fl.force(activeCost) // what its traffic holds: the checker, the sides (TestParkCost)
 	}
 	f.chk.Frame()
+	if fl.out.Evidence != nil && f.id != 0 {
+		fl.out.Evidence(f.id, p.Frame)
+	}
 	fl.frame(f, int(r.side), p)
 }
 

@@ -196,11 +196,13 @@ func iwReadLimits(n *Negotiated, req, rep *record.MPAHeader) {
 }
 
 // Frame counts a TCP frame of the traffic.
-func (t *iwFlow) Frame() {
+func (t *iwFlow) Frame(frame int) {
 	t.resolve()
 	t.chk.Frame()
 	if t.id == 0 {
 		t.fl.OrphanFrames++
+	} else if ev := t.fl.out.Evidence; ev != nil {
+		ev(t.id, frame)
 	}
 }
 

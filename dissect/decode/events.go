@@ -82,7 +82,7 @@ func (t *recorded) add(ev mpa.TrafficEvent) {
 	t.e.out = append(t.e.out, Event{Traffic: &t.e.traffic[len(t.e.traffic)-1]})
 }
 
-func (t *recorded) Frame() { t.add(mpa.TrafficEvent{Kind: mpa.TrafficFrame}) }
+func (t *recorded) Frame(frame int) { t.add(mpa.TrafficEvent{Kind: mpa.TrafficFrame, Frame: frame}) }
 
 // Send records a Send with copies of what it lends for the call only (its
 // first octets and its frames), in arenas the next call empties. An arena

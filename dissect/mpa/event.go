@@ -48,7 +48,7 @@ type TrafficEvent struct {
 func (e *TrafficEvent) Replay(t Traffic) {
 	switch e.Kind {
 	case TrafficFrame:
-		t.Frame()
+		t.Frame(e.Frame)
 	case TrafficSend:
 		t.Send(&e.Send)
 	case TrafficReadRequest:

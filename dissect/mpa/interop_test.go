@@ -42,7 +42,7 @@ import (
 // nopTraffic takes the traffic and forgets it.
 type nopTraffic struct{ findings []finding.Finding }
 
-func (nopTraffic) Frame()                                                    {}
+func (nopTraffic) Frame(int)                                                 {}
 func (nopTraffic) Send(*Send)                                                {}
 func (nopTraffic) ReadRequest(int, int, time.Time, *layers.RDMAPReadRequest) {}
 func (nopTraffic) ReadDone(int)                                              {}

@@ -23,8 +23,9 @@ import (
 // sides are 0 for the initiator (the sender of the MPA Request) and 1 for
 // the responder.
 type Traffic interface {
-	// Frame counts a TCP frame that carried octets of the traffic.
-	Frame()
+	// Frame counts a TCP frame that carried octets of the traffic: frame
+	// names it.
+	Frame(frame int)
 	// Send is a Send (of any of its four kinds), whole or as far as it
 	// was seen.
 	Send(s *Send)
@@ -322,7 +323,7 @@ func (r *reader) follow(off int, b []byte) reassembly.Status {
 // seenFollowing takes a segment's carry while following.
 func (r *reader) seenFollowing(lo, hi, frame int, at time.Time, added, cut bool) {
 	if t := r.traffic(); t != nil {
-		t.Frame()
+		t.Frame(frame)
 	}
 	if !added || r.fol.done {
 		return // after a loss of framing no frame is named any more

@@ -24,7 +24,7 @@ type trafficLog struct {
 	pair   *Pair
 }
 
-func (l *trafficLog) Frame() { l.frames++ }
+func (l *trafficLog) Frame(int) { l.frames++ }
 func (l *trafficLog) Send(s *Send) {
 	l.got = append(l.got, fmt.Sprintf("send side %d %s inval %v %#x len %d known %v complete %v frame %d frames %v head %q whole %v cut %q",
 		s.Side, s.Opcode, s.Invalidate, s.InvalidateSTag, s.Length, s.LengthKnown, s.Complete, s.Frame, s.Frames, s.Head, s.HeadWhole, s.HeadCut))

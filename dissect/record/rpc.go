@@ -30,9 +30,10 @@ type RPC struct {
 	// relative times (as Message.InputStart).
 	InputStart time.Time
 
-	// Connection is the request frame of its connection; 0 when the
-	// connection setup was not seen.
+	// Connection is the request frame of its connection, and Conn its
+	// Number (as Message.Conn); 0 when the connection setup was not seen.
 	Connection int
+	Conn       int
 	Direction  Direction
 
 	Opcode         string // the BTH opcode (or RDMAP opcode) that completes it: SEND_ONLY, SEND_LAST_WITH_INVALIDATE, ...

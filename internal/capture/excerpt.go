@@ -1,17 +1,21 @@
 package capture
 
-// The excerpt writer (Excerpt) writes the frames that carried connection
-// messages to a capture file: the small attachment a bug report wants,
-// cut from a large capture (rdmacm-pd dissect -w with file input).
+// The excerpt writer (Excerpt) writes the frames a Plan chose to a
+// capture file: the small attachment a bug report wants, cut from a large
+// capture (rdmacm-pd dissect -w with file input). It is the second pass
+// of -w (see Plan).
 //
-// An Excerpt is both the run loop's FrameWriter, which sees every frame,
-// and a record.Sink in front of the renderer, which sees every message. A
-// CM message is emitted while its frame is the current one; an iWARP MPA
-// frame may have begun in TCP segments long before the one that completes
-// it (record.Message.Frames lists them all), so the Excerpt keeps copies
-// of the recent TCP segments, and writes each message's frames in capture
-// order once no later message can reach back before them. Frames are
-// written once, however many messages they carried.
+// An Excerpt is the run loop's FrameWriter, which sees every frame, the
+// data path's Evidence, which names the connection of each frame of its
+// traffic, and the record.Sink of the second pass, which sees every
+// message. A frame of a record without a connection is planned by its
+// number, and taken as it is read. A CM message, and an RC frame of the
+// traffic, is emitted while its frame is the current one; an iWARP MPA
+// frame, or an FPDU, may have begun in TCP segments long before the one
+// that completes it, so the Excerpt keeps copies of the recent TCP
+// segments, and writes the frames taken in capture order once no later
+// one can reach back before them. Frames are written once, however many
+// records they carried.
 
 import (
 	"bufio"
@@ -47,8 +51,11 @@ type ExcerptOptions struct {
 	// of: a *decode.Probe. It is required; the Excerpt cannot make one
 	// itself, as the decoder imports this package for its Frame.
 	Probe MPAProbe
-	// Keep chooses the messages whose frames are written (nil: all).
-	Keep func(*record.Message) bool
+	// Plan is what to write (required): the first pass made it.
+	Plan *Plan
+	// Name, when set, is the pcapng interface name of an input (the base
+	// name, say); nil: the input as given.
+	Name func(string) string
 	// Window bounds the octets held (0: DefaultExcerptWindow).
 	Window int
 	// Budget, when set, is the run's memory budget: the frames held are
@@ -68,10 +75,10 @@ type MPAProbe interface {
 
 // ExcerptStats say what an Excerpt wrote.
 type ExcerptStats struct {
-	Frames   int // frames written
-	Messages int // messages whose frames were written
-	// Lost counts frames of messages that had left the window before
-	// the message was complete: they are not in the file.
+	Frames int // frames written
+	// Lost counts TCP segments taken after they had left the window (an
+	// MPA frame or FPDU completed long after it began): they are not in
+	// the file.
 	Lost int
 }
 
@@ -92,7 +99,6 @@ type Excerpt struct {
 	path   string
 	pcapng bool
 	opts   ExcerptOptions
-	next   record.Sink
 	f      *os.File
 	buf    *bufio.Writer
 	ng     *pcapgo.NgWriter
@@ -102,7 +108,9 @@ type Excerpt struct {
 
 	cur       *Frame // the frame being dissected (not copied)
 	lastIndex int
-	ring      []*held // recent TCP segments, oldest first
+	name      string     // the source's, for the pcapng interface
+	own       *frameRuns // the frames of the source planned by number
+	ring      []*held    // recent TCP segments, oldest first
 	// pending are the frames of messages taken, waiting to be written, by
 	// index (mostly taken in order: an insertion is an append but for
 	// the earlier segments of an MPA frame), so that writing those below
@@ -119,10 +127,10 @@ type ifaceKey struct {
 }
 
 // CreateExcerpt starts a capture file at path: pcap for a name ending in
-// .pcap, pcapng otherwise. Records go on to next.
-func CreateExcerpt(path string, opts ExcerptOptions, next record.Sink) (*Excerpt, error) {
-	if opts.Probe == nil {
-		return nil, errors.New("capture: an Excerpt needs ExcerptOptions.Probe")
+// .pcap, pcapng otherwise.
+func CreateExcerpt(path string, opts ExcerptOptions) (*Excerpt, error) {
+	if opts.Probe == nil || opts.Plan == nil {
+		return nil, errors.New("capture: an Excerpt needs ExcerptOptions.Probe and Plan")
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -131,8 +139,26 @@ func CreateExcerpt(path string, opts ExcerptOptions, next record.Sink) (*Excerpt
 	if opts.Window <= 0 {
 		opts.Window = DefaultExcerptWindow
 	}
-	return &Excerpt{path: path, pcapng: !strings.HasSuffix(strings.ToLower(path), ".pcap"), opts: opts, next: next, f: f,
+	return &Excerpt{path: path, pcapng: !strings.HasSuffix(strings.ToLower(path), ".pcap"), opts: opts, f: f,
 		buf: bufio.NewWriterSize(f, 1<<20), ifaces: map[ifaceKey]int{}, link: -1}, nil
+}
+
+// Source says that the frames that follow are those of the named
+// source: nothing of the last one is needed any more.
+func (w *Excerpt) Source(name string) {
+	w.writePending(-1)
+	for _, h := range w.ring {
+		w.drop(h)
+	}
+	w.ring, w.cur, w.lastIndex = w.ring[:0], nil, 0
+	w.name = name
+	if w.opts.Name != nil {
+		w.name = w.opts.Name(name)
+	}
+	w.own = w.opts.Plan.frames[name]
+	if w.own != nil {
+		w.own.at = 0
+	}
 }
 
 // WriteFrame sees each frame the run loop reads, before it is dissected.
@@ -140,20 +166,15 @@ func (w *Excerpt) WriteFrame(f *Frame) error {
 	if w.err != nil {
 		return w.err
 	}
-	if f.Index <= w.lastIndex {
-		// A new source: nothing of the last one is needed any more.
-		w.writePending(-1)
-		for _, h := range w.ring {
-			w.drop(h)
-		}
-		w.ring = w.ring[:0]
-	}
 	w.lastIndex = f.Index
 	w.cur = f
 	if w.opts.Probe.MayContinueMPA(f.LinkType, f.Data) {
-		h := w.copyOf(f, "")
+		h := w.copyOf(f)
 		h.inRing = true
 		w.ring = append(w.ring, h)
+	}
+	if w.own != nil && w.own.has(f.Index) {
+		w.take(f.Index)
 	}
 	// Stay within the window, and within the run's memory budget: the
 	// oldest segments go first; then what is older than every segment
@@ -175,10 +196,10 @@ func (w *Excerpt) WriteFrame(f *Frame) error {
 // that a flood of tiny segments stays bounded too.
 const heldCost = 160
 
-func (w *Excerpt) copyOf(f *Frame, name string) *held {
+func (w *Excerpt) copyOf(f *Frame) *held {
 	w.held += len(f.Data) + heldCost
 	w.opts.Budget.Force(budget.Excerpt, len(f.Data)+heldCost)
-	return &held{index: f.Index, data: append([]byte(nil), f.Data...), wireLen: f.WireLen, ts: f.Time, linkType: f.LinkType, name: name}
+	return &held{index: f.Index, data: append([]byte(nil), f.Data...), wireLen: f.WireLen, ts: f.Time, linkType: f.LinkType, name: w.name}
 }
 
 // let stops counting a frame no longer held.
@@ -215,55 +236,64 @@ func (w *Excerpt) flushWriters() error {
 	return w.buf.Flush()
 }
 
-// Message takes the frames of a chosen message, and passes it on.
+// Evidence takes a frame of the traffic of connection conn (by its
+// Number), when the Plan wants it (datapath.Output.Evidence).
+func (w *Excerpt) Evidence(conn, frame int) {
+	if w.opts.Plan.wants(conn, frame) {
+		w.take(frame)
+	}
+}
+
+// Message takes the frames of a message the Plan wants: one of a
+// connection wanted (its setup), up to the frame wanted.
 func (w *Excerpt) Message(m *record.Message) error {
-	if w.opts.Keep == nil || w.opts.Keep(m) {
-		w.take(m)
+	if !w.opts.Plan.wants(m.Conn, m.Frame) {
+		return nil
 	}
-	return w.next.Message(m)
+	if len(m.Frames) == 0 {
+		w.take(m.Frame)
+	}
+	for _, idx := range m.Frames {
+		w.take(idx)
+	}
+	return nil
 }
 
-// RPC passes a data-path rpc record on (its frames are not taken).
-func (w *Excerpt) RPC(rec *record.RPC) error {
-	return w.next.RPC(rec)
+// take takes a frame: the current one, or a TCP segment kept.
+func (w *Excerpt) take(idx int) {
+	at, found := slices.BinarySearchFunc(w.pending, idx, func(h *held, idx int) int { return cmp.Compare(h.index, idx) })
+	if found {
+		return
+	}
+	i := sort.Search(len(w.ring), func(i int) bool { return w.ring[i].index >= idx })
+	var h *held
+	switch {
+	case i < len(w.ring) && w.ring[i].index == idx:
+		h = w.ring[i]
+	case w.cur != nil && w.cur.Index == idx:
+		h = w.copyOf(w.cur)
+	default:
+		w.stats.Lost++
+		return
+	}
+	h.inPending = true
+	w.pending = slices.Insert(w.pending, at, h)
 }
 
-func (w *Excerpt) take(m *record.Message) {
-	frames := m.Frames
-	if len(frames) == 0 {
-		frames = []int{m.Frame}
-	}
-	w.stats.Messages++
-	for _, idx := range frames {
-		at, found := slices.BinarySearchFunc(w.pending, idx, func(h *held, idx int) int { return cmp.Compare(h.index, idx) })
-		if found {
-			continue
-		}
-		i := sort.Search(len(w.ring), func(i int) bool { return w.ring[i].index >= idx })
-		var h *held
-		switch {
-		case i < len(w.ring) && w.ring[i].index == idx:
-			h = w.ring[i]
-			h.name = m.File
-		case w.cur != nil && w.cur.Index == idx:
-			h = w.copyOf(w.cur, m.File) // a CM message: its frame is the current one
-		default:
-			w.stats.Lost++
-			continue
-		}
-		h.inPending = true
-		w.pending = slices.Insert(w.pending, at, h)
-	}
-}
+// The second pass's other records are not needed: they were shown in the
+// first.
 
-// Connection passes a connection on.
-func (w *Excerpt) Connection(c *record.Connection) error { return w.next.Connection(c) }
+// Connection ignores a connection.
+func (w *Excerpt) Connection(*record.Connection) error { return nil }
 
-// Update passes a connection's update on.
-func (w *Excerpt) Update(u *record.ConnectionUpdate) error { return w.next.Update(u) }
+// Update ignores a connection's update.
+func (w *Excerpt) Update(*record.ConnectionUpdate) error { return nil }
 
-// Summary passes the summary on.
-func (w *Excerpt) Summary(s *record.Summary) error { return w.next.Summary(s) }
+// RPC ignores an rpc record: its frames are the traffic's.
+func (w *Excerpt) RPC(*record.RPC) error { return nil }
+
+// Summary ignores the summary.
+func (w *Excerpt) Summary(*record.Summary) error { return nil }
 
 // writePending writes the frames waiting with an index below limit (all,
 // for -1), in order.

@@ -83,23 +83,54 @@ func busy(t *testing.T, name string) string {
 	return path
 }
 
-// excerpt dissects in through a capture.Excerpt to out and returns what
-// the run saw and what the writer says.
-func excerpt(t *testing.T, in, out string, opts capture.ExcerptOptions) (*collect, capture.ExcerptStats, error) {
+// excerpt dissects in, showing the messages keep chooses (nil: all) and
+// every connection to a capture.Plan, writes the frames planned to out
+// through a capture.Excerpt in a second pass, and returns what the first
+// run saw and what the writer says.
+func excerpt(t *testing.T, in, out string, opts capture.ExcerptOptions, keep func(*record.Message) bool) (*collect, capture.ExcerptStats, error) {
+	return excerptOf(t, []string{in}, out, opts, keep)
+}
+
+func excerptOf(t *testing.T, inputs []string, out string, opts capture.ExcerptOptions, keep func(*record.Message) bool) (*collect, capture.ExcerptStats, error) {
 	t.Helper()
 	c := &collect{}
-	opts.Probe = new(decode.Probe)
-	w, err := capture.CreateExcerpt(out, opts, c)
+	opts.Probe, opts.Plan = new(decode.Probe), capture.NewPlan(c)
+	if _, err := dissect.Run(context.Background(), inputs, nil, dissect.Config{}, keeper{opts.Plan, keep}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := capture.CreateExcerpt(out, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, runErr := dissect.Run(context.Background(), []string{in}, nil, dissect.Config{Writer: w}, w)
+	_, runErr := dissect.Run(context.Background(), inputs, nil, dissect.Config{Writer: w, Evidence: w.Evidence}, w)
 	st, err := w.Close()
-	if runErr != nil {
-		t.Fatal(runErr)
+	if err == nil {
+		err = runErr
 	}
 	return c, st, err
 }
+
+// keeper shows the messages keep chooses (nil: all), and nothing else.
+type keeper struct {
+	next record.Sink
+	keep func(*record.Message) bool
+}
+
+func (k keeper) Message(m *record.Message) error {
+	if k.keep == nil || k.keep(m) {
+		return k.next.Message(m)
+	}
+	return nil
+}
+func (k keeper) Connection(c *record.Connection) error {
+	if k.keep == nil {
+		return k.next.Connection(c)
+	}
+	return nil
+}
+func (keeper) Update(*record.ConnectionUpdate) error { return nil }
+func (keeper) RPC(*record.RPC) error                 { return nil }
+func (k keeper) Summary(s *record.Summary) error     { return k.next.Summary(s) }
 
 // dissectFile runs a capture without a writer.
 func dissectFile(t *testing.T, path string) *collect {
@@ -143,7 +174,7 @@ func TestExcerpt(t *testing.T) {
 	in := busy(t, "busy.pcap")
 	for _, name := range []string{"setup.pcapng", "setup.pcap"} {
 		out := filepath.Join(t.TempDir(), name)
-		full, st, err := excerpt(t, in, out, capture.ExcerptOptions{})
+		full, st, err := excerpt(t, in, out, capture.ExcerptOptions{}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -156,8 +187,8 @@ func TestExcerpt(t *testing.T) {
 			}
 		}
 		slices.Sort(want)
-		if st.Frames != len(want) || st.Messages != len(full.msgs) || st.Lost != 0 || len(want) != 9 {
-			t.Errorf("%s: %+v; want %d frames of %d messages (%v)", name, st, len(want), len(full.msgs), want)
+		if st.Frames != len(want) || st.Lost != 0 || len(want) != 9 {
+			t.Errorf("%s: %+v; want %d frames (%v)", name, st, len(want), want)
 		}
 		got := dissectFile(t, out)
 		if !slices.Equal(shape(got), shape(full)) {
@@ -179,16 +210,17 @@ func TestExcerpt(t *testing.T) {
 	}
 }
 
-// TestExcerptKeep: only the chosen messages' frames are written.
+// TestExcerptKeep: only the chosen messages' frames are written, with
+// their connection's setup: a REJ, and its REQ.
 func TestExcerptKeep(t *testing.T) {
 	in := busy(t, "busy.pcap")
 	out := filepath.Join(t.TempDir(), "rej.pcapng")
-	_, st, err := excerpt(t, in, out, capture.ExcerptOptions{Keep: func(m *record.Message) bool { return m.Kind == record.KindREJ }})
-	if err != nil || st.Frames != 1 || st.Messages != 1 {
+	_, st, err := excerpt(t, in, out, capture.ExcerptOptions{}, func(m *record.Message) bool { return m.Kind == record.KindREJ })
+	if err != nil || st.Frames != 2 {
 		t.Fatalf("%+v, %v", st, err)
 	}
 	got := dissectFile(t, out)
-	if len(got.msgs) != 1 || got.msgs[0].Kind != record.KindREJ {
+	if len(got.msgs) != 2 || got.msgs[0].Kind != record.KindREQ || got.msgs[1].Kind != record.KindREJ {
 		t.Errorf("%q", shape(got))
 	}
 }
@@ -198,7 +230,7 @@ func TestExcerptKeep(t *testing.T) {
 func TestExcerptWindow(t *testing.T) {
 	in := busy(t, "busy.pcap")
 	out := filepath.Join(t.TempDir(), "small.pcapng")
-	_, st, err := excerpt(t, in, out, capture.ExcerptOptions{Window: 400})
+	_, st, err := excerpt(t, in, out, capture.ExcerptOptions{Window: 400}, nil)
 	if err != nil || st.Lost == 0 || st.Frames == 0 {
 		t.Fatalf("%+v, %v; want segments lost", st, err)
 	}
@@ -213,16 +245,7 @@ func TestExcerptWindow(t *testing.T) {
 func TestExcerptLinkTypes(t *testing.T) {
 	inputs := []string{"../../pcaps/rocev2-nfs.pcap", "../../pcaps/infiniband.pcap"}
 	run := func(out string) (capture.ExcerptStats, error) {
-		c := &collect{}
-		w, err := capture.CreateExcerpt(out, capture.ExcerptOptions{Probe: new(decode.Probe)}, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, runErr := dissect.Run(context.Background(), inputs, nil, dissect.Config{Writer: w}, w)
-		st, err := w.Close()
-		if err == nil {
-			err = runErr
-		}
+		_, st, err := excerptOf(t, inputs, out, capture.ExcerptOptions{}, nil)
 		return st, err
 	}
 	dir := t.TempDir()
@@ -240,7 +263,7 @@ func TestExcerptLinkTypes(t *testing.T) {
 // TestExcerptEmpty: no message, a valid capture without frames.
 func TestExcerptEmpty(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "none.pcap")
-	_, st, err := excerpt(t, "../../pcaps/rocev2-nfs.pcap", out, capture.ExcerptOptions{Keep: func(*record.Message) bool { return false }})
+	_, st, err := excerpt(t, "../../pcaps/rocev2-nfs.pcap", out, capture.ExcerptOptions{}, func(*record.Message) bool { return false })
 	if err != nil || st.Frames != 0 {
 		t.Fatalf("%+v, %v", st, err)
 	}

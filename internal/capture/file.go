@@ -40,12 +40,28 @@ func File(name string, stdin io.Reader, hash bool) Source {
 	return &fileSource{in: record.Input{Name: name}, stdin: stdin, hash: hash}
 }
 
+// FileTee is File, with a copy of every octet read of the input (as
+// stored: compressed if it is) written to tee, whose errors are its own
+// to keep: what -w's second pass reads again of an input that cannot be
+// read twice (standard input, a pipe, a FIFO).
+func FileTee(name string, stdin io.Reader, hash bool, tee io.Writer) Source {
+	return &fileSource{in: record.Input{Name: name}, stdin: stdin, hash: hash, tee: tee}
+}
+
+// Reread is a source that reads r (a copy FileTee made) as the input
+// named name.
+func Reread(name string, r io.Reader) Source {
+	return &fileSource{in: record.Input{Name: name}, stdin: r, reread: true}
+}
+
 // fileSource is the state of File.
 type fileSource struct {
 	budget *budget.Budget
 	in     record.Input
 	stdin  io.Reader
 	hash   bool
+	tee    io.Writer // FileTee
+	reread bool      // Reread: stdin is read, under the input's name
 	opened bool
 	frames int // frames handed on
 
@@ -111,7 +127,11 @@ func (s *fileSource) fail(err error) error {
 }
 
 func (s *fileSource) open(ctx context.Context) error {
-	src, size, hashed, closeSrc, err := openInput(ctx, s.in.Name, s.stdin, s.hash)
+	name := s.in.Name
+	if s.reread {
+		name = "-"
+	}
+	src, size, hashed, closeSrc, err := openInput(ctx, name, s.stdin, s.hash)
 	if err != nil {
 		return err
 	}
@@ -119,7 +139,10 @@ func (s *fileSource) open(ctx context.Context) error {
 	s.in.Size = size
 	// Standard input redirected from a regular file never waits for data:
 	// it is read in large chunks, as a file is.
-	s.stream = size < 0 && !(s.in.Name == "-" && regularFile(s.stdin))
+	s.stream = size < 0 && !(name == "-" && regularFile(s.stdin))
+	if s.tee != nil {
+		src = io.TeeReader(src, s.tee) // never mapped, so that the copy sees every octet
+	}
 	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget})
 	if err != nil {
 		return err

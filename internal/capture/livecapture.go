@@ -265,6 +265,10 @@ func (c *Live) CreateFile(path string) (*LiveFile, error) {
 	return &LiveFile{path: path, f: f, w: w}, nil
 }
 
+// Source does nothing: a live capture is one source, and each frame names
+// its input.
+func (f *LiveFile) Source(string) {}
+
 // WriteFrame writes one frame, on the interface of its input.
 func (f *LiveFile) WriteFrame(fr *Frame) error {
 	return f.w.Write(fr.Input, fr.Data, fr.WireLen, fr.Time)

@@ -165,6 +165,7 @@ func TestCaptureFails(t *testing.T) {
 // countWriter counts what the run loop writes and flushes.
 type countWriter struct{ frames, flushes int }
 
+func (*countWriter) Source(string)                     {}
 func (w *countWriter) WriteFrame(*dissect.Frame) error { w.frames++; return nil }
 func (w *countWriter) Flush() error                    { w.flushes++; return nil }
 

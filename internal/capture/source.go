@@ -84,9 +84,12 @@ type Source interface {
 var ErrIdle = errors.New("capture: no frame within the poll interval")
 
 // FrameWriter receives every frame the run loop reads, in the order it
-// dissects them (the -w file of a live capture). The loop calls Flush when
-// the source is idle, and at least every FlushInterval while frames come.
+// dissects them (the -w file: of a live capture, or -w's second pass over
+// files). The loop calls Source before the first frame of each source,
+// with the names of its inputs joined by commas; Flush when the source is
+// idle, and at least every FlushInterval while frames come.
 type FrameWriter interface {
+	Source(name string)
 	WriteFrame(f *Frame) error
 	Flush() error
 }
