@@ -79,6 +79,7 @@ func liveCodes(fs []finding.Finding) string {
 // run.
 func (r *textRenderer) Summary(s *record.Summary) error {
 	w, p := r.w, r.p
+	r.flushGroups()
 	// A blank line sets each part off from what came before, if anything.
 	sep := func() {
 		if r.wrote {

@@ -75,6 +75,7 @@ func TestGoldenDatapath(t *testing.T) {
 		{"datapath.txt", output.Options{Format: output.Text}, datapath.ModeFindings},
 		{"datapath-all-V.txt", output.Options{Format: output.Text, Verbose: true}, datapath.ModeAll},
 		{"datapath-color.txt", output.Options{Format: output.Text, Color: true}, datapath.ModeFindings},
+		{"datapath-q.txt", output.Options{Format: output.Text, Quiet: true}, datapath.ModeFindings},
 		{"datapath.json", output.Options{Format: output.JSON}, datapath.ModeAll},
 		{"datapath.md", md, datapath.ModeFindings},
 	}
@@ -116,6 +117,7 @@ func TestGoldenDatapathIWARP(t *testing.T) {
 		mode datapath.Mode
 	}{
 		{"iwarp-datapath.txt", output.Options{Format: output.Text}, datapath.ModeFindings},
+		{"iwarp-datapath-q.txt", output.Options{Format: output.Text, Quiet: true}, datapath.ModeFindings},
 		{"iwarp-datapath-all-V.txt", output.Options{Format: output.Text, Verbose: true}, datapath.ModeAll},
 		{"iwarp-datapath.json", output.Options{Format: output.JSON}, datapath.ModeAll},
 		{"iwarp-datapath.md", md, datapath.ModeFindings},

@@ -57,9 +57,10 @@ type markdownRenderer struct {
 	keptAt   map[int]int          // their places in conns, by number
 	nConns   int
 	messages int
-	rpcs     int           // the data path's rpc records, detailed among the messages
-	nFind    int           // findings in all, listed or not
-	worst    worstFindings // of the connections' messages and rpc records
+	rpcs     int                  // the data path's rpc records, detailed among the messages
+	nFind    int                  // findings in all, listed or not
+	codes    map[finding.Code]int // the same, by code
+	worst    worstFindings        // of the connections' messages and rpc records
 
 	// detailChars is the size of the details kept, in characters. Past
 	// the budget no more are kept: the report shows a prefix of them, so
@@ -85,6 +86,7 @@ type detail struct{ block string }
 type findingRow struct {
 	where string
 	f     finding.Finding
+	conn  int // the connection's Number; 0: none
 	// The same code on the same connection is one row: group names the
 	// connection ("" for a finding that groups with none), n counts the
 	// findings of the row, and at says where the first few were.
@@ -142,7 +144,7 @@ func (m *markdownRenderer) Message(msg *record.Message) error {
 		where += " (" + group + ")"
 	}
 	for _, f := range msg.Findings {
-		m.findingIn(f, where, group, at)
+		m.findingIn(f, msg.Conn, where, group, at)
 		m.worst.message(msg.Conn, f)
 	}
 	want := m.opts.Details == DetailsAll || m.opts.Details == DetailsFindings && len(msg.Findings) > 0
@@ -217,8 +219,12 @@ func worstOf(fs []finding.Finding) string {
 // findingIn adds a finding of a connection (group) to the findings table:
 // to the row of the same code on the same connection, if there is one, else
 // a row of its own, up to MaxMarkdownDetails rows; at is where it was.
-func (m *markdownRenderer) findingIn(f finding.Finding, where, group, at string) {
+func (m *markdownRenderer) findingIn(f finding.Finding, conn int, where, group, at string) {
 	m.nFind++
+	if m.codes == nil {
+		m.codes = map[finding.Code]int{}
+	}
+	m.codes[f.Code]++ // a few dozen codes at most
 	if group != "" {
 		if i, ok := m.grouped[groupKey{group, f.Code}]; ok {
 			r := &m.findings[i]
@@ -236,7 +242,7 @@ func (m *markdownRenderer) findingIn(f finding.Finding, where, group, at string)
 			}
 			m.grouped[groupKey{group, f.Code}] = len(m.findings)
 		}
-		m.findings = append(m.findings, findingRow{where: where, f: f, group: group, n: 1, at: []string{at}})
+		m.findings = append(m.findings, findingRow{where: where, f: f, conn: conn, group: group, n: 1, at: []string{at}})
 	}
 }
 
@@ -251,7 +257,7 @@ func (m *markdownRenderer) frame(file string, n int) string {
 func (m *markdownRenderer) Connection(c *record.Connection) error {
 	m.nConns++
 	for _, f := range c.Findings {
-		m.findingIn(f, fmt.Sprintf("connection %d (%s)", c.Number, m.frame(c.File, c.RequestFrame)), fmt.Sprintf("connection %d", c.Number), "the connection")
+		m.findingIn(f, c.Number, fmt.Sprintf("connection %d (%s)", c.Number, m.frame(c.File, c.RequestFrame)), fmt.Sprintf("connection %d", c.Number), "the connection")
 	}
 	if len(m.conns) < MaxMarkdownDetails {
 		if m.keptAt == nil {
@@ -267,7 +273,7 @@ func (m *markdownRenderer) Connection(c *record.Connection) error {
 // brings the report's copy of it up to date.
 func (m *markdownRenderer) Update(u *record.ConnectionUpdate) error {
 	for _, f := range u.Findings {
-		m.findingIn(f, fmt.Sprintf("connection %d (%s)", u.Number, m.frame(u.File, u.RequestFrame)), fmt.Sprintf("connection %d", u.Number), "the connection")
+		m.findingIn(f, u.Number, fmt.Sprintf("connection %d (%s)", u.Number, m.frame(u.File, u.RequestFrame)), fmt.Sprintf("connection %d", u.Number), "the connection")
 	}
 	if i, ok := m.keptAt[u.Number]; ok {
 		u.Apply(m.conns[i])

@@ -22,6 +22,10 @@ type limits struct {
 	verdicts int  // groups of the verdict
 	inputs   int  // rows of the inputs and SHA-256 tables
 	over     bool // even without all of them, the report is over budget
+	// byCode: the findings table has a row per code, with the connections
+	// it touches, instead of one per code and connection (findings says
+	// how many of those rows).
+	byCode bool
 }
 
 // maxVerdicts bounds the groups of connections the verdict lists.
@@ -48,23 +52,37 @@ func (m *markdownRenderer) report(s *record.Summary) string {
 	fits := func() bool { return utf8.RuneCountInString(m.layout(s, l, true)) <= budget }
 	// Lower each part in turn, as little as needed: the largest count of
 	// it that fits, found by bisection (the size grows with the count).
-	for _, part := range []*int{&l.details, &l.findings, &l.conns, &l.verdicts, &l.inputs} {
-		hi := *part
-		*part = 0
+	// The findings come before connection rows: before any row of either
+	// is left out, the findings table takes a row per code.
+	codes := len(m.tableRows(true))
+	steps := []struct {
+		part  *int
+		start func()
+	}{{&l.details, nil}, {&l.conns, func() { l.byCode, l.findings = true, codes }}, {&l.findings, nil}, {&l.verdicts, nil},
+		{&l.inputs, nil}}
+	for _, st := range steps {
+		if st.start != nil {
+			st.start()
+			if fits() {
+				break
+			}
+		}
+		hi := *st.part
+		*st.part = 0
 		if !fits() {
 			continue // not even without it: lower the next part too
 		}
 		lo := 0 // fits
 		for lo < hi {
 			mid := (lo + hi + 1) / 2
-			*part = mid
+			*st.part = mid
 			if fits() {
 				lo = mid
 			} else {
 				hi = mid - 1
 			}
 		}
-		*part = lo
+		*st.part = lo
 		break
 	}
 	out = m.layout(s, l, true)
@@ -77,7 +95,7 @@ func (m *markdownRenderer) report(s *record.Summary) string {
 
 // full are the limits that leave nothing out.
 func (m *markdownRenderer) full(s *record.Summary) limits {
-	return limits{details: len(m.details), findings: len(m.findings), conns: len(m.conns), verdicts: maxVerdicts,
+	return limits{details: len(m.details), findings: len(m.tableRows(false)), conns: len(m.conns), verdicts: maxVerdicts,
 		inputs: len(s.Inputs)}
 }
 
@@ -142,7 +160,10 @@ func (m *markdownRenderer) leftOut(s *record.Summary, l limits) string {
 		}
 		parts = append(parts, fmt.Sprintf("the details of %d of %s left out%s", n, count(len(m.details)+m.overBudget, "message"), why))
 	}
-	if n := len(m.findings) - l.findings; n > 0 {
+	if l.byCode {
+		parts = append(parts, "the findings grouped by code")
+	}
+	if n := len(m.tableRows(l.byCode)) - l.findings; n > 0 {
 		parts = append(parts, fmt.Sprintf("%s of the findings table", count(n, "row")))
 	}
 	if n := len(m.conns) - l.conns; n > 0 {
@@ -298,6 +319,87 @@ func worstCell(fs []finding.Finding) string {
 	return w.Severity.String() + " " + code(w.Code.String())
 }
 
+// tableRow is a row of the findings table as shown: the first finding of
+// the row, how many it stands for, and the connections they touch (none:
+// where says the place).
+type tableRow struct {
+	f     finding.Finding
+	n     int
+	conns []int
+	where string
+	mixed bool // the explanation is that of the first of several that may differ
+	more  bool // byCode: findings of the code beyond the rows kept (n counts them)
+}
+
+// tableRows are the findings table's rows. A finding that is the same on
+// several connections (the same code and explanation, once on each) is one
+// row naming them; byCode: every code is one row, with the connections it
+// touches and its first explanation. Rows come in the order of their first
+// finding.
+func (m *markdownRenderer) tableRows(byCode bool) []tableRow {
+	type key struct {
+		code finding.Code
+		msg  string
+	}
+	var rows []tableRow
+	at := map[key]int{}
+	for i := range m.findings {
+		r := &m.findings[i]
+		k, merge := key{r.f.Code, r.f.Message}, r.conn != 0 && r.n == 1
+		if byCode {
+			k, merge = key{code: r.f.Code}, true
+		}
+		j, ok := at[k]
+		if !merge || !ok {
+			if merge {
+				at[k] = len(rows)
+			}
+			rows = append(rows, tableRow{f: r.f, where: r.whereCell()})
+			j = len(rows) - 1
+		}
+		t := &rows[j]
+		t.n += r.n
+		t.mixed = t.mixed || byCode && (r.n > 1 || r.f.Message != t.f.Message)
+		t.f.Severity = max(t.f.Severity, r.f.Severity)
+		if r.conn != 0 && !slices.Contains(t.conns, r.conn) {
+			t.conns = append(t.conns, r.conn)
+		}
+	}
+	if byCode { // every finding of the code, kept in a row or not
+		for i := range rows {
+			if n := m.codes[rows[i].f.Code]; n > rows[i].n {
+				rows[i].n, rows[i].more, rows[i].mixed = n, true, true
+			}
+		}
+	}
+	return rows
+}
+
+// whereCell names the connections a row touches, or the place of its one
+// finding (or first place, with its count).
+func (r *tableRow) whereCell() string {
+	if len(r.conns) < 2 {
+		return r.where
+	}
+	ns := slices.Sorted(slices.Values(r.conns))
+	switch {
+	case r.more:
+		return fmt.Sprintf("connections %s (%d) and more, %s in all", ranges(ns), len(ns), count(r.n, "time"))
+	case r.n == len(ns):
+		return fmt.Sprintf("connections %s (%d), once each", ranges(ns), len(ns))
+	}
+	return fmt.Sprintf("connections %s (%d), %s", ranges(ns), len(ns), count(r.n, "time"))
+}
+
+// explanation is the row's explanation, marked as the first of several
+// where they may differ.
+func (r *tableRow) explanation() string {
+	if r.mixed {
+		return "the first: " + r.f.Message
+	}
+	return r.f.Message
+}
+
 // ranges writes numbers as "1, 3–5, 9".
 func ranges(ns []int) string {
 	var parts []string
@@ -365,10 +467,10 @@ func (m *markdownRenderer) findingsTable(w reportWriter, l limits) {
 	}
 	var rows [][]string
 	listed := 0
-	for i := range m.findings[:l.findings] {
-		r := &m.findings[i]
+	for _, r := range m.tableRows(l.byCode)[:l.findings] {
 		listed += r.n
-		rows = append(rows, []string{r.whereCell(), r.f.Severity.String(), code(r.f.Code.String()), cell(r.f.Message), cell(r.f.Reference)})
+		rows = append(rows, []string{r.whereCell(), r.f.Severity.String(), code(r.f.Code.String()), cell(r.explanation()),
+			cell(r.f.Reference)})
 	}
 	if len(rows) > 0 {
 		mdTable(w, []string{"where", "severity", "code", "explanation", "reference"}, "---|---|---|---|---", rows)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/output"
@@ -185,6 +186,33 @@ func text(n *html.Node) string {
 	return b.String()
 }
 
+// TestBudgetFindingsFirst: when the report does not fit, the findings
+// table takes a row per code, with the connections it touches, before
+// any connection row is left out; then connection rows go, and the
+// findings stay.
+func TestBudgetFindingsFirst(t *testing.T) {
+	var frames []craft.Frame
+	for i := 0; i < 300; i++ { // REQs never answered: a reply-missing each, naming its frame
+		x := craft.Exchange{Transport: craft.RoCEv2, Index: i, Start: craft.DefaultStart.Add(time.Duration(i) * time.Millisecond)}
+		fs, err := x.Frames()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fs[0])
+	}
+	path := writeCapture(t, "reqs.pcap", frames)
+	full := string(render(t, output.Options{Format: output.Markdown, Budget: -1}, path))
+	if n := strings.Count(full, " | info | `reply-missing` |"); n != 300 {
+		t.Fatalf("without a budget: %d rows", n)
+	}
+	got := string(render(t, output.Options{Format: output.Markdown, Budget: 20000}, path))
+	if !strings.Contains(got, "the findings grouped by code") || !strings.Contains(got, "rows of the connection table") ||
+		!strings.Contains(got, "\n| connections 1–300 (300), once each | info | `reply-missing` | the first: no reply to the request of frame 1 ") ||
+		strings.Contains(got, "findings are listed") || utf8.RuneCountInString(got) > 20000 {
+		t.Errorf("cut to 20000:\n%s", got)
+	}
+}
+
 // TestTablesCapped: past MaxMarkdownDetails rows the findings table says
 // how many it left out, even when there are fewer messages than that; past
 // it (MaxTableRows in text) the connection tables do too.
@@ -204,8 +232,12 @@ func TestTablesCapped(t *testing.T) {
 	}
 	few, many := reqs(600), reqs(1100)
 	got := string(render(t, output.Options{Format: output.Markdown, Budget: -1}, few))
-	if rows := strings.Count(got, " | info | `rpcrdma-absent` |") + strings.Count(got, " | info | `reply-missing` |"); rows != output.MaxMarkdownDetails {
-		t.Errorf("%d finding rows, want %d", rows, output.MaxMarkdownDetails)
+	// The first MaxMarkdownDetails findings are kept: the 600 REQs' own,
+	// alike on every connection (one row naming them), then 400 of the
+	// reply-missing ones, which name their frames (a row each).
+	if rows := strings.Count(got, " | info | `rpcrdma-absent` |") + strings.Count(got, " | info | `reply-missing` |"); rows != 401 ||
+		!strings.Contains(got, "| connections 1–600 (600), once each | info | `rpcrdma-absent` |") {
+		t.Errorf("%d finding rows, want 401", rows)
 	}
 	if !strings.Contains(got, "\n1000 of 1200 findings are listed; `-T json` has all.\n") || strings.Contains(got, "connections are listed") {
 		t.Errorf("wrong notes on what was left out")

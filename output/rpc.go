@@ -188,8 +188,7 @@ func (r *textRenderer) RPC(rec *record.RPC) error {
 	}
 	if r.opts.Quiet {
 		for _, f := range rec.Findings {
-			r.header()
-			fmt.Fprintf(w, "%5d  %s\n", rec.Frame, r.finding(f, 7))
+			r.quietFinding(rec.File, rec.Conn, rec.Frame, f)
 		}
 		return w.Flush()
 	}
@@ -510,11 +509,11 @@ func (m *markdownRenderer) RPC(rec *record.RPC) error {
 	m.rpcs++
 	at := m.frame(rec.File, rec.Frame) + " (rpc)"
 	group := ""
-	if rec.Connection != 0 {
-		group = "the connection of " + m.frame(rec.File, rec.Connection)
+	if rec.Conn != 0 {
+		group = fmt.Sprintf("connection %d", rec.Conn)
 	}
 	for _, f := range rec.Findings {
-		m.findingIn(f, at, group, at)
+		m.findingIn(f, rec.Conn, at, group, at)
 		m.worst.rpc(rpcConn{rec.File, rec.Connection}, f)
 	}
 	want := m.opts.Details == DetailsAll || m.opts.Details == DetailsFindings && len(rec.Findings) > 0

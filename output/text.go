@@ -32,7 +32,8 @@ type textRenderer struct {
 	keptAt     map[int]int          // their places in conns, by number
 	worst      worstFindings        // of the connections' messages and rpc records
 	nConns     int
-	line       []byte // the message line being built (messageLine)
+	groups     findingGroups // -q: the findings, grouped (textgroups.go)
+	line       []byte        // the message line being built (messageLine)
 	num        [20]byte
 }
 
@@ -69,10 +70,9 @@ func (r *textRenderer) Message(m *record.Message) error {
 		r.worst.message(m.Conn, f)
 	}
 	if r.opts.Quiet {
-		// Only the findings, each under the frame of its message.
+		// Only the findings, grouped by code and connection.
 		for _, f := range m.Findings {
-			r.header()
-			fmt.Fprintf(w, "%5d  %s\n", m.Frame, r.finding(f, 7))
+			r.quietFinding(m.File, m.Conn, m.Frame, f)
 		}
 		return w.Flush()
 	}
