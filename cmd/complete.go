@@ -115,5 +115,7 @@ func completeCraft(c *cobra.Command) {
 		kinds = append(kinds, k, "a hostile capture")
 	}
 	register(c, "flood", words(kinds...))
+	register(c, "no-cm", words(craft.NoCMRC, "RC after an out-of-band exchange", craft.NoCMUC, "UC", craft.NoCMUD, "UD",
+		craft.NoCMDC, "Mellanox's Dynamically Connected"))
 	register(c, "workload", words("64MiB", "a small workload", "1GiB", "the performance workload"))
 }

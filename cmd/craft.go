@@ -39,6 +39,8 @@ type craftOptions struct {
 	Traffic   bool     // an NFS-like exchange after the setup
 	Findings  []string // data-path findings to produce in it
 	NFS       bool     // --workload: the NFS/RDMA-like workload
+	NoCM      string   // --no-cm: traffic set up without CM, of this kind
+	OOBPort   uint16   // --oob-port: its out-of-band TCP exchange's port
 }
 
 // Defaults of craft's flags.
@@ -76,7 +78,12 @@ reject data; iSER over iWARP logs in over TCP (streaming mode) first.
 
 With --traffic, an NFS-like exchange follows the setup (RC traffic on the
 InfiniBand family, FPDUs on iWARP), and --finding CODE adds the traffic that
-raises one data-path finding.`,
+raises one data-path finding.
+
+With --no-cm KIND, RoCEv2 traffic set up without CM instead: RC, UC, UD or
+DC (Mellanox's Dynamically Connected transport, on the Reliable Datagram
+opcodes); with --oob-port N a TCP exchange on port N comes first, as
+perftest's on port 18515.`,
 		Example: `  rdmacm-pd craft --send-size 4096 --receive-size 4096 --remote-invalidate -w nfs.pcap
   rdmacm-pd craft --transport ib --reject -w rejected.pcapng
   rdmacm-pd craft --transport iwarp --split 7,30 -w split.pcap   # MPA rev 2: a 32-octet Request
@@ -89,7 +96,8 @@ raises one data-path finding.`,
   rdmacm-pd craft --transport iwarp --finding mpa-crc-mismatch -w bad-crc.pcap
   rdmacm-pd craft --workload 64MiB -w workload.pcap
   rdmacm-pd craft --workload 64MiB --iwarp-conns 64 --iwarp-crc-every 2 -w iwarp.pcap
-  rdmacm-pd craft --flood reqs --count 300 -w reqs.pcap`,
+  rdmacm-pd craft --flood reqs --count 300 -w reqs.pcap
+  rdmacm-pd craft --no-cm rc --oob-port 18515 -w perftest.pcap`,
 		Args: noArgs("craft"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.MPARevSet = c.Flags().Changed("mpa-rev")
@@ -123,6 +131,8 @@ raises one data-path finding.`,
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
 	f.Var(oneOf(&opts.ULP, craft.ULPs[0], "upper layer", craft.ULPs...), "ulp",
 		"the upper layer whose private data the messages carry: "+strings.Join(craft.ULPs, ", ")+" (not rpc-over-rdma: the RFC 8797 flags do not apply)")
+	f.StringVar(&opts.NoCM, "no-cm", "", "write RoCEv2 traffic set up without CM instead, of this kind: "+strings.Join(craft.NoCMKinds, ", "))
+	f.Uint16Var(&opts.OOBPort, "oob-port", 0, "with --no-cm: a TCP exchange on this port first, and its closing after (perftest's is 18515); 0: none")
 	completeCraft(c)
 	f.BoolVar(&opts.Traffic, "traffic", false, "an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R; on the InfiniBand family then DREQ and DREP)")
 	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA-like workload instead: RoCEv2 connections set up with RFC 8797 data, Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
@@ -144,6 +154,7 @@ const (
 	modeHex                            // only the initiator's 8 octets, in hex (--hex)
 	modeWorkload                       // a performance workload (--workload)
 	modeFlood                          // a hostile capture (--flood)
+	modeNoCM                           // traffic set up without CM (--no-cm)
 
 	// modeSetups are the modes that write one connection setup to -w.
 	modeSetups = modeExchange | modeIWARP | modeULP | modeTraffic
@@ -159,6 +170,7 @@ var craftRuns = map[craftMode]func(*IOStreams, *craftOptions) error{
 	modeHex:      runHex,
 	modeWorkload: runWorkload,
 	modeFlood:    runFlood,
+	modeNoCM:     runNoCM,
 }
 
 // runCraft writes what the flags ask for: it picks the mode, refuses the flag
@@ -179,6 +191,8 @@ func craftModeOf(opts *craftOptions) craftMode {
 		return modeWorkload
 	case opts.Flood != "":
 		return modeFlood
+	case opts.NoCM != "":
+		return modeNoCM
 	case opts.HexOnly:
 		return modeHex
 	case opts.ULP != craft.ULPs[0]:
@@ -238,6 +252,14 @@ func craftRules(opts *craftOptions) []craftRule {
 		{modeFlood, flagRule{"--count", opts.Count < 1, fmt.Sprintf("--count: %d (want at least 1)", opts.Count)}},
 		{modeFlood, flagRule{"--flood", !slices.Contains(craft.FloodKinds, opts.Flood),
 			fmt.Sprintf("--flood: unknown kind %q (want %s)", opts.Flood, orList(craft.FloodKinds))}},
+
+		{modeNoCM, flagRule{"--no-cm", !slices.Contains(craft.NoCMKinds, opts.NoCM),
+			fmt.Sprintf("--no-cm: unknown kind %q (want %s)", opts.NoCM, orList(craft.NoCMKinds))}},
+		{modeNoCM, flagRule{"-w", opts.Write == "", "--no-cm needs -w FILE"}},
+		{modeNoCM, flagRule{"--transport", opts.Transport != craft.RoCEv2,
+			fmt.Sprintf("--no-cm writes RoCEv2 traffic, not --transport %s", opts.Transport)}},
+		{modeExchange | modeIWARP | modeULP | modeTraffic | modeHex | modeWorkload | modeFlood,
+			flagRule{"--oob-port", opts.OOBPort != 0, "--oob-port applies to --no-cm only"}},
 	}
 	// The sizes must be given as sizes: 0 is not taken to mean the default.
 	for _, sz := range []struct {
@@ -399,6 +421,15 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 	}
 	fmt.Fprintf(s.Out, "%s: %s\n", opts.Write, counts)
 	return nil
+}
+
+// runNoCM writes traffic set up without CM.
+func runNoCM(s *IOStreams, opts *craftOptions) error {
+	frames, err := craft.NoCM{Kind: opts.NoCM, Port: opts.OOBPort, IPv6: opts.IPv6}.Frames()
+	if err != nil {
+		return usageError("%v", err)
+	}
+	return writeFrames(s, opts.Write, frames)
 }
 
 // parseSize reads 512, 64KiB, 256MiB, 1GiB, 4G...

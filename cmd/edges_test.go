@@ -103,6 +103,38 @@ func TestTextNoMessages(t *testing.T) {
 	}
 }
 
+// TestCraftNoCM: craft --no-cm writes traffic set up without CM, and
+// dissect says what it was: perftest's RC traffic connected over TCP on
+// port 18515, DC traffic that never uses CM.
+func TestCraftNoCM(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--no-cm", "rc", "--oob-port", "18515"}, "14 frames, 0 messages, 0 connections, 0 findings,\n" +
+			"  6 RC frames without their connection setup\n\n" +
+			"No connection message in 14 frames. The capture holds 6 RoCEv2 RDMA data frames\n" +
+			"(packets other than CM MADs) and 8 TCP segments, none of them starting an MPA\n" +
+			"Request or Reply. The RC traffic (6 frames) was connected out of band over TCP\n" +
+			"(port 18515): no CM, so no private data.\n\n" +
+			"Verdict: no connection attempt was found.\n"},
+		{[]string{"--no-cm", "dc"}, "6 frames, 0 messages, 0 connections, 0 findings\n\n" +
+			"No connection message in 6 frames. The capture holds 6 RoCEv2 RDMA data frames\n" +
+			"(packets other than CM MADs). The DC traffic (6 frames) never uses CM: no\n" +
+			"private data to check.\n\n" +
+			"Verdict: no connection attempt was found.\n"},
+	} {
+		path := filepath.Join(dir, tc.args[1]+".pcap")
+		if code, _, errOut := run(t, nil, nil, false, append([]string{"craft", "-w", path}, tc.args...)...); code != 0 {
+			t.Fatalf("craft %v: %s", tc.args, errOut)
+		}
+		if code, out, _ := run(t, nil, nil, false, "dissect", "-q", path); code != 0 || out != tc.want {
+			t.Errorf("%v: exit %d, out %q, want %q", tc.args, code, out, tc.want)
+		}
+	}
+}
+
 // TestDecodeWording: one octet is "1 octet", and the absent message speaks
 // of the private data once.
 func TestDecodeWording(t *testing.T) {

@@ -60,6 +60,7 @@ const (
 	TransportRD  = 0x40
 	TransportUD  = 0x60
 	TransportCNP = 0x80
+	TransportXRC = 0xa0
 )
 
 // Opcodes this package treats specially.

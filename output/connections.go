@@ -341,9 +341,10 @@ func (r *textRenderer) state(s record.State) string {
 }
 
 // threshold is the inline threshold one way, "-" when the connection
-// agreed none: no reply, or rejected.
+// agreed none (no reply, rejected, another upper layer) or its traffic
+// showed it is not RPC-over-RDMA.
 func threshold(c *record.Connection, toResponder bool) string {
-	if c.Inline == nil || c.State == record.Rejected {
+	if c.Inline == nil || c.State == record.Rejected || c.TrafficNotRPCRDMA() {
 		return "-"
 	}
 	if toResponder {

@@ -34,6 +34,11 @@ func explain(s *record.Summary) []string {
 			"connections were requested, so what they negotiated is not in it. Start capturing before the mount "+
 			"(or before the application connects).", capital(count(s.Messages, "connection message"))))
 	}
+	if s.Messages > 0 {
+		if oob := outOfBand(&s.Traffic, "Some"); oob != "" {
+			out = append(out, oob)
+		}
+	}
 	if n := s.Connections[record.Cut]; n > 0 {
 		what, it := "attempt has", "it is"
 		if n > 1 {
@@ -85,9 +90,7 @@ func noMessages(s *record.Summary) []string {
 	}
 	switch {
 	case len(held) > 0:
-		out = append(out, "The connection setup is not in this capture: the RDMA traffic was captured after its "+
-			"connections were set up. Start capturing before the mount (or before the application connects), "+
-			"then mount.")
+		out = append(out, withoutCM(&t)...)
 	case t.TCPSegments > 0:
 		out = append(out, "No RDMA traffic was captured. For iWARP, the MPA exchange opens each TCP connection: "+
 			"start capturing before the mount. For RoCE, capture on the interface that carries it; hardware RoCE "+
@@ -98,6 +101,80 @@ func noMessages(s *record.Summary) []string {
 			"NICs bypass the kernel: see docs/capture.md); RoCEv2 on another UDP port than 4791 needs --roce-port.")
 	}
 	return out
+}
+
+// setupMissing is the advice for connected traffic whose setup is not in
+// the capture, when nothing says it was set up otherwise.
+const setupMissing = "The connection setup is not in this capture: the RDMA traffic was captured after its " +
+	"connections were set up. Start capturing before the mount (or before the application connects), then mount."
+
+// withoutCM says what the RDMA data frames of a capture without CM
+// messages were, by what was seen: connected traffic set up out of band
+// over TCP, DC and UD traffic (which never use CM), and connected traffic
+// whose setup is not in the capture (the only case where capturing
+// earlier would help).
+func withoutCM(t *record.Traffic) []string {
+	var out []string
+	if oob := outOfBand(t, "The"); oob != "" {
+		out = append(out, oob)
+	}
+	var never []string
+	for _, c := range []struct {
+		n    int
+		name string
+	}{{t.DC, "DC"}, {t.UD, "UD"}} {
+		if c.n > 0 {
+			never = append(never, c.name)
+		}
+	}
+	if len(never) > 0 {
+		out = append(out, fmt.Sprintf("The %s traffic (%s) never uses CM: no private data to check.",
+			orAnd(never, "and"), count(t.DC+t.UD, "frame")))
+	}
+	rest := t.RC + t.UC + t.XRC - t.OutOfBand
+	switch {
+	case len(out) == 0:
+		out = append(out, setupMissing)
+	case rest > 0:
+		out = append(out, fmt.Sprintf("The setup of the other %s traffic (%s) is not in this capture: it was captured "+
+			"after its connections were set up. Start capturing before the mount (or before the application "+
+			"connects), then mount.", connectedNames(t), count(rest, "frame")))
+	}
+	return out
+}
+
+// outOfBand says which connected traffic was set up out of band over TCP,
+// or "": its subject opens with which ("The", or "Some" beside
+// connections set up with CM).
+func outOfBand(t *record.Traffic, which string) string {
+	if t.OutOfBand == 0 {
+		return ""
+	}
+	var ports []string
+	for _, p := range t.OutOfBandPorts {
+		ports = append(ports, fmt.Sprint(p))
+	}
+	port := "port " + orAnd(ports, "and")
+	if len(ports) > 1 {
+		port = "ports " + orAnd(ports, "and")
+	}
+	return fmt.Sprintf("%s %s traffic (%s) was connected out of band over TCP (%s): no CM, so no private data.",
+		which, connectedNames(t), count(t.OutOfBand, "frame"), port)
+}
+
+// connectedNames names the connected transports the traffic held: "RC",
+// "RC and UC".
+func connectedNames(t *record.Traffic) string {
+	var names []string
+	for _, c := range []struct {
+		n    int
+		name string
+	}{{t.RC, "RC"}, {t.UC, "UC"}, {t.XRC, "XRC"}} {
+		if c.n > 0 {
+			names = append(names, c.name)
+		}
+	}
+	return orAnd(names, "and")
 }
 
 // skippedLinks names the frames of link types passed over, by input, or "".

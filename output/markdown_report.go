@@ -500,6 +500,9 @@ func (m *markdownRenderer) capture(w reportWriter, s *record.Summary, l limits) 
 	if line := datapathTotals(s); line != "" {
 		fmt.Fprintf(w, "Data path: %s.\n\n", line[2:])
 	}
+	if oob := outOfBand(&s.Traffic, "Some"); oob != "" && m.nConns > 0 { // without connections, the verdict says it
+		fmt.Fprintf(w, "%s\n\n", cell(oob))
+	}
 	if sel := m.opts.Selection; sel != nil {
 		fmt.Fprintf(w, "%s.\n\n", cell(selectionNote(sel)))
 	}

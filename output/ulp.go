@@ -77,7 +77,7 @@ func ulpCell(c *record.Connection) string {
 // the upper layers that negotiate it (RPC-over-RDMA, iSER); "-" for the
 // others, which agree nothing about it when they connect.
 func remoteInvCell(c *record.Connection) string {
-	if !c.RPCRDMARules && c.ULP != record.ULPISER {
+	if !c.RPCRDMARules && c.ULP != record.ULPISER || c.TrafficNotRPCRDMA() {
 		return "-"
 	}
 	return yesNo(c.RemoteInvalidation)

@@ -29,6 +29,9 @@ type attempt struct {
 	// all. hist is its entry in the history of its service (history.go),
 	// which learns both.
 	final, rejected bool
+	// absent: a message of it carried rpcrdma-absent while its upper layer
+	// was unknown; on such a connection the finding is said once (judge).
+	absent bool
 	// inOpen, inDone: the queue or the handed-on attempts still
 	// recognised hold it (queue.go); with Tracker.Reuse an attempt is
 	// reused only once neither does and no index finds it.
@@ -299,11 +302,7 @@ func (t *Tracker) cm(m *record.Message) {
 func (t *Tracker) request(m *record.Message) {
 	k := keyOf(m.Src, m.Dst, m.LocalCommID)
 	if c := t.req(k); c != nil {
-		// A CM retry of the same attempt: the REQ again before any reply,
-		// or with the same Transaction ID after one (the reply was lost on
-		// its way). A REQ that reuses the Communication ID of an answered
-		// or disconnected attempt is a new attempt.
-		if c.ReplyFrame == 0 || (!c.closed && m.TransactionID == c.tid) {
+		if isRetry(c, m) {
 			c.Retries++
 			return
 		}
@@ -321,6 +320,15 @@ func (t *Tracker) request(m *record.Message) {
 	if r := t.takeOrphan(orphanKey{req: k}); r != nil { // its reply came first
 		t.cm(r)
 	}
+}
+
+// isRetry reports whether the REQ m is a CM retry of c, the attempt its
+// Communication ID names: the REQ again before any reply, or with the same
+// Transaction ID after one (the reply was lost on its way). A REQ that
+// reuses the Communication ID of an answered or disconnected attempt is a
+// new attempt.
+func isRetry(c *attempt, m *record.Message) bool {
+	return c.ReplyFrame == 0 || (!c.closed && m.TransactionID == c.tid)
 }
 
 // rej takes a REJ: of the request before any reply, or of the REP.

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -198,8 +199,16 @@ func onOff(b bool) string {
 // message arrives. A reply whose request was not seen has no known
 // service: only its own private data (or, over iWARP, its TCP port) can
 // make the rules apply.
+//
+// On a connection whose upper layer is unknown (rping, perftest with
+// rdma_cm: the rules apply only because its service is a TCP-port-space
+// one), rpcrdma-absent is said once: on its first message without RFC
+// 8797 data, not again on a CM retry of the REQ nor on the reply. On an
+// RPC-over-RDMA connection it stays on each message, since each says
+// which peer fell back to the defaults.
 func (t *Tracker) judge(m *record.Message) {
 	var c record.Connection
+	var a *attempt // the attempt the message belongs to, when known already
 	switch m.Kind {
 	case record.KindREQ, record.KindMPARequest:
 		c = record.Connection{Transport: m.Transport, ServiceID: m.ServiceID, HasServiceID: m.HasServiceID,
@@ -207,10 +216,11 @@ func (t *Tracker) judge(m *record.Message) {
 		if m.Kind == record.KindMPARequest {
 			c.Port, c.HasPort = m.Dst.Port, m.Dst.HasPort
 			c.HasServiceID = false
+		} else if r := t.req(keyOf(m.Src, m.Dst, m.LocalCommID)); r != nil && isRetry(r, m) {
+			a = r
 		}
 	case record.KindREP, record.KindREJ, record.KindMPAReply:
 		fromInitiator := false
-		var a *attempt
 		switch m.Kind {
 		case record.KindREP:
 			a = t.req(keyOf(m.Dst, m.Src, m.RemoteCommID))
@@ -235,9 +245,19 @@ func (t *Tracker) judge(m *record.Message) {
 		return
 	}
 	if decideULP(&c) {
+		if a != nil && a.absent && c.ULP == "" {
+			m.Held = slices.DeleteFunc(m.Held, func(h record.HeldFinding) bool {
+				return h.Finding.Code == finding.RPCRDMAAbsent
+			})
+		}
 		m.Release()
 	}
 	m.Held = nil
+}
+
+// hasAbsent reports whether m carries rpcrdma-absent.
+func hasAbsent(m *record.Message) bool {
+	return slices.ContainsFunc(m.Findings, func(f finding.Finding) bool { return f.Code == finding.RPCRDMAAbsent })
 }
 
 // readAs reads a reply whose private data said nothing of its own as the

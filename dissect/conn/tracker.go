@@ -249,6 +249,7 @@ func (t *Tracker) Message(m *record.Message) []Event {
 	}
 	if c := t.attemptOf(m); c != nil {
 		m.Conn = c.Number
+		c.absent = c.absent || c.ULP == "" && hasAbsent(m)
 	}
 	return t.events
 }

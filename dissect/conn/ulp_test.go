@@ -164,9 +164,17 @@ func TestConnectionULP(t *testing.T) {
 			[]ulpMsg{{kind: record.KindREQ, sid: nfsServiceID}, {kind: record.KindREP}},
 			want{ulp: record.ULPRPCRDMA, evidence: record.EvidenceServicePort, inline: true, state: record.Established,
 				msgCodes: [][]string{{"rpcrdma-absent"}, {"rpcrdma-absent"}}}},
-		{"unknown upper layer on a TCP-port-space service: the defaults",
+		// On a connection of unknown upper layer, rpcrdma-absent is said
+		// once: on the REQ, not again on its CM retries nor on the reply.
+		{"unknown upper layer on a TCP-port-space service: the defaults, rpcrdma-absent once",
 			[]ulpMsg{{kind: record.KindREQ, sid: softRoCE}, {kind: record.KindREP, consumer: octetsOf("deadbeef")}},
-			want{inline: true, state: record.Established, msgCodes: [][]string{{"rpcrdma-absent"}, {"rpcrdma-absent"}}}},
+			want{inline: true, state: record.Established, msgCodes: [][]string{{"rpcrdma-absent"}, nil}}},
+		{"unknown upper layer: a CM retry of the REQ and the REP say rpcrdma-absent no more",
+			[]ulpMsg{{kind: record.KindREQ, sid: softRoCE}, {kind: record.KindREQ, sid: softRoCE}, {kind: record.KindREP}},
+			want{inline: true, state: record.Established, msgCodes: [][]string{{"rpcrdma-absent"}, nil, nil}}},
+		{"unknown upper layer, rejected: the REJ says rpcrdma-absent no more",
+			[]ulpMsg{{kind: record.KindREQ, sid: softRoCE}, {kind: record.KindREJ, reason: layers.RejReasonConsumerReject}},
+			want{inline: true, state: record.Rejected, codes: []string{"connection-rejected"}, msgCodes: [][]string{{"rpcrdma-absent"}, nil}}},
 		{"unknown upper layer on a UDP-port-space service: no RPC-over-RDMA rules",
 			[]ulpMsg{{kind: record.KindREQ, sid: udpService}, {kind: record.KindREP}},
 			want{state: record.Established, msgCodes: [][]string{nil, nil}}},
@@ -201,7 +209,7 @@ func TestConnectionULP(t *testing.T) {
 		{"iWARP of an unknown upper layer: the defaults",
 			[]ulpMsg{{kind: record.KindMPARequest, port: 9999, consumer: octetsOf("0010 0010")},
 				{kind: record.KindMPAReply, port: 9999, consumer: octetsOf("0010 0010")}},
-			want{inline: true, state: record.Established, msgCodes: [][]string{{"rpcrdma-absent"}, {"rpcrdma-absent"}}}},
+			want{inline: true, state: record.Established, msgCodes: [][]string{{"rpcrdma-absent"}, nil}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

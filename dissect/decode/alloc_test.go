@@ -141,3 +141,43 @@ func BenchmarkHotPath(b *testing.B) {
 		})
 	}
 }
+
+// TestHostNotesAllocs: noting the hosts of traffic without CM (hosts.go)
+// allocates nothing: perftest's TCP segments and RC frames, DC and UD
+// frames, and RC frames of a new pair of hosts once the table is full.
+func TestHostNotesAllocs(t *testing.T) {
+	var frames []craft.Frame
+	for _, n := range []craft.NoCM{{Kind: craft.NoCMRC, Port: craft.PerftestPort}, {Kind: craft.NoCMDC}, {Kind: craft.NoCMUD}} {
+		fs, err := n.Frames()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fs...)
+	}
+	for _, dp := range []bool{false, true} {
+		d := NewDecoder("t", Config{Datapath: dp})
+		emit := func(*record.Message) {}
+		for i, fr := range frames {
+			f := &capture.Frame{Data: fr.Data, WireLen: len(fr.Data), LinkType: fr.LinkType, Index: i + 1}
+			d.Decode(f, emit)
+			if n := testing.AllocsPerRun(100, func() { d.Decode(f, emit) }); n != 0 {
+				t.Errorf("datapath %v, frame %d: %v allocations", dp, i+1, n)
+			}
+		}
+		// Fill the table with other pairs of hosts (the source address
+		// changed), then a pair it has no room for.
+		rc := bytes.Clone(frames[4].Data) // an RC SEND Only over IPv4
+		f := &capture.Frame{Data: rc, WireLen: len(rc), LinkType: 1, Index: 100}
+		for i := 0; i < 2*hostSlots; i++ {
+			rc[14+12+2], rc[14+12+3] = byte(i>>8), byte(i)
+			d.Decode(f, emit)
+		}
+		rc[14+12+2] = 0xff
+		if n := testing.AllocsPerRun(100, func() { rc[14+12+3]++; d.Decode(f, emit) }); n != 0 {
+			t.Errorf("datapath %v, a full table: %v allocations", dp, n)
+		}
+		if tr := d.Traffic(); tr.RC == 0 || tr.DC == 0 || tr.UD == 0 || tr.OutOfBand == 0 || d.hosts.untracked == 0 {
+			t.Errorf("datapath %v: %+v, %d untracked", dp, tr, d.hosts.untracked)
+		}
+	}
+}

@@ -65,10 +65,11 @@ const (
 // (after the ICRC) and may lie beyond the captured octets.
 type frameInfo struct {
 	kind      frameKind
-	tunnels   uint8 // encapsulations stepped into: the first entries of the Decoder's tunnel stack (tunnel.go)
-	odd       uint8 // oddTooDeep, oddLongChain: what the classifier could not look into, counted (tunnel.go)
-	fragFirst bool  // kindFragment: the fragment at offset 0, whose transport header starts a CM MAD or an MPA frame
-	lenZero   bool  // kindTCP: the IP length field is 0 (TSO), the segment's end was taken from the frame
+	tunnels   uint8     // encapsulations stepped into: the first entries of the Decoder's tunnel stack (tunnel.go)
+	odd       uint8     // oddTooDeep, oddLongChain: what the classifier could not look into, counted (tunnel.go)
+	fragFirst bool      // kindFragment: the fragment at offset 0, whose transport header starts a CM MAD or an MPA frame
+	lenZero   bool      // kindTCP: the IP length field is 0 (TSO), the segment's end was taken from the frame
+	class     dataClass // a data frame's transport class (countData, hosts.go)
 	transport record.Transport
 	l3, l4    int // IP header and UDP or TCP header (RoCEv2, TCP)
 	grh       int // GRH offset, or -1
@@ -161,6 +162,7 @@ func (d *Decoder) classifyEther(fi *frameInfo, b []byte, etype uint16, off int) 
 		}
 		if fi.kind != kindCM && fi.bth != 0 {
 			d.data.rocev1++
+			d.countData(fi, b)
 		}
 	case etherIPv4:
 		d.classifyIPv4(fi, b, off)
@@ -295,6 +297,7 @@ func (d *Decoder) classifyL4(fi *frameInfo, b []byte, proto uint8, off int) {
 			fi.transport = record.RoCEv2
 		} else {
 			d.data.rocev2++ // RDMA traffic other than CM
+			d.countData(fi, b)
 			if d.datapath && isRC(b, fi.bth) {
 				fi.kind, fi.transport = kindRC, record.RoCEv2
 			}
@@ -384,6 +387,7 @@ func (d *Decoder) classifyIB(fi *frameInfo, b []byte, off int) {
 	}
 	if fi.kind != kindCM && fi.bth != 0 {
 		d.data.ib++
+		d.countData(fi, b)
 	}
 }
 

@@ -73,8 +73,11 @@ type Decoder struct {
 	undecodableFirst int
 	undecodableWhy   string
 
-	// InfiniBand-family packets that are not CM MADs, by transport.
-	data dataCounts
+	// InfiniBand-family packets that are not CM MADs, by carrier and
+	// transport; the host pairs that exchanged them, CM MADs and TCP
+	// (hosts.go).
+	data  dataCounts
+	hosts hostTable
 
 	// Decapsulation, IP reassembly, odd records (tunnel.go, frag.go,
 	// record.go).
@@ -139,8 +142,12 @@ func (d *Decoder) decode(f *capture.Frame) {
 	if fi.odd|uint8(f.Issue) != 0 {
 		d.countOdd(f, &fi)
 	}
+	if fi.class == classConnected {
+		d.noteData(f.Index, f.Data, &fi)
+	}
 	switch fi.kind {
 	case kindCM:
+		d.noteCM(f.Data, &fi)
 		d.decodeLayers(f, &fi)
 		if !d.ib.Has.MAD && !(d.ib.Has.DETH && d.captureCut(f)) {
 			// The fast filter took it for a CM MAD, but its headers do not
@@ -157,6 +164,7 @@ func (d *Decoder) decode(f *capture.Frame) {
 	case kindTCP:
 		if parseTCP(f.Data, &fi, &d.seg) {
 			d.seg.Frame, d.seg.Time = f.Index, f.Time
+			d.noteTCP(&d.seg)
 			if fi.tunnels != 0 || fi.lenZero || f.Issue != 0 || d.fragFrames != nil {
 				d.segmentNoted(f, &fi) // the MPA message it completes says so
 			} else {

@@ -87,6 +87,17 @@ type Connection struct {
 	Findings []finding.Finding
 }
 
+// TrafficNotRPCRDMA reports whether RPC-over-RDMA's rules applied to the
+// connection's setup only for want of knowing better (its upper layer is
+// unknown, its service a TCP-port-space one: rping, perftest with rdma_cm)
+// and its traffic then showed no RPC-over-RDMA: the data path saw it and
+// decided nothing (Datapath.Rule is empty). Its inline thresholds and
+// remote invalidation are then defaults that nothing uses: the text and
+// the Markdown show "-" for them; the JSON keeps what the rules said.
+func (c *Connection) TrafficNotRPCRDMA() bool {
+	return c.RPCRDMARules && c.ULP == "" && c.Datapath != nil && c.Datapath.Rule == ""
+}
+
 // InlineThresholds are the largest RDMA Sends each way (RFC 8797, section
 // 3.1): the sender's Send Size against the receiver's Receive Size.
 type InlineThresholds struct {

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"slices"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -112,6 +113,20 @@ type Traffic struct {
 	// Data frames of the InfiniBand family that are not CM MADs: RDMA
 	// traffic whose connection setup is not in the capture.
 	RoCEv2, RoCEv1, InfiniBand int
+	// The same frames by transport (the BTH opcode's top three bits):
+	// Reliable and Unreliable Connected, Extended Reliable Connected, DC
+	// (Mellanox's Dynamically Connected transport, which sends with the
+	// Reliable Datagram opcodes no adapter otherwise uses) and UD other
+	// than management datagrams. DC and UD never use CM.
+	RC, UC, XRC, DC, UD int
+	// OutOfBand counts the RC, UC and XRC frames whose hosts exchanged no
+	// CM MAD, in an input that holds a TCP connection on port 18515
+	// (perftest's), or whose hosts a TCP connection on any port joined
+	// before their first such frame: connected out of band (dissect/decode,
+	// hosts.go). OutOfBandPorts are the TCP ports of those connections,
+	// ascending.
+	OutOfBand      int
+	OutOfBandPorts []uint16
 	// TCPSegments counts the TCP segments the reassembler looked at (with
 	// payload, or SYN, FIN or RST), whether or not they were MPA.
 	TCPSegments int
@@ -122,6 +137,18 @@ func (t *Traffic) Add(o Traffic) {
 	t.RoCEv2 += o.RoCEv2
 	t.RoCEv1 += o.RoCEv1
 	t.InfiniBand += o.InfiniBand
+	t.RC += o.RC
+	t.UC += o.UC
+	t.XRC += o.XRC
+	t.DC += o.DC
+	t.UD += o.UD
+	t.OutOfBand += o.OutOfBand
+	for _, p := range o.OutOfBandPorts {
+		if !slices.Contains(t.OutOfBandPorts, p) {
+			t.OutOfBandPorts = append(t.OutOfBandPorts, p)
+		}
+	}
+	slices.Sort(t.OutOfBandPorts)
 	t.TCPSegments += o.TCPSegments
 }
 
