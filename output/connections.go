@@ -113,7 +113,7 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 		}
 		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, spans...))
 		if sel := r.opts.Selection; sel != nil {
-			fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: selectionNote(sel), style: p.dim}))
+			fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: selectionNote(sel, r.opts.anon), style: p.dim}))
 		}
 		if why := explain(s); len(why) > 0 {
 			sep()
@@ -474,9 +474,9 @@ func phrases(line string, style *color.Color) []span {
 }
 
 // selectionNote says what a display filter left out.
-func selectionNote(sel *Selection) string {
+func selectionNote(sel *Selection, anon *anonymizer) string {
 	sm, m, sc, c := sel.Counts()
-	return fmt.Sprintf("-Y %s: %d of %s and %d of %s shown", sel, sm, count(m, "message"), sc, count(c, "connection"))
+	return fmt.Sprintf("-Y %s: %d of %s and %d of %s shown", anon.text(sel.String()), sm, count(m, "message"), sc, count(c, "connection"))
 }
 
 // count is "1 frame", "2 frames", "0 frames".

@@ -119,7 +119,7 @@ func (m *markdownRenderer) layoutTo(w reportWriter, s *record.Summary, l limits,
 		}
 	}
 	tool := orDash(m.opts.Version)
-	cmdline := m.opts.Command
+	cmdline := m.opts.anon.text(m.opts.Command)
 	if utf8.RuneCountInString(cmdline) > maxCommand {
 		cmdline = string([]rune(cmdline)[:maxCommand]) + " …"
 	}
@@ -400,7 +400,7 @@ func (m *markdownRenderer) capture(w reportWriter, s *record.Summary, l limits) 
 		fmt.Fprintf(w, "Data path: %s.\n\n", line[2:])
 	}
 	if sel := m.opts.Selection; sel != nil {
-		fmt.Fprintf(w, "%s.\n\n", cell(selectionNote(sel)))
+		fmt.Fprintf(w, "%s.\n\n", cell(selectionNote(sel, m.opts.anon)))
 	}
 	if n > 0 {
 		var fr [][]string

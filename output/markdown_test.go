@@ -29,7 +29,7 @@ func TestMarkdownRenders(t *testing.T) {
 		t.Skip("needs node and RDMACM_NODE_MODULES (npm install marked markdown-it; see .ci/run)")
 	}
 	for _, name := range []string{"connections.md", "samples.md", "hostile-names.md", "select.md", "data-only.md", "cut.md",
-		"details-all.md", "details-none.md", "budget.md"} {
+		"details-all.md", "details-none.md", "budget.md", "datapath.md", "updates.md", "anonymized.md"} {
 		src, err := os.ReadFile(filepath.Join("testdata", "golden", name))
 		if err != nil {
 			t.Fatal(err)
