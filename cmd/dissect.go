@@ -64,6 +64,9 @@ type showOptions struct {
 	// FullPaths keeps the inputs' paths in a Markdown report, which names
 	// them by their base names by default (a report goes into public bugs).
 	FullPaths bool
+	// Anonymize puts names in place of addresses in the output (host1,
+	// gid1, guid1); the -w file keeps them.
+	Anonymize bool
 }
 
 // limitOptions bound the state the dissector holds: TCP reassembly, IP
@@ -134,6 +137,7 @@ attachment for a bug, which dissects to the same findings.`,
   rdmacm-pd dissect -q --fail-on warning capture.pcap
   rdmacm-pd dissect -Y 'msg == REJ or severity >= warning' capture.pcap
   rdmacm-pd dissect -T markdown --basename capture.pcap > report.md
+  rdmacm-pd dissect -T markdown --anonymize capture.pcap   # host1, gid1, guid1 in place of addresses
   rdmacm-pd dissect -Y 'severity >= warning' -w evidence.pcapng capture.pcap
   rdmacm-pd dissect --datapath all capture.pcap     # and every RPC-over-RDMA message after it
   rdmacm-pd dissect -T json capture.pcap | jq -c 'select(.record == "connection") | .inline_threshold'
@@ -165,6 +169,7 @@ attachment for a bug, which dissects to the same findings.`,
 	sizeVar(f, &opts.Show.Budget, "budget", defaultBudget, "markdown: keep the report within this many characters, saying what was cut (GitHub's limit; 0: no limit)")
 	f.BoolVar(&opts.Show.Basename, "basename", false, "name the inputs by their base names, not their paths (paths leak into public bugs)")
 	f.BoolVar(&opts.Show.FullPaths, "full-paths", false, "markdown: name the inputs by their paths, not their base names (the default there)")
+	f.BoolVar(&opts.Show.Anonymize, "anonymize", false, "put names in place of IP addresses, GIDs and GUIDs in every format (host1, gid1, guid1; the same address the same name); the -w file is not anonymized")
 	f.Var(&portsFlag{&opts.Input.RoCEPorts, "UDP"}, "roce-port", "also decode this UDP destination port as RoCEv2 (repeatable)")
 	sizeVar(f, &opts.Limits.TCP.StreamBytes, "max-stream-bytes", reassembly.DefaultStreamBytes, "iWARP: octets buffered per TCP direction for its MPA frame")
 	sizeVar(f, &opts.Limits.TCP.TotalBytes, "max-buffer-bytes", reassembly.DefaultTotalBytes, "iWARP: octets buffered for all TCP directions together")
@@ -297,6 +302,7 @@ func renderOptions(s *IOStreams, opts *dissectOptions, live bool, sel *output.Se
 		Details:   show.Details,
 		Budget:    chars,
 		Selection: sel,
+		Anonymize: show.Anonymize,
 		Memory:    mem.For(budget.Report),
 	}
 }

@@ -350,6 +350,44 @@ func TestBasename(t *testing.T) {
 	}
 }
 
+// TestAnonymizeFlag: --anonymize names the addresses in every format, in
+// the -Y expression of the Markdown command line and of the note on what
+// it showed too; the -w file keeps them, as without the flag.
+func TestAnonymizeFlag(t *testing.T) {
+	dir := t.TempDir()
+	raw := func(name string, anonymize bool) []byte {
+		t.Helper()
+		args := []string{"dissect", "-T", "markdown", "-Y", "addr == 192.0.2.2", "-w", filepath.Join(dir, name), nfs}
+		if anonymize {
+			args = append([]string{"dissect", "--anonymize"}, args[1:]...)
+		}
+		code, out, _ := run(t, nil, nil, false, args...)
+		if code != 0 || anonymize != !strings.Contains(out, "192.0.2.") {
+			t.Errorf("--anonymize %v: exit %d:\n%s", anonymize, code, out)
+		}
+		if anonymize && (!strings.Contains(out, "rdmacm-pd dissect --anonymize -T markdown -Y 'addr == host2' -w") ||
+			!strings.Contains(out, "-Y addr == host2: 3 of 3 messages") || !strings.Contains(out, "| 1 | host1 → host2 |")) {
+			t.Errorf("--anonymize: the addresses are not named alike:\n%s", out)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	plain, anon := raw("plain.pcapng", false), raw("anon.pcapng", true)
+	if !bytes.Equal(plain, anon) || !bytes.Contains(anon, []byte{192, 0, 2, 2}) {
+		t.Errorf("the -w file differs with --anonymize, or lacks the addresses")
+	}
+	for _, args := range [][]string{{"-V", "-x"}, {"-T", "json"}} {
+		code, out, _ := run(t, nil, nil, false, append(append([]string{"dissect", "--anonymize"}, args...), nfs)...)
+		if code != 0 || strings.Contains(out, "192.0.2.") || strings.Contains(out, "c0000201") || strings.Contains(out, "c0 00 02 01") ||
+			!strings.Contains(out, "host1") {
+			t.Errorf("%v: exit %d:\n%s", args, code, out)
+		}
+	}
+}
+
 // TestFailOnLine: the line that says what tripped --fail-on names each
 // code once, with how often and where (the file too when there are
 // several).

@@ -114,7 +114,7 @@ func (r *textRenderer) Summary(s *record.Summary) error {
 		}
 		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, spans...))
 		if sel := r.opts.Selection; sel != nil {
-			fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: selectionNote(sel), style: p.dim}))
+			fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: selectionNote(sel, r.opts.anon), style: p.dim}))
 		}
 		if why := explain(s); len(why) > 0 {
 			sep()
@@ -488,13 +488,13 @@ func noVerdict(sel *Selection) (text string, hid bool) {
 }
 
 // selectionNote says what a display filter left out.
-func selectionNote(sel *Selection) string {
-	n := sel.Counts()
+func selectionNote(sel *Selection, anon *anonymizer) string {
+	n, expr := sel.Counts(), anon.text(sel.String())
 	if n.RPCs == 0 {
-		return fmt.Sprintf("-Y %s: %d of %s and %d of %s shown", sel, n.ShownMessages, count(n.Messages, "message"),
+		return fmt.Sprintf("-Y %s: %d of %s and %d of %s shown", expr, n.ShownMessages, count(n.Messages, "message"),
 			n.ShownConns, count(n.Connections, "connection"))
 	}
-	return fmt.Sprintf("-Y %s: %d of %s, %d of %s and %d of %s shown", sel, n.ShownMessages, count(n.Messages, "message"),
+	return fmt.Sprintf("-Y %s: %d of %s, %d of %s and %d of %s shown", expr, n.ShownMessages, count(n.Messages, "message"),
 		n.ShownConns, count(n.Connections, "connection"), n.ShownRPCs, count(n.RPCs, "RPC-over-RDMA message"))
 }
 

@@ -35,6 +35,6 @@ func WriteDecode(w io.Writer, opts Options, pd []byte, rp *record.RPCRDMA, fs []
 	fmt.Fprintf(bw, "%s: %s\n", count(len(pd), "octet"), r.rpcSummary(rp))
 	r.findings(fs)
 	r.rpcTree(rp)
-	r.hexDump(pd, rp)
+	r.hexDump(pd, rp, false)
 	return bw.Flush()
 }

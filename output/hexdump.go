@@ -11,8 +11,9 @@ import (
 // hexDump writes private data 16 octets a line, with the octets of the
 // RFC 8797 message marked: highlighted in colour, and by a line of ^ beneath
 // in any case, so the mark survives copying into a bug report. Repeated
-// lines collapse into "*", as hexdump -C does.
-func (r *textRenderer) hexDump(pd []byte, rp *record.RPCRDMA) {
+// lines collapse into "*", as hexdump -C does. zeroed says --anonymize
+// zeroed the octets of addresses in pd: the heading says so.
+func (r *textRenderer) hexDump(pd []byte, rp *record.RPCRDMA, zeroed bool) {
 	if len(pd) == 0 {
 		return
 	}
@@ -20,7 +21,11 @@ func (r *textRenderer) hexDump(pd []byte, rp *record.RPCRDMA) {
 	if rp != nil {
 		lo, hi = rp.Offset, rp.Offset+layers.RPCRDMALen
 	}
-	fmt.Fprintf(r.w, "%s%s\n", indent, r.p.bold.Sprint("Private Data"))
+	note := ""
+	if zeroed {
+		note = " (the octets of addresses zeroed: --anonymize)"
+	}
+	fmt.Fprintf(r.w, "%s%s%s\n", indent, r.p.bold.Sprint("Private Data"), note)
 	starred := false
 	for line := 0; line < len(pd); line += 16 {
 		end := min(line+16, len(pd))

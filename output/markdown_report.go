@@ -20,7 +20,7 @@ type limits struct {
 	findings int  // rows of the findings table
 	conns    int  // rows of the connection table
 	verdicts int  // groups of the verdict
-	inputs   int  // rows of the inputs and SHA-256 tables
+	inputs   int  // inputs given a table
 	over     bool // even without all of them, the report is over budget
 	// byCode: the findings table has a row per code, with the connections
 	// it touches, instead of one per code and connection (findings says
@@ -37,8 +37,8 @@ const maxCommand = 2000
 
 // report lays the report out within the budget: when the whole does not
 // fit, it leaves out message details first, then rows of the findings
-// table, of the connection table, groups of the verdict and rows of the
-// input tables, each as few as needed, and says what it left out.
+// table, of the connection tables, groups of the verdict and the tables of
+// the inputs, each as few as needed, and says what it left out.
 func (m *markdownRenderer) report(s *record.Summary) string {
 	budget := m.opts.Budget
 	if budget == 0 {
@@ -137,7 +137,7 @@ func (m *markdownRenderer) layoutTo(w reportWriter, s *record.Summary, l limits,
 		}
 	}
 	tool := orDash(m.opts.Version)
-	cmdline := m.opts.Command
+	cmdline := m.opts.anon.text(m.opts.Command)
 	if utf8.RuneCountInString(cmdline) > maxCommand {
 		cmdline = string([]rune(cmdline)[:maxCommand]) + " …"
 	}
@@ -167,13 +167,13 @@ func (m *markdownRenderer) leftOut(s *record.Summary, l limits) string {
 		parts = append(parts, fmt.Sprintf("%s of the findings table", count(n, "row")))
 	}
 	if n := len(m.conns) - l.conns; n > 0 {
-		parts = append(parts, fmt.Sprintf("%s of the connection table", count(n, "row")))
+		parts = append(parts, fmt.Sprintf("%s of the connection tables", count(n, "row")))
 	}
 	if l.verdicts < maxVerdicts {
 		parts = append(parts, "part of the verdict")
 	}
 	if n := len(s.Inputs) - l.inputs; n > 0 {
-		parts = append(parts, fmt.Sprintf("%s of the input tables", count(n, "row")))
+		parts = append(parts, fmt.Sprintf("the tables of %s", count(n, "input")))
 	}
 	if len(parts) == 0 {
 		return "nothing could be left out"
@@ -424,7 +424,11 @@ func ranges(ns []int) string {
 	return strings.Join(parts, ", ")
 }
 
-// connectionTable is narrow, its verdict columns first.
+// connectionTable is two narrow tables under the same numbers: first the
+// verdict columns (state, thresholds, remote invalidation, worst finding),
+// then where each connection ran (endpoints, transport, upper layer,
+// service, and the file with several inputs). A table of more than 7
+// columns is wider than a GitHub comment.
 func (m *markdownRenderer) connectionTable(w reportWriter, l limits) {
 	fmt.Fprintf(w, "## Connections\n\n")
 	if len(m.conns) == 0 {
@@ -433,26 +437,28 @@ func (m *markdownRenderer) connectionTable(w reportWriter, l limits) {
 	}
 	conns := slices.Clone(m.conns)
 	slices.SortStableFunc(conns, func(a, b *record.Connection) int { return a.Number - b.Number })
-	var rows [][]string
+	var verdicts, where [][]string
 	for _, c := range conns[:l.conns] {
-		row := []string{fmt.Sprint(c.Number), "**" + string(c.Shown()) + "**", threshold(c, true), threshold(c, false),
-			remoteInvCell(c), m.worstText(c), cell(c.Initiator.String() + " → " + c.Responder.String()), string(c.Transport),
-			ulpCell(c), cell(serviceText(c))}
+		n := fmt.Sprint(c.Number)
+		verdicts = append(verdicts, []string{n, "**" + string(c.Shown()) + "**", threshold(c, true), threshold(c, false),
+			remoteInvCell(c), m.worstText(c)})
+		row := []string{n, cell(c.Initiator.String() + " → " + c.Responder.String()), string(c.Transport), ulpCell(c),
+			cell(serviceText(c))}
 		if m.opts.MultiFile {
 			row = append(row, code(c.File))
 		}
-		rows = append(rows, row)
+		where = append(where, row)
 	}
-	head := []string{"#", "state", "ini → res", "res → ini", "remote inv", "worst finding", "initiator → responder",
-		"transport", "ULP", "service"}
-	align := "--:|---|--:|--:|---|---|---|---|---|---"
+	mdTable(w, []string{"#", "state", "ini → res", "res → ini", "remote inv", "worst finding"}, "--:|---|--:|--:|---|---", verdicts)
+	fmt.Fprintf(w, "ini → res and res → ini are the inline thresholds in octets (the largest RDMA Send each way);"+
+		" remote inv says whether the responder may use Send With Invalidate.\n\n")
+	head := []string{"#", "initiator → responder", "transport", "ULP", "service"}
+	align := "--:|---|---|---|---"
 	if m.opts.MultiFile {
 		head = append(head, "file")
 		align += "|---"
 	}
-	mdTable(w, head, align, rows)
-	fmt.Fprintf(w, "ini → res and res → ini are the inline thresholds in octets (the largest RDMA Send each way);"+
-		" remote inv says whether the responder may use Send With Invalidate.\n\n")
+	mdTable(w, head, align, where)
 	if n := m.nConns - l.conns; n > 0 {
 		fmt.Fprintf(w, "%d of %d connections are listed; `-T json` has all.\n\n", l.conns, m.nConns)
 	}
@@ -480,23 +486,22 @@ func (m *markdownRenderer) findingsTable(w reportWriter, l limits) {
 	}
 }
 
-// capture writes the counts, the findings by code, the inputs and their
-// hashes.
+// capture writes the counts, the findings by code, and a table of each
+// input (its hash among its facts).
 func (m *markdownRenderer) capture(w reportWriter, s *record.Summary, l limits) {
 	fmt.Fprintf(w, "## Capture\n\n")
 	n := 0
 	for _, v := range s.Findings {
 		n += v
 	}
-	head := []string{"frames", "messages", "connections"}
-	vals := []string{fmt.Sprint(s.Frames), fmt.Sprint(s.Messages), fmt.Sprint(m.nConns)}
+	counts := [][]string{{"frames", fmt.Sprint(s.Frames)}, {"messages", fmt.Sprint(s.Messages)},
+		{"connections", fmt.Sprint(m.nConns)}}
 	for _, st := range record.States {
-		head = append(head, strings.ReplaceAll(string(st), "-", " "))
-		vals = append(vals, fmt.Sprint(s.Connections[st]))
+		counts = append(counts, []string{strings.ReplaceAll(string(st), "-", " "), fmt.Sprint(s.Connections[st])})
 	}
-	head = append(head, "findings", "unreadable inputs", "given up at a limit")
-	vals = append(vals, fmt.Sprint(n), fmt.Sprint(s.DecodeErrors), fmt.Sprint(s.StateDrops))
-	mdTable(w, head, strings.TrimSuffix(strings.Repeat("--:|", len(head)), "|"), [][]string{vals})
+	counts = append(counts, []string{"findings", fmt.Sprint(n)}, []string{"unreadable inputs", fmt.Sprint(s.DecodeErrors)},
+		[]string{"given up at a limit", fmt.Sprint(s.StateDrops)})
+	mdTable(w, []string{"what", "count"}, "---|--:", counts)
 	if line := datapathTotals(s); line != "" {
 		fmt.Fprintf(w, "Data path: %s.\n\n", line[2:])
 	}
@@ -504,7 +509,7 @@ func (m *markdownRenderer) capture(w reportWriter, s *record.Summary, l limits) 
 		fmt.Fprintf(w, "%s\n\n", cell(oob))
 	}
 	if sel := m.opts.Selection; sel != nil {
-		fmt.Fprintf(w, "%s.\n\n", cell(selectionNote(sel)))
+		fmt.Fprintf(w, "%s.\n\n", cell(selectionNote(sel, m.opts.anon)))
 	}
 	if n > 0 {
 		var fr [][]string
@@ -513,24 +518,19 @@ func (m *markdownRenderer) capture(w reportWriter, s *record.Summary, l limits) 
 		}
 		mdTable(w, []string{"finding", "severity", "count"}, "---|---|--:", fr)
 	}
-	var rows, hashes [][]string
+	// Each input in a table of its own, one fact a row.
 	for _, in := range s.Inputs[:l.inputs] {
 		var lts []string
 		for _, lt := range in.LinkTypes {
 			lts = append(lts, fmt.Sprint(lt))
 		}
-		problem := "-"
+		rows := [][]string{{"format", in.Describe()}, {"link types", orDash(strings.Join(lts, ", "))},
+			{"octets", fmt.Sprint(in.Size)}, {"frames", fmt.Sprint(in.Frames)}, {"first frame", timeCell(in.First)},
+			{"last frame", timeCell(in.Last)}, {"SHA-256", code(orDash(in.SHA256))}}
 		if in.Err != nil {
-			problem = cell(in.Err.Error())
+			rows = append(rows, []string{"error", cell(in.Err.Error())})
 		}
-		rows = append(rows, []string{code(in.Name), in.Describe(), orDash(strings.Join(lts, ", ")), fmt.Sprint(in.Size),
-			fmt.Sprint(in.Frames), timeCell(in.First), timeCell(in.Last), problem})
-		hashes = append(hashes, []string{code(in.Name), code(orDash(in.SHA256))})
-	}
-	if len(rows) > 0 {
-		mdTable(w, []string{"file", "format", "link types", "octets", "frames", "first frame", "last frame", "error"},
-			"---|---|---|--:|--:|---|---|---", rows)
-		mdTable(w, []string{"file", "SHA-256"}, "---|---", hashes)
+		mdTable(w, []string{"file", code(in.Name)}, "---|---", rows)
 	}
 	if n := len(s.Inputs) - l.inputs; n > 0 {
 		fmt.Fprintf(w, "%d of %d inputs are listed; `-T json` has all.\n\n", l.inputs, len(s.Inputs))

@@ -30,7 +30,7 @@ func TestMarkdownRenders(t *testing.T) {
 		t.Skip("needs node and RDMACM_NODE_MODULES (npm install marked markdown-it; see .ci/run)")
 	}
 	for _, name := range []string{"connections.md", "samples.md", "hostile-names.md", "select.md", "data-only.md", "cut.md",
-		"details-all.md", "details-none.md", "budget.md"} {
+		"details-all.md", "details-none.md", "budget.md", "datapath.md", "updates.md", "anonymized.md"} {
 		src, err := os.ReadFile(filepath.Join("testdata", "golden", name))
 		if err != nil {
 			t.Fatal(err)
@@ -243,11 +243,61 @@ func TestTablesCapped(t *testing.T) {
 		t.Errorf("wrong notes on what was left out")
 	}
 	got = string(render(t, output.Options{Format: output.Markdown, Budget: -1}, many))
-	if !strings.Contains(got, "\n1000 of 1100 connections are listed; `-T json` has all.\n") || !strings.Contains(got, "| 1100 | 1100 | 1100 | 0 | 0 | 1100 | 0 |") {
+	if !strings.Contains(got, "\n1000 of 1100 connections are listed; `-T json` has all.\n") || !strings.Contains(got, "| frames | 1100 |\n| messages | 1100 |\n| connections | 1100 |\n| established | 0 |\n| rejected | 0 |\n| no reply | 1100 |\n| cut | 0 |\n") {
 		t.Errorf("no note on the connections left out, or wrong counts")
 	}
 	got = string(render(t, output.Options{Format: output.Text}, many))
 	if !strings.Contains(got, "\n  100 more connections are not listed; -T json has all\n") || !strings.Contains(got, "1100 connections (1100 no reply)") {
 		t.Errorf("text: no note on the connections left out, or wrong totals")
 	}
+}
+
+// maxColumns is the most columns a Markdown table may have: a wider one
+// does not fit in a GitHub comment (780 pixels).
+const maxColumns = 7
+
+// TestMarkdownTablesNarrow reads every Markdown golden report and checks
+// that no row of any table has more than maxColumns cells.
+func TestMarkdownTablesNarrow(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join("testdata", "golden", "*.md"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no golden reports: %v", err)
+	}
+	for _, name := range names {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, inFence := 0, false
+		for i, l := range strings.Split(string(src), "\n") {
+			if strings.HasPrefix(l, "```") {
+				inFence = !inFence
+			}
+			if inFence || !strings.HasPrefix(l, "|") {
+				continue
+			}
+			rows++
+			if n := tableCells(l); n > maxColumns {
+				t.Errorf("%s:%d: %d cells, more than %d: %s", filepath.Base(name), i+1, n, maxColumns, l)
+			}
+		}
+		if rows == 0 {
+			t.Errorf("%s: no table", filepath.Base(name))
+		}
+	}
+}
+
+// tableCells counts the cells of a table row: the pipes that are not
+// escaped, less one.
+func tableCells(row string) int {
+	n := 0
+	for i := 0; i < len(row); i++ {
+		switch row[i] {
+		case '\\':
+			i++ // an escaped character, such as \|
+		case '|':
+			n++
+		}
+	}
+	return n - 1
 }

@@ -63,6 +63,12 @@ type Options struct {
 	// Selection, when set, is the display filter the records passed
 	// through: the renderers say how much it left out.
 	Selection *Selection
+	// Anonymize puts names in place of the addresses in every record
+	// (host1, gid1, guid1; see anonymize.go), and of the IP addresses in
+	// Command and the Selection's expression.
+	Anonymize bool
+
+	anon *anonymizer // New's, with Anonymize
 }
 
 // Memory is what a renderer charges the details it keeps to: the run's
@@ -82,6 +88,18 @@ type Renderer interface {
 
 // New returns a renderer writing to w.
 func New(w io.Writer, opts Options) (Renderer, error) {
+	if opts.Anonymize {
+		opts.anon = newAnonymizer()
+		r, err := newRenderer(w, opts)
+		if err != nil {
+			return nil, err
+		}
+		return anonRenderer{a: opts.anon, next: r, quiet: opts.Quiet}, nil
+	}
+	return newRenderer(w, opts)
+}
+
+func newRenderer(w io.Writer, opts Options) (Renderer, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	switch opts.Format {
 	case Text, "":

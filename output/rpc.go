@@ -497,11 +497,17 @@ func (m *markdownRenderer) datapathTable(w reportWriter, conns []*record.Connect
 		return
 	}
 	fmt.Fprintf(w, "### Data path\n\n")
-	var rows [][]string
+	// Two tables under the connections' numbers, each narrow enough for a
+	// GitHub comment: the Sends, then the RDMA Reads and the counts.
+	const split = 6 // the columns of the first, with the number
+	var sends, reads [][]string
 	for _, c := range dp {
-		rows = append(rows, append(append([]string{fmt.Sprint(c.Number)}, datapathCells(c)...), cell(ruleOf(c))))
+		row := append([]string{fmt.Sprint(c.Number)}, datapathCells(c)...)
+		sends = append(sends, row[:split])
+		reads = append(reads, append(append([]string{row[0]}, row[split:]...), cell(ruleOf(c))))
 	}
-	mdTable(w, append(slices.Clone(datapathHead), "decided"), "--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---", rows)
+	mdTable(w, datapathHead[:split], "--:|--:|--:|--:|--:|--:", sends)
+	mdTable(w, append([]string{"#"}, append(slices.Clone(datapathHead[split:]), "decided")...), "--:|--:|--:|--:|--:|---", reads)
 	fmt.Fprintf(w, "%s\n\n", cell(datapathLegend))
 }
 

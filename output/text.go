@@ -85,7 +85,7 @@ func (r *textRenderer) Message(m *record.Message) error {
 		r.tree(m)
 	}
 	if r.opts.Hex {
-		r.hexDump(m.PrivateData, m.RPCRDMA)
+		r.hexDump(m.PrivateData, m.RPCRDMA, m.AddressesZeroed)
 	}
 	return w.Flush()
 }

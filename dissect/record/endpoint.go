@@ -17,7 +17,36 @@ const (
 	IPv4                          // Addr holds the IPv4-mapped form
 	IPv6                          // an IPv6 address or a GID
 	LID                           // native InfiniBand: the LID in the last two octets
+	// Placeholder: --anonymize put a name in place of the address. Addr[0]
+	// holds its PlaceholderClass and Addr[12:16] its number: "host1",
+	// "gid2", with a port "host1:4420".
+	Placeholder
 )
+
+// PlaceholderClass says what kind of address a placeholder stands for.
+type PlaceholderClass uint8
+
+// Placeholder classes.
+const (
+	HostPlaceholder PlaceholderClass = iota // an IP address, or a GID that holds one
+	GIDPlaceholder                          // any other GID
+	GUIDPlaceholder                         // a GUID (never an endpoint)
+)
+
+var placeholderPrefixes = [...]string{"host", "gid", "guid"}
+
+// String is the prefix of the class's names: "host", "gid", "guid".
+func (c PlaceholderClass) String() string {
+	if int(c) < len(placeholderPrefixes) {
+		return placeholderPrefixes[c]
+	}
+	return "addr"
+}
+
+// AppendPlaceholder appends the name of class and number n ("host1") to b.
+func AppendPlaceholder(b []byte, c PlaceholderClass, n uint32) []byte {
+	return strconv.AppendUint(append(b, c.String()...), uint64(n), 10)
+}
 
 // Endpoint is one end of a message, a connection or an RPC-over-RDMA
 // message, as its frames carry it: an IP address (RoCEv2; iWARP with its
@@ -72,6 +101,15 @@ func TCPEndpoint(addr [16]byte, v6 bool, port uint16) Endpoint {
 	return e
 }
 
+// WithPlaceholder is e with the name of class and number n in place of
+// its address (--anonymize); a port stays.
+func (e Endpoint) WithPlaceholder(c PlaceholderClass, n uint32) Endpoint {
+	p := Endpoint{Kind: Placeholder, Port: e.Port, HasPort: e.HasPort}
+	p.Addr[0] = byte(c)
+	binary.BigEndian.PutUint32(p.Addr[12:], n)
+	return p
+}
+
 // LIDOf is the LID of a LID endpoint.
 func (e Endpoint) LIDOf() uint16 { return binary.BigEndian.Uint16(e.Addr[14:]) }
 
@@ -94,7 +132,8 @@ func (e Endpoint) Host() Endpoint {
 
 // String shows the endpoint as the records do: 192.0.2.1, 2001:db8::1,
 // ::ffff:192.0.2.1 (a GID), "LID 4", 192.0.2.1:20049 and [2001:db8::1]:20049
-// (iWARP), "?" when nothing named it.
+// (iWARP), "host1" and "host1:20049" (--anonymize), "?" when nothing
+// named it.
 func (e Endpoint) String() string { return string(e.Append(nil)) }
 
 // Append appends the endpoint as String shows it to b.
@@ -107,6 +146,12 @@ func (e Endpoint) Append(b []byte) []byte {
 		a = netip.AddrFrom16(e.Addr)
 	case LID:
 		return strconv.AppendUint(append(b, "LID "...), uint64(e.LIDOf()), 10)
+	case Placeholder:
+		b = AppendPlaceholder(b, PlaceholderClass(e.Addr[0]), binary.BigEndian.Uint32(e.Addr[12:]))
+		if e.HasPort {
+			b = strconv.AppendUint(append(b, ':'), uint64(e.Port), 10)
+		}
+		return b
 	default:
 		return append(b, '?')
 	}

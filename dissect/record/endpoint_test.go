@@ -30,6 +30,9 @@ func TestEndpoint(t *testing.T) {
 		{TCPEndpoint(v6, true, 49153), "[2001:db8::1]:49153", "2001:db8::1"},
 		{TCPEndpoint(mapped, true, 1), "[::ffff:192.0.2.1]:1", "192.0.2.1"},
 		{Endpoint{}, "?", "invalid IP"},
+		{IPEndpoint([]byte{192, 0, 2, 1}).WithPlaceholder(HostPlaceholder, 1), "host1", "invalid IP"},
+		{GIDEndpoint(v6).WithPlaceholder(GIDPlaceholder, 12), "gid12", "invalid IP"},
+		{TCPEndpoint(v6, true, 4420).WithPlaceholder(HostPlaceholder, 3), "host3:4420", "invalid IP"},
 	}
 	for _, c := range cases {
 		if got := c.e.String(); got != c.text {

@@ -26,6 +26,10 @@ type Octets struct {
 	// MPA is the MPA frame's first octets, as far as they arrived (at most
 	// layers.MPAFieldsLen).
 	MPA []byte
+	// Decoded, when set, are the fields already decoded and rewritten
+	// (--anonymize puts names in place of addresses): Layers returns them,
+	// and the octets above are not kept.
+	Decoded *Layers
 }
 
 // Layers are the fields of a message's layers, each with the name its
@@ -46,6 +50,9 @@ var stacks = sync.Pool{New: func() any { return layers.NewIBStack() }}
 
 // Layers decodes the fields of the message's layers from its Octets.
 func (m *Message) Layers() Layers {
+	if m.Octets.Decoded != nil {
+		return *m.Octets.Decoded
+	}
 	var l Layers
 	if m.Kind.IsMPA() {
 		l.MPA = layers.MPAFields(m.Octets.MPA)

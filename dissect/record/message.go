@@ -99,6 +99,9 @@ type Message struct {
 	// size on the wire (fixed for CM messages, PD_Length for MPA).
 	PrivateData     []byte
 	PrivateDataSize int
+	// AddressesZeroed: --anonymize zeroed the octets of addresses in
+	// PrivateData.
+	AddressesZeroed bool
 
 	// RPCRDMA is the usable RFC 8797 message, or nil.
 	RPCRDMA *RPCRDMA
