@@ -147,7 +147,7 @@ func readRes(data []byte) *enc {
 }
 func getattrRes() *enc { return newEnc().u32(OpGetattr, NFS4OK).fattr() }
 
-// The callback operations (RFC 8881, section 20).
+// The callback operations (RFC 8881, section 20; CB_COMPOUND, section 19.2).
 
 func cbSeqArgs() *enc {
 	// sessionid, sequenceid, slotid, highest_slotid, cachethis, and one

@@ -1,11 +1,11 @@
 package oncrpc
 
 // The COMPOUND and CB_COMPOUND walkers. The arguments (RFC 8881, section
-// 16.2; section 20.2 for CB_COMPOUND):
+// 16.2; section 19.2 for CB_COMPOUND):
 //
 //	tag (utf8str_cs) | minorversion | [callback_ident] | count | op, its arguments | ...
 //
-// and the results (sections 16.2 and 20.2):
+// and the results (sections 16.2 and 19.2):
 //
 //	status | tag | count | op, status, its result when the status is NFS4_OK | ...
 //
@@ -89,7 +89,7 @@ func (m *Message) walkReply(r *reader, cb bool) {
 			return
 		}
 		if m.OpStatus != NFS4OK {
-			break // the COMPOUND stopped here (RFC 8881, section 15.2)
+			break // the COMPOUND stopped here (RFC 8881, section 16.2.3)
 		}
 		var known bool
 		if cb {
@@ -473,7 +473,7 @@ func opResult(r *reader, op uint32) bool {
 }
 
 // cbArgs moves over the arguments of callback operation op (RFC 8881,
-// section 20; RFC 7862, section 16); false when op has no layout here.
+// section 20; RFC 7862 for CB_OFFLOAD); false when op has no layout here.
 func cbArgs(r *reader, op uint32) bool {
 	switch op {
 	case 3: // CB_GETATTR: fh, attr_request

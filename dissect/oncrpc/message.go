@@ -1,8 +1,8 @@
 package oncrpc
 
 // MaxOps is how many operations of a COMPOUND or CB_COMPOUND a Message
-// lists. Linux clients send at most 16 or so; a longer list is cut here
-// and says so (OpsMaxOps).
+// lists. Clients send far fewer; a longer list is cut here and says so
+// (OpsMaxOps), and OpsTotal keeps its count.
 const MaxOps = 32
 
 // maxAuthBytes bounds an opaque_auth body (RFC 5531, section 8.2).
@@ -102,7 +102,7 @@ const (
 	OpsComplete                // every operation is listed (a Reply's up to the first that failed)
 	OpsMaxOps                  // cut at MaxOps; OpsTotal says how many there are
 	OpsUnknownOp               // the last one listed has an opcode whose layout is not known
-	OpsBadLayout               // the last one listed does not match its layout (an unknown union arm, a length over its bound)
+	OpsBadLayout               // the last one listed does not match its layout (an unknown union arm, a length over its bound, the end of its RPCSEC_GSS body)
 	OpsTruncated               // the octets ran out in the list (the last one listed may be cut)
 )
 

@@ -5,7 +5,7 @@ package oncrpc
 // NFSPROC3_READ); status names keep theirs (NFS3ERR_STALE). A number
 // without a name gets "", never a formatted number.
 
-// Program numbers (RFC 5531, appendix C, and the RFCs of each program).
+// Program numbers (the RFCs and documents of each program).
 const (
 	ProgPortmap uint32 = 100000 // PORTMAP and rpcbind (RFC 1833)
 	ProgNFS     uint32 = 100003 // NFS (RFC 1094, 1813, 7530, 8881, 7862)
@@ -68,8 +68,8 @@ var nfs3Procs = [...]string{
 	"PATHCONF", "COMMIT",
 }
 
-// NFS version 4 (RFC 7530, section 16; RFC 8881, section 16), and the
-// callback program (RFC 7530, section 17; RFC 8881, section 19).
+// NFS version 4 (RFC 7530; RFC 8881, section 16), and the callback
+// program (RFC 7530; RFC 8881, section 19).
 var (
 	nfs4Procs = [...]string{"NULL", "COMPOUND"}
 	cbProcs   = [...]string{"NULL", "CB_COMPOUND"}
@@ -81,7 +81,7 @@ var mountProcs = [...]string{
 	"NULL", "MNT", "DUMP", "UMNT", "UMNTALL", "EXPORT", "EXPORTALL", "PATHCONF",
 }
 
-// NLM version 1, and 3 and 4 (Open Group XNFS, chapters 10 and 14).
+// NLM versions 1, 3 and 4 (Open Group XNFS).
 var nlmProcs = [...]string{
 	0: "NULL", 1: "TEST", 2: "LOCK", 3: "CANCEL", 4: "UNLOCK", 5: "GRANTED",
 	6: "TEST_MSG", 7: "LOCK_MSG", 8: "CANCEL_MSG", 9: "UNLOCK_MSG",
@@ -90,7 +90,7 @@ var nlmProcs = [...]string{
 	20: "SHARE", 21: "UNSHARE", 22: "NM_LOCK", 23: "FREE_ALL",
 }
 
-// NSM version 1 (Open Group XNFS, chapter 11).
+// NSM version 1 (Open Group XNFS).
 var nsmProcs = [...]string{
 	"NULL", "STAT", "MON", "UNMON", "UNMON_ALL", "SIMU_CRASH", "NOTIFY",
 }

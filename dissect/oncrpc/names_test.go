@@ -36,7 +36,7 @@ func TestProgramNames(t *testing.T) {
 }
 
 // RFC 1094, section 2.2 (version 2); RFC 1813, section 3 (version 3);
-// RFC 7530, section 16 (version 4).
+// RFC 8881, section 16 (version 4); section 19 (the callback program).
 func TestNFSProcedureNames(t *testing.T) {
 	checkProcs(t, ProgNFS, []procName{
 		{2, 0, "NULL"}, {2, 3, "ROOT"}, {2, 6, "READ"}, {2, 7, "WRITECACHE"}, {2, 8, "WRITE"},
@@ -68,7 +68,7 @@ func TestMountProcedureNames(t *testing.T) {
 	})
 }
 
-// Open Group XNFS: NLM versions 1 and 3 (chapter 10), 4 (chapter 14).
+// Open Group XNFS: NLM versions 1, 3 and 4.
 func TestNLMProcedureNames(t *testing.T) {
 	checkProcs(t, ProgNLM, []procName{
 		{1, 0, "NULL"}, {1, 1, "TEST"}, {1, 2, "LOCK"}, {1, 3, "CANCEL"}, {1, 4, "UNLOCK"},
@@ -83,7 +83,7 @@ func TestNLMProcedureNames(t *testing.T) {
 	})
 }
 
-// Open Group XNFS, chapter 11: SM_STAT to SM_NOTIFY.
+// Open Group XNFS: SM_STAT to SM_NOTIFY.
 func TestNSMProcedureNames(t *testing.T) {
 	checkProcs(t, ProgNSM, []procName{
 		{1, 0, "NULL"}, {1, 1, "STAT"}, {1, 2, "MON"}, {1, 3, "UNMON"}, {1, 4, "UNMON_ALL"},
@@ -121,8 +121,7 @@ func TestPortmapProcedureNames(t *testing.T) {
 	})
 }
 
-// RFC 7530, section 16; RFC 8881, section 18; RFC 7862, section 15; RFC
-// 8276, section 8.
+// nfs_opnum4 in RFC 7530, RFC 8881 (section 16.2), RFC 7862 and RFC 8276.
 func TestOpNames(t *testing.T) {
 	for _, c := range []struct {
 		op   uint32
@@ -148,7 +147,7 @@ func TestOpNames(t *testing.T) {
 	}
 }
 
-// RFC 8881, section 20; RFC 7862, section 16.
+// nfs_cb_opnum4 in RFC 8881 (section 19.2) and RFC 7862.
 func TestCBOpNames(t *testing.T) {
 	for _, c := range []struct {
 		op   uint32
@@ -200,7 +199,7 @@ func TestNFS3StatusNames(t *testing.T) {
 	})
 }
 
-// RFC 8881, section 15.1; RFC 7862, section 11.1; RFC 8276, section 8.3.
+// RFC 8881, section 15.1; RFC 7862; RFC 8276.
 func TestNFS4StatusNames(t *testing.T) {
 	checkStatus(t, "NFS4StatusName", NFS4StatusName, []statusName{
 		{0, "NFS4_OK"}, {1, "NFS4ERR_PERM"}, {13, "NFS4ERR_ACCESS"}, {18, "NFS4ERR_XDEV"},
@@ -219,7 +218,7 @@ func TestNFS4StatusNames(t *testing.T) {
 	})
 }
 
-// RFC 1813, appendix I; Open Group XNFS chapters 10 and 14.
+// RFC 1813, appendix I; Open Group XNFS.
 func TestMountAndNLMStatusNames(t *testing.T) {
 	checkStatus(t, "Mount3StatusName", Mount3StatusName, []statusName{
 		{0, "MNT3_OK"}, {1, "MNT3ERR_PERM"}, {13, "MNT3ERR_ACCES"}, {63, "MNT3ERR_NAMETOOLONG"},

@@ -1,19 +1,15 @@
 package oncrpc
 
-// NFSv4 operation numbers used by the walkers and the tests (RFC 8881,
-// section 16.2; RFC 7862, section 15.2).
+// NFSv4 operation numbers a caller may look for (RFC 8881, section 16.2),
+// and callback operation numbers (section 19.2).
 const (
-	OpAccess   uint32 = 3
 	OpGetattr  uint32 = 9
-	OpGetfh    uint32 = 10
 	OpPutfh    uint32 = 22
 	OpRead     uint32 = 25
-	OpReadlink uint32 = 27
 	OpWrite    uint32 = 38
 	OpSequence uint32 = 53
 	OpIllegal  uint32 = 10044 // ILLEGAL, and CB_ILLEGAL in a CB_COMPOUND
 
-	CBOpGetattr  uint32 = 3
 	CBOpRecall   uint32 = 4
 	CBOpSequence uint32 = 11
 )
@@ -69,12 +65,10 @@ func CBOpName(op uint32) string {
 	return name(cbOps[:], op)
 }
 
-// Status values both NFSv3 and NFSv4 share.
+// The success of an NFSv3 and of an NFSv4 status.
 const (
-	NFS3OK    uint32 = 0  // NFS3_OK
-	NFS4OK    uint32 = 0  // NFS4_OK
-	NFS3Stale uint32 = 70 // NFS3ERR_STALE
-	NFS4Stale uint32 = 70 // NFS4ERR_STALE
+	NFS3OK uint32 = 0 // NFS3_OK
+	NFS4OK uint32 = 0 // NFS4_OK
 )
 
 // nfsstat (RFC 1094, section 2.3.1).
@@ -118,8 +112,8 @@ func NFS3StatusName(s uint32) string {
 	return name(nfs3Stats[:], s)
 }
 
-// nfsstat4 (RFC 8881, section 15.1; RFC 7862, section 11.1; RFC 8276,
-// section 8.3), below 10000 and from 10001.
+// nfsstat4 (RFC 8881, section 15.1; RFC 7862; RFC 8276), below 10000 and
+// from 10001.
 var (
 	nfs4Stats = [...]string{
 		0: "NFS4_OK", 1: "NFS4ERR_PERM", 2: "NFS4ERR_NOENT", 5: "NFS4ERR_IO",
@@ -200,7 +194,7 @@ func Mount3StatusName(s uint32) string {
 }
 
 // nlm_stats (NLM versions 1 and 3) and nlm4_stats (version 4), Open Group
-// XNFS chapters 10 and 14.
+// XNFS.
 var (
 	nlmStats = [...]string{
 		"LCK_GRANTED", "LCK_DENIED", "LCK_DENIED_NOLOCKS", "LCK_BLOCKED",
