@@ -111,7 +111,7 @@ func (m *Message) walkReply(r *reader, cb bool) {
 
 // endOps marks a list that ended because r did.
 func (m *Message) endOps(r *reader) {
-	if r.short && r.cut {
+	if !r.bad && r.short && r.cut {
 		m.OpsEnd = OpsTruncated
 		return
 	}

@@ -49,6 +49,9 @@ func (r *reader) runOut() {
 }
 
 func (r *reader) u32() uint32 {
+	if r.bad {
+		return 0
+	}
 	if r.left() < 4 {
 		r.runOut()
 		return 0
@@ -60,6 +63,9 @@ func (r *reader) u32() uint32 {
 
 // skip moves over n octets.
 func (r *reader) skip(n uint64) {
+	if r.bad {
+		return
+	}
 	if uint64(r.left()) < n {
 		r.runOut()
 		return
