@@ -251,8 +251,8 @@ func Peek(b []byte) (xid uint32, t MsgType, err error) {
 // DecodeCall decodes the Call in b, which starts at its XID, into m: the
 // header, the credential, and for an NFSv4 COMPOUND or CB_COMPOUND the
 // list of its operations. Arguments are skipped, never kept. On an error
-// m keeps what was decoded before it; with ErrTruncated, an operation list
-// is marked OpsTruncated.
+// m keeps what was decoded before it; an operation list the octets ran out
+// in is marked OpsTruncated.
 func DecodeCall(b []byte, opt CallOptions, m *Message) error {
 	*m = Message{}
 	r := newReader(b)
@@ -309,8 +309,8 @@ func DecodeCall(b []byte, opt CallOptions, m *Message) error {
 // its results start with (NFS, NFSACL, MOUNT MNT, NLM), or for a COMPOUND
 // or CB_COMPOUND its status and the list of its results' operations up to
 // the first that failed. Results are skipped, never kept. On an error m
-// keeps what was decoded before it; with ErrTruncated, an operation list
-// is marked OpsTruncated.
+// keeps what was decoded before it; an operation list the octets ran out
+// in is marked OpsTruncated.
 func DecodeReply(b []byte, call CallInfo, opt ReplyOptions, m *Message) error {
 	*m = Message{}
 	r := newReader(b)
