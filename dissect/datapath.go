@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // The data path of a source: its Follower takes the RC frames and the
@@ -19,25 +20,44 @@ func (r *run) startDataPath(name string) {
 	}
 }
 
-// rpcs hands the "rpc" records the data path made to the sink, then the
-// updates of connection records handed on before their traffic ended.
+// rpcs hands the "rpc" records the data path made to the sink, with the
+// run loop's records that waited behind them, then the updates of
+// connection records handed on before their traffic ended.
 func (r *run) rpcs() {
-	for _, rec := range r.dp.Take() {
+	for _, it := range r.dp.TakeItems() {
 		if r.err != nil {
 			return
 		}
-		r.sum.Count(rec.Findings)
-		rec.InputStart = r.start
-		r.err = r.sink.RPC(rec)
+		switch x := it.Other.(type) {
+		case nil:
+			r.sum.Count(it.RPC.Findings)
+			it.RPC.InputStart = r.start
+			r.err = r.sink.RPC(it.RPC)
+		case *record.Message:
+			r.err = r.sink.Message(x)
+		case *record.Connection:
+			r.err = r.sink.Connection(x)
+		case *record.ConnectionUpdate:
+			r.err = r.sink.Update(x)
+		}
 	}
 	for _, u := range r.dp.TakeUpdates() {
 		if r.err != nil {
 			return
 		}
 		r.sum.Count(u.Findings)
+		if r.dp.Holding() {
+			r.dp.Defer(u)
+			continue
+		}
 		r.err = r.sink.Update(u)
 	}
 }
+
+// waits reports whether the run loop's records must wait behind rpc
+// records held for their Calls' Replies (they are then deferred, as
+// copies: the decoder and tracker reuse theirs).
+func (r *run) waits() bool { return r.dp != nil && r.dp.Holding() }
 
 // flushDataPath hands on the Sends still in progress at the end of the
 // source.

@@ -102,7 +102,9 @@ func TestDatapathIWARPFindings(t *testing.T) {
 			}
 			var conn []string
 			for _, code := range codes(c.conns[0].Findings) {
-				if code != "remote-invalidation-one-sided" {
+				// A finding's traffic may leave a Call without its Reply:
+				// that the connection ended so is said, and beside the point.
+				if code != "remote-invalidation-one-sided" && code != "rpc-call-unanswered" {
 					conn = append(conn, code)
 				}
 			}

@@ -356,7 +356,11 @@ func (r *run) message(m *record.Message) {
 	}
 	r.sum.Messages++
 	r.sum.Count(m.Findings)
-	if r.err == nil {
+	switch {
+	case r.err != nil:
+	case r.waits():
+		r.dp.Defer(m.Clone())
+	default:
 		r.err = r.sink.Message(m)
 	}
 	r.connEvents(evs)
@@ -380,6 +384,10 @@ func (r *run) connection(c *record.Connection) {
 	}
 	r.sum.Connections[c.State]++
 	r.sum.Count(c.Findings)
+	if r.waits() {
+		r.dp.Defer(c.Clone())
+		return
+	}
 	r.err = r.sink.Connection(c)
 }
 

@@ -243,6 +243,7 @@ func (r *textRenderer) table() {
 			fmt.Fprintf(w, "%s%s\n", indent, ends[ri])
 		}
 		r.datapathTable(conns)
+		r.rpcTable(conns)
 		return
 	}
 	for ri, row := range rows {
@@ -271,6 +272,7 @@ func (r *textRenderer) table() {
 		}
 	}
 	r.datapathTable(conns)
+	r.rpcTable(conns)
 }
 
 // severityNamed is the severity a worst cell names (0 for "none").

@@ -134,8 +134,19 @@ func TestJSONShapeDatapath(t *testing.T) {
 		"opcode", "length", "rpcrdma_header", "warnings"}
 	headerKeys := []string{"xid", "vers", "credits", "proc", "read_list", "write_list", "reply_chunk"}
 	dpKeys := []string{"rpc_messages", "largest_inline", "send_with_invalidate", "max_outstanding_calls", "credits_granted",
-		"rdma_read_limit", "max_outstanding_rdma_reads", "frames"}
-	var rpcs, conns, withInv, withErr, withSegs int
+		"rdma_read_limit", "max_outstanding_rdma_reads", "frames", "rpc_procedures", "nfs_operations", "unanswered_calls",
+		"reverse_calls"}
+	// An rpc_message's keys: those always there, and those that may be.
+	msgAlways := []string{"type", "xid", "carried_in"}
+	msgMay := []string{"program", "program_name", "version", "procedure", "procedure_name", "operations", "operations_end",
+		"minor_version", "auth_flavor", "auth_service", "encrypted", "reply_status", "accept_status", "reject_status",
+		"auth_status", "nfs_status", "reply_frame", "call_frame", "response_time"}
+	var rpcs, conns, withInv, withErr, withSegs, calls, replies int
+	defer func() {
+		if calls == 0 || replies == 0 {
+			t.Errorf("%d calls, %d replies named", calls, replies)
+		}
+	}()
 	for i, line := range strings.Split(strings.TrimSuffix(string(got), "\n"), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
@@ -150,6 +161,31 @@ func TestJSONShapeDatapath(t *testing.T) {
 				withInv++
 				if _, ok := rec["invalidate_rkey"].(float64); !ok || !strings.Contains(rec["opcode"].(string), "INVALIDATE") {
 					t.Errorf("line %d: invalidate_rkey %v on %v", i+1, rec["invalidate_rkey"], rec["opcode"])
+				}
+			}
+			if m, ok := rec["rpc_message"].(map[string]any); ok {
+				want = append(want, "rpc_message")
+				for _, k := range msgAlways {
+					if _, ok := m[k]; !ok {
+						t.Errorf("line %d: rpc_message without %s", i+1, k)
+					}
+				}
+				for k := range m {
+					if !slices.Contains(msgAlways, k) && !slices.Contains(msgMay, k) {
+						t.Errorf("line %d: rpc_message key %s", i+1, k)
+					}
+				}
+				switch m["type"] {
+				case "call":
+					calls++
+					if m["program_name"] != "NFS" || m["auth_flavor"] == nil || m["reply_status"] != nil {
+						t.Errorf("line %d: call %v", i+1, m)
+					}
+				case "reply":
+					replies++
+					if _, ok := m["call_frame"].(float64); !ok || m["reply_status"] != "MSG_ACCEPTED" || m["auth_flavor"] != nil {
+						t.Errorf("line %d: reply %v", i+1, m)
+					}
 				}
 			}
 			exactKeys(t, i+1, rec, want)
@@ -188,6 +224,13 @@ func TestJSONShapeDatapath(t *testing.T) {
 			exactKeys(t, i+1, d, dpKeys)
 			for _, k := range []string{"rpc_messages", "largest_inline", "rdma_read_limit", "max_outstanding_rdma_reads"} {
 				exactKeys(t, i+1, d[k].(map[string]any), []string{"initiator_to_responder", "responder_to_initiator"})
+			}
+			for _, p := range d["rpc_procedures"].([]any) {
+				exactKeys(t, i+1, p.(map[string]any), []string{"program", "program_name", "version", "procedure", "procedure_name",
+					"calls", "replies", "errors", "nfs_errors", "response_time"})
+				if rt, ok := p.(map[string]any)["response_time"].(map[string]any); ok {
+					exactKeys(t, i+1, rt, []string{"min", "mean", "max"})
+				}
 			}
 		case "summary":
 			if rec["rpc_messages"].(float64) == 0 {

@@ -3,6 +3,7 @@ package output
 import (
 	"encoding/hex"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -71,7 +72,13 @@ func (j *jw) hex(b []byte) {
 func (j *jw) int(n int64)   { j.elem(); j.b = strconv.AppendInt(j.b, n, 10) }
 func (j *jw) uint(n uint64) { j.elem(); j.b = strconv.AppendUint(j.b, n, 10) }
 func (j *jw) null()         { j.elem(); j.b = append(j.b, "null"...) }
-func (j *jw) bool(v bool)   { j.elem(); j.b = strconv.AppendBool(j.b, v) }
+
+// seconds writes a duration as seconds, as short as it reads back exactly.
+func (j *jw) seconds(d time.Duration) {
+	j.elem()
+	j.b = strconv.AppendFloat(j.b, d.Seconds(), 'f', -1, 64)
+}
+func (j *jw) bool(v bool) { j.elem(); j.b = strconv.AppendBool(j.b, v) }
 
 // Shorthands for a key and its value.
 func (j *jw) kstr(k, v string) { j.key(k); j.str(v) }

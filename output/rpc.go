@@ -60,6 +60,10 @@ func appendRPC(j *jw, rec *record.RPC) {
 	}
 	j.key("rpcrdma_header")
 	appendRPCRDMAHeader(j, rec.Header)
+	if rec.Message != nil {
+		j.key("rpc_message")
+		appendRPCMessage(j, rec.Message)
+	}
 	j.key("warnings")
 	appendFindings(j, rec.Findings)
 	j.end()
@@ -143,6 +147,112 @@ func segmentKeys(j *jw, s record.Segment) {
 	j.kstr("offset", fmt.Sprintf("0x%016x", s.Offset))
 }
 
+// appendRPCMessage writes an rpc record's "rpc_message": what is not known
+// is left out.
+func appendRPCMessage(j *jw, m *record.RPCMessage) {
+	j.obj()
+	j.kstr("type", m.Type)
+	j.kuint("xid", uint64(m.XID))
+	if m.HasProgram {
+		j.kuint("program", uint64(m.Program))
+		optStr(j, "program_name", m.ProgramName)
+		j.kuint("version", uint64(m.Version))
+		j.kuint("procedure", uint64(m.Procedure))
+		optStr(j, "procedure_name", m.ProcedureName)
+	}
+	if m.Operations != nil {
+		j.key("operations")
+		j.arr()
+		for _, op := range m.Operations {
+			j.str(op)
+		}
+		j.end()
+		optStr(j, "operations_end", m.OpsEnd)
+	}
+	if m.HasMinorVersion {
+		j.kuint("minor_version", uint64(m.MinorVersion))
+	}
+	optStr(j, "auth_flavor", m.AuthFlavor)
+	optStr(j, "auth_service", m.AuthService)
+	if m.Encrypted {
+		j.kbool("encrypted", true)
+	}
+	optStr(j, "reply_status", m.ReplyStatus)
+	optStr(j, "accept_status", m.AcceptStatus)
+	optStr(j, "reject_status", m.RejectStatus)
+	optStr(j, "auth_status", m.AuthStatus)
+	optStr(j, "nfs_status", m.NFSStatus)
+	if m.ReplyFrame != 0 {
+		j.kint("reply_frame", int64(m.ReplyFrame))
+	}
+	if m.CallFrame != 0 {
+		j.kint("call_frame", int64(m.CallFrame))
+	}
+	if m.HasResponseTime {
+		j.key("response_time")
+		j.seconds(m.ResponseTime)
+	}
+	j.kstr("carried_in", m.CarriedIn)
+	j.end()
+}
+
+// optStr writes a key whose value is known, and leaves out one that is not.
+func optStr(j *jw, k, v string) {
+	if v != "" {
+		j.kstr(k, v)
+	}
+}
+
+// appendRPCFigures writes the RPC layer's figures of a "datapath" object.
+func appendRPCFigures(j *jw, d *record.Datapath) {
+	j.key("rpc_procedures")
+	j.arr()
+	for _, p := range d.RPCProcedures {
+		j.obj()
+		j.kuint("program", uint64(p.Program))
+		optStr(j, "program_name", p.ProgramName)
+		j.kuint("version", uint64(p.Version))
+		j.kuint("procedure", uint64(p.Procedure))
+		optStr(j, "procedure_name", p.ProcedureName)
+		j.kint("calls", int64(p.Calls))
+		j.kint("replies", int64(p.Replies))
+		j.kint("errors", int64(p.Errors))
+		j.key("nfs_errors")
+		j.obj()
+		for _, e := range p.NFSErrors {
+			j.kint(e.Status, int64(e.Count))
+		}
+		j.end()
+		j.key("response_time")
+		if p.Timed == 0 {
+			j.null()
+		} else {
+			j.obj()
+			j.key("min")
+			j.seconds(p.MinResponse)
+			j.key("mean")
+			j.seconds(p.MeanResponse)
+			j.key("max")
+			j.seconds(p.MaxResponse)
+			j.end()
+		}
+		j.end()
+	}
+	j.end()
+	j.key("nfs_operations")
+	j.arr()
+	for _, o := range d.NFSOperations {
+		j.obj()
+		j.kstr("operation", o.Operation)
+		j.kint("count", int64(o.Count))
+		j.kint("errors", int64(o.Errors))
+		j.end()
+	}
+	j.end()
+	j.kint("unanswered_calls", int64(d.UnansweredCalls))
+	j.kint("reverse_calls", int64(d.ReverseCalls))
+}
+
 // appendDatapath writes a connection's "datapath" object, or null.
 func appendDatapath(j *jw, d *record.Datapath) {
 	if d == nil {
@@ -177,6 +287,7 @@ func appendDatapath(j *jw, d *record.Datapath) {
 	pair("rdma_read_limit", d.RDMAReadLimit, d.HasReadLimit)
 	pair("max_outstanding_rdma_reads", d.MaxOutstandingRDMAReads, both)
 	j.kint("frames", int64(d.Frames))
+	appendRPCFigures(j, d)
 	j.end()
 }
 
@@ -198,6 +309,9 @@ func (r *textRenderer) RPC(rec *record.RPC) error {
 		strings.Repeat(" ", 7-len("RPC")), rec.Src, rec.Dst)
 	headWidth := runes(fmt.Sprintf("%5d  %s  %-6s %-7s  %s → %s", rec.Frame, ts, rec.Transport, "RPC", rec.Src, rec.Dst))
 	parts := []span{plain(rpcSummary(rec))}
+	if t := rpcMessageText(rec.Message); t != "" {
+		parts = append([]span{{text: t, style: p.bold}}, parts...)
+	}
 	if aside := rpcAside(rec); aside != "" {
 		parts = append(parts, span{text: aside, style: p.dim})
 	}

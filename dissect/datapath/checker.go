@@ -25,6 +25,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/oncrpc"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -97,6 +98,14 @@ type Checker struct {
 	notes    []finding.Finding
 	notesCut int
 	iser     int
+
+	// The RPC layer (rpc.go): what it made of the Send under way, the
+	// figures, and the finding on the Calls left unanswered at the end
+	// (once final).
+	seen    rpcSeen
+	rpc     rpcStats
+	final   bool
+	endNote *finding.Finding
 }
 
 // maxConnNotes bounds the further findings a connection keeps.
@@ -311,9 +320,15 @@ type Output struct {
 	// File names the input on each record (live capture: the interface of
 	// the frame).
 	File string
-	// records are the "rpc" records made since the last Take, in capture
-	// order; updates the connection updates (TakeUpdates).
-	records []*record.RPC
+	// queue holds the "rpc" records made and not yet taken, in capture
+	// order, from place qbase+1, nheld of them held (queue.go); items and
+	// recs are what Take and TakeItems return; updates the connection
+	// updates (TakeUpdates).
+	queue   []queued
+	qbase   uint64
+	nheld   int
+	items   []Item
+	recs    []*record.RPC
 	updates []*record.ConnectionUpdate
 
 	// RPCMessages counts the RPC-over-RDMA messages seen (recorded or not).
@@ -330,19 +345,15 @@ type Output struct {
 
 	calls int                  // Calls tracked, all connections
 	hdr   layers.RPCRDMAHeader // scratch, reused by every decode
+	msg   oncrpc.Message       // the RPC message's, too (rpc.go)
+	// ended are the forward Calls connections ended without a Reply to,
+	// by host pair (rpc-call-resent).
+	ended map[hostPair][]endedCall
 }
 
 // NewOutput makes the Output of one input.
 func NewOutput(mode Mode, lim Limits, file string) *Output {
 	return &Output{Mode: mode, Limits: lim.withDefaults(), File: file}
-}
-
-// Take returns the "rpc" records made since the last Take, in capture
-// order; the slice is valid until the next call.
-func (o *Output) Take() []*record.RPC {
-	rs := o.records
-	o.records = o.records[:0]
-	return rs
 }
 
 // TakeUpdates returns the connection updates made since the last call,
@@ -379,13 +390,26 @@ func (c *Checker) Figures() *record.Datapath {
 	if c.rule.IsRPCRDMA() {
 		f.Rule = c.rule.String()
 	}
+	c.rpcFigures(&f)
 	return &f
 }
 
 // result is what the connection's traffic showed: its figures, its
-// connection findings, and its end when the traffic showed it.
-func (c *Checker) result() result {
-	return result{fig: c.Figures(), findings: c.Findings(), end: c.end}
+// connection findings, and its end when the traffic showed it. end says
+// that this is the connection's last result, and why ("" while it goes
+// on): its Calls without a Reply are then unanswered.
+func (c *Checker) result(end string) result {
+	if end != "" && !c.final {
+		c.final = true
+		if c.neg.Known && !c.lostCalls && !c.gone[0] && !c.gone[1] {
+			c.endNote = c.unanswered(end)
+		}
+	}
+	fs := c.Findings()
+	if c.endNote != nil {
+		fs = append(fs, *c.endNote)
+	}
+	return result{fig: c.Figures(), findings: fs, end: c.end}
 }
 
 // Rule is what decided whether the connection carries RPC-over-RDMA, so far.
@@ -393,6 +417,9 @@ func (c *Checker) Rule() Rule { return c.rule }
 
 // Close ends the connection: the Calls it tracked are released.
 func (c *Checker) Close() {
+	for i := range c.calls {
+		c.out.release(c.calls[i].seq, 0)
+	}
 	c.out.calls -= len(c.calls)
 	c.calls = nil
 	c.reads = [2]int{}

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gopacket/gopacket"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/oncrpc"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
@@ -26,6 +28,12 @@ type call struct {
 	nstags   uint8
 	frame    int
 	stags    [STagsPerCall]uint32
+	// The RPC layer's (rpc.go): what the Reply's decode needs, when the
+	// Call was sent, and the place of its record in the Output's queue
+	// while it waits for its Reply (0: none).
+	info oncrpc.CallInfo
+	at   time.Time
+	seq  uint64
 }
 
 func (k *call) has(stag uint32) bool { return slices.Contains(k.stags[:k.nstags], stag) }
@@ -119,11 +127,22 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 	// A header the octets kept cut short is still a Call or a Reply: its
 	// fixed part says whose, and its STags are known only in part.
 	cut := te != nil && !s.HeadWhole && h.Vers == layers.RPCRDMAVersion && h.Proc <= layers.RPCRDMAError
+	c.seen = rpcSeen{}
+	if fixed && err == nil {
+		c.decodeRPC(s, h)
+	}
+	callAt := -1
 	if fixed && (err == nil && h.HasBody || cut) {
 		switch c.kind(h, s.Side) {
 		case callMsg:
-			c.callSeen(s, h, complete, add)
+			callAt = c.callSeen(s, h, complete, add)
+			if c.seen.ok {
+				c.rpcCall(s)
+			}
 		case replyMsg:
+			if c.seen.ok {
+				c.rpcReply(s, add)
+			}
 			c.replySeen(s, h, add)
 		}
 	}
@@ -142,7 +161,13 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 		add(finding.StateLimitReached, "the Send has %d frames; the first %d are listed", len(s.Frames)+s.FramesDropped, len(s.Frames))
 	}
 	if c.out.Mode == ModeAll || len(fs) > 0 {
-		c.out.records = append(c.out.records, c.record(s, h, fixed, fs))
+		rec := c.record(s, h, fixed, fs)
+		rec.Message = c.rpcRecord(s)
+		seq := c.out.add(rec)
+		if callAt >= 0 && rec.Message != nil && rec.Message.Type == "call" {
+			c.calls[callAt].seq = seq // it waits for its Reply's frame
+			c.out.hold(seq)
+		}
 	}
 }
 
@@ -300,11 +325,21 @@ func (c *Checker) kind(h *layers.RPCRDMAHeader, side int) msgKind {
 
 // callSeen tracks a Call with the STags it advertises, and checks the
 // credits of a forward Call (from the initiator).
-func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add func(finding.Code, string, ...any)) {
+func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add func(finding.Code, string, ...any)) int {
 	if c.gone[1-s.Side] {
-		return // its Reply cannot be read: not tracked (gone.go)
+		return -1 // its Reply cannot be read: not tracked (gone.go)
 	}
 	i := c.findCall(h.XID, s.Side)
+	if i >= 0 {
+		// The same XID the same way while the first had no Reply.
+		old := &c.calls[i]
+		add(finding.RPCCallResent, "the Call of XID 0x%08x was sent before in frame %d, which had no Reply yet: this is a retransmission",
+			h.XID, old.frame)
+		c.out.release(old.seq, 0)
+	} else if e, ok := c.out.resentFrom(c.peers, h.XID); ok && s.Side == 0 && c.neg.Known {
+		add(finding.RPCCallResent, "the Call of XID 0x%08x was sent before in frame %d on connection %d, which ended without a Reply to it: a retransmission after reconnecting",
+			h.XID, e.frame, e.conn)
+	}
 	if i < 0 {
 		if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget {
 			c.out.CallsUntracked++
@@ -312,14 +347,17 @@ func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add 
 			add(finding.StateLimitReached, "more than %d Calls outstanding on this connection, or %d on all: this one is not followed, and its Reply is not checked",
 				c.callsCap, c.out.Limits.CallBudget)
 			c.lostCalls = true
-			return
+			return -1
 		}
 		c.calls = append(c.calls, call{})
 		c.out.calls++
 		i = len(c.calls) - 1
 	}
 	k := &c.calls[i]
-	*k = call{xid: h.XID, side: uint8(s.Side), frame: s.Frame, overflow: !complete || h.NotKept > 0}
+	*k = call{xid: h.XID, side: uint8(s.Side), frame: s.Frame, overflow: !complete || h.NotKept > 0, at: s.Time}
+	if c.seen.ok && c.out.msg.Type == oncrpc.Call {
+		k.info = c.out.msg.CallInfo()
+	}
 	for _, r := range h.ReadList {
 		k.add(r.Handle)
 	}
@@ -335,7 +373,7 @@ func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add 
 		add(finding.StateLimitReached, "the Call advertises more than %d STags; a Send With Invalidate naming another is not judged", STagsPerCall)
 	}
 	if s.Side != 0 || !c.neg.Known {
-		return // a backchannel Call, or the setup is unknown
+		return i // a backchannel Call, or the setup is unknown
 	}
 	n := 0
 	for j := range c.calls {
@@ -348,6 +386,7 @@ func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add 
 	if n > grant {
 		add(finding.CreditsExceeded, "the Call of XID 0x%08x makes %d Calls outstanding, over the responder's grant of %d (%s)", h.XID, n, grant, why)
 	}
+	return i
 }
 
 // grantNow is the credit grant a forward Call is judged against, and where
@@ -384,6 +423,7 @@ func (c *Checker) findCall(xid uint32, side int) int {
 }
 
 func (c *Checker) retire(i int) {
+	c.out.release(c.calls[i].seq, 0)
 	last := len(c.calls) - 1
 	c.calls[i] = c.calls[last]
 	c.calls = c.calls[:last]

@@ -228,7 +228,7 @@ func TestCheckerCredits(t *testing.T) {
 		{0, callOf(6), []want{{exceeded, "makes 4 Calls outstanding, over the responder's grant of 3 (the latest Reply's rdma_credit)"}}},
 		{1, replyOf(3, 8), nil}, // outstanding: 4, 5, 6
 		{0, callOf(7), nil},
-		{0, callOf(7), nil},   // sent again: still one Call
+		{0, callOf(7), []want{{finding.RPCCallResent, "the Call of XID 0x00000007 was sent before in frame 10, which had no Reply yet: this is a retransmission"}}}, // still one Call
 		{1, callOf(100), nil}, // a backchannel Call is not the forward channel's
 		{0, replyOf(100, 1), nil},
 	} {

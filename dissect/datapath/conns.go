@@ -237,7 +237,11 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 	}
 	var r result
 	if f.chk != nil {
-		r = f.chk.result()
+		end := "the connection's end" // a limit that gives it up (why) is no end of it
+		if why != nil {
+			end = ""
+		}
+		r = f.chk.result(end)
 		f.chk.Close()
 		fl.give(activeCost)
 	}
@@ -283,7 +287,10 @@ func (fl *Follower) newFlow() *flow {
 func resultCost(r *result) int {
 	n := 80
 	if r.fig != nil {
-		n += 128
+		n += 224 + 48*len(r.fig.NFSOperations)
+		for _, p := range r.fig.RPCProcedures {
+			n += 144 + 40*len(p.NFSErrors)
+		}
 	}
 	for _, f := range r.findings {
 		n += 64 + len(f.Message)
@@ -322,7 +329,7 @@ func (fl *Follower) ended(id int, h *handed, request int, tr record.Transport, p
 // and the connection findings the record did not get.
 func (fl *Follower) update(id int, h *handed, request int, tr record.Transport, peers Peers, r result) {
 	fs := r.findings[min(h.findings, len(r.findings)):]
-	changed := r.fig != nil && (!h.hasFig || *r.fig != h.fig) || r.end != "" && r.end != h.end
+	changed := r.fig != nil && (!h.hasFig || !r.fig.Equal(&h.fig)) || r.end != "" && r.end != h.end
 	if len(fs) == 0 && !changed {
 		return
 	}
@@ -426,13 +433,26 @@ func (fl *Follower) Annotate(c *record.Connection) {
 	}
 	n := 0
 	if f.chk != nil {
-		r := f.chk.result()
+		r := f.chk.result(fl.endOfInput())
 		c.Datapath = r.fig
 		c.Findings = append(c.Findings, r.findings...)
 		setEnd(c, r.end)
 		n = len(r.findings)
 	}
 	f.handed.handOn(c, n)
+}
+
+// endOfCapture is the end a connection's Calls are unanswered by, when
+// the input ends before the connection does.
+const endOfCapture = "the end of the capture"
+
+// endOfInput is the end of a connection whose record is handed on now:
+// the input's, once it ended (Flush); none while it goes on.
+func (fl *Follower) endOfInput() string {
+	if fl.ending {
+		return endOfCapture
+	}
+	return ""
 }
 
 // Finish makes the updates of the connections still followed at the end
@@ -443,7 +463,7 @@ func (fl *Follower) Finish() {
 	slices.SortFunc(conns, func(a, b *flow) int { return cmp.Compare(a.id, b.id) })
 	for _, f := range conns {
 		if f.chk != nil && f.handed.done {
-			fl.update(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, f.chk.result())
+			fl.update(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, f.chk.result(endOfCapture))
 		}
 	}
 	open := make([]*iwFlow, 0, len(fl.iwByConn)) // iWARP traffic still open at the end
@@ -453,7 +473,7 @@ func (fl *Follower) Finish() {
 	slices.SortFunc(open, func(a, b *iwFlow) int { return cmp.Compare(a.id, b.id) })
 	for _, t := range open {
 		if t.handed.done {
-			fl.update(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, t.chk.result())
+			fl.update(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, t.chk.result(endOfCapture))
 		}
 	}
 }

@@ -195,6 +195,10 @@ type Follower struct {
 	one     [1]int    // the frames of a one-packet Send
 	scratch Send      // the Send handed to a checker
 
+	// ending is set once the input ended (Flush): the connection records
+	// handed on after it are final.
+	ending bool
+
 	// HeadsRefused counts multi-packet Sends whose first octets (and
 	// frames beyond the first few) were not kept: Limits.HeadBuffers were
 	// in use.
@@ -246,6 +250,17 @@ func NewFollower(out *Output) *Follower {
 // Take returns the "rpc" records made since the last Take, in capture
 // order; the slice is valid until the next call.
 func (fl *Follower) Take() []*record.RPC { return fl.out.Take() }
+
+// Holding reports whether records wait for a Call's Reply: the run loop's
+// own records then wait behind them (Defer), to keep capture order.
+func (fl *Follower) Holding() bool { return fl.out.Holding() }
+
+// Defer queues a record of the run loop's behind those waiting.
+func (fl *Follower) Defer(x any) { fl.out.Defer(x) }
+
+// TakeItems returns the rpc records and deferred records no waiting record
+// holds back any more, in order (valid until the next call).
+func (fl *Follower) TakeItems() []Item { return fl.out.TakeItems() }
 
 // TakeUpdates returns the updates of connection records handed on before
 // their traffic ended, made since the last call; the slice is valid until
@@ -468,4 +483,8 @@ func (fl *Follower) Flush() {
 	for _, p := range ps {
 		fl.deliver(p.f, p.side, &p.f.sides[p.side], false, nil)
 	}
+	// The input ends: a Call still without its Reply gets none, and what
+	// connections' records show now is what they end with.
+	fl.out.releaseAll()
+	fl.ending = true
 }

@@ -74,7 +74,10 @@ func (r *rig) pkt(side int, op uint8, psn uint32, payload []byte, wire int, set 
 }
 
 // drain takes the records the follower made.
-func (r *rig) drain() { r.recs = append(r.recs, r.fl.Take()...) }
+func (r *rig) drain() {
+	r.fl.out.releaseAll() // Calls' records would wait for their Replies (queue.go): looked at at once here
+	r.recs = append(r.recs, r.fl.Take()...)
+}
 
 // ended ends connection c, as the tracker's Ended does.
 func (r *rig) ended(c *record.Connection) {

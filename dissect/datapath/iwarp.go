@@ -244,13 +244,11 @@ func (t *iwFlow) Close() {
 	}
 	t.closed = true
 	fl := t.fl
-	fs := t.chk.Findings()
 	if t.id == 0 {
-		fl.noteOrphan(t, fs)
+		fl.noteOrphan(t, t.chk.Findings())
 	} else {
 		delete(fl.iwByConn, t.id)
-		r := t.chk.result()
-		r.findings = fs
+		r := t.chk.result("the connection's end")
 		fl.ended(t.id, &t.handed, t.chk.neg.Connection, record.IWARP, t.chk.peers, r)
 	}
 	t.chk.Close()
@@ -270,7 +268,7 @@ func (fl *Follower) annotateIWARP(c *record.Connection) bool {
 		}
 		return false
 	}
-	r := t.chk.result()
+	r := t.chk.result(fl.endOfInput())
 	c.Datapath = r.fig
 	c.Findings = append(c.Findings, r.findings...)
 	setEnd(c, r.end)

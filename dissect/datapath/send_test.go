@@ -304,7 +304,8 @@ func TestFollowerSendPieces(t *testing.T) {
 		{name: "a First ends the Send in progress, as far as it came",
 			ps: []pk{{0, layers.OpSendFirst, 100, call[:256], nil}, {0, layers.OpSendFirst, 101, call[:256], nil},
 				{0, layers.OpSendLast, 102, call[256:], nil}},
-			want: []got{{"SEND_FIRST", 256, false}, {"SEND_LAST", 500, true}}, frames: [][]int{{4}, {5, 6}}},
+			want: []got{{"SEND_FIRST", 256, false}, {"SEND_LAST", 500, true}}, frames: [][]int{{4}, {5, 6}},
+			codes: []string{"rpc-call-resent"}}, // the same Call (XID 1), begun again
 		{name: "a Send Only ends it too",
 			ps:   []pk{{0, layers.OpSendFirst, 100, call[:256], nil}, {0, layers.OpSendOnly, 101, callOf(2), nil}},
 			want: []got{{"SEND_FIRST", 256, false}, {"SEND_ONLY", 68, true}}, frames: [][]int{{4}, {5}},
@@ -451,6 +452,7 @@ func TestFollowerRC(t *testing.T) {
 	if c := r.chk(); c.reads[0] != 1 {
 		t.Errorf("the connection's READ Request not counted: %d", c.reads[0])
 	}
+	r.fl.out.releaseAll()
 	if r.fl.RPCMessages() != 1 || r.fl.CallsUntracked() != 0 || len(r.fl.Take()) != 1 {
 		t.Errorf("%d messages", r.fl.RPCMessages())
 	}
@@ -474,6 +476,7 @@ func TestFollowerNets(t *testing.T) {
 		fl := NewFollower(out)
 		fl.SetFile("eth0")
 		fl.Packet(&Packet{Frame: 1, Net: tc.net, Src: tc.src, OpCode: layers.OpSendOnly, DestQP: 5, Payload: callOf(1), PayloadLen: 68})
+		fl.Flush() // the Call's record waits for its Reply until the input ends
 		rs := fl.Take()
 		if len(rs) != 1 || rs[0].Src.String() != tc.want || rs[0].Transport != tc.transport || rs[0].File != "eth0" {
 			t.Errorf("%v: records %+v", tc.net, rs)

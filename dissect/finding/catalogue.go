@@ -60,6 +60,9 @@ const (
 	RCPacketLengthInvalid
 	RDMALengthInvalid
 	RunInterrupted
+	RPCReplyError
+	RPCCallUnanswered
+	RPCCallResent
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -176,6 +179,12 @@ var catalogue = [...]Check{
 		"An RDMA READ Request or RDMA WRITE whose RETH DMA Length is over 2^31 octets, the largest message: the responder rejects it. The PSNs a READ Request of that length takes are still counted."},
 	{RunInterrupted, "run-interrupted", Warning, "rdmacm-pd exit codes (docs/cli.md)",
 		"An interrupt (Ctrl-C, SIGTERM) ended the reading of a file or standard input before its end: everything decoded until then is reported, but the results are partial (exit 130). A live capture, which an interrupt ends normally, never gets it."},
+	{RPCReplyError, "rpc-reply-error", Warning, "RFC 5531, section 9",
+		"An RPC Reply that was denied (RPC_MISMATCH, AUTH_ERROR) or accepted without SUCCESS (PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR): the Call it answers was not carried out."},
+	{RPCCallUnanswered, "rpc-call-unanswered", Info, "RFC 5531, section 9",
+		"RPC Calls that no Reply with the same XID answered by the end of their connection (or of the capture)."},
+	{RPCCallResent, "rpc-call-resent", Info, "RFC 5531, section 9",
+		"An RPC Call sent again with the same XID while the first copy had no Reply: on the same connection, or on a later connection between the same two hosts (the Linux client retransmits after it reconnects)."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

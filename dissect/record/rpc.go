@@ -1,6 +1,7 @@
 package record
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -46,6 +47,9 @@ type RPC struct {
 	// shorter than its 16-octet fixed part, or its first octets were not
 	// kept.
 	Header *RPCRDMAHeader
+	// Message is the ONC RPC message the Send carries; nil when it
+	// carries none (RDMA_NOMSG, RDMA_ERROR) or it did not decode.
+	Message *RPCMessage
 
 	Findings []finding.Finding
 }
@@ -66,6 +70,49 @@ type RPCRDMAHeader struct {
 	Align, Thresh uint32
 	// Error is the body of an RDMA_ERROR.
 	Error *RPCRDMAError
+}
+
+// RPCMessage is the ONC RPC message (RFC 5531) an rpc record's Send
+// carries, as far as it decoded: names are the RFCs' without their
+// prefixes ("NFS", "READ", "SEQUENCE"), statuses with theirs ("NFS3_OK");
+// "" means not known. Only the header, the names and the operation list
+// are decoded: arguments and results are never kept.
+type RPCMessage struct {
+	Type string // "call" or "reply"
+	XID  uint32
+	// Program, Version and Procedure, when HasProgram: a Call's own, a
+	// Reply's from the Call it answers.
+	Program, Version, Procedure uint32
+	HasProgram                  bool
+	ProgramName, ProcedureName  string
+	// Operations are the operations of an NFSv4 COMPOUND or CB_COMPOUND,
+	// in order (a Reply's up to the first that failed); nil for other
+	// procedures. OpsEnd says why the list ends before its count: "",
+	// "unknown-op", "bad-layout", "max-ops", "truncated".
+	Operations []string
+	OpsEnd     string
+	// MinorVersion of an NFSv4 COMPOUND, when HasMinorVersion.
+	MinorVersion    uint32
+	HasMinorVersion bool
+	// AuthFlavor (a Call's credential: AUTH_NONE, AUTH_SYS, AUTH_DH,
+	// RPCSEC_GSS) and, for RPCSEC_GSS, AuthService: none, integrity,
+	// privacy. Encrypted: privacy hides the arguments or results.
+	AuthFlavor  string
+	AuthService string
+	Encrypted   bool
+	// A Reply's statuses: ReplyStatus MSG_ACCEPTED or MSG_DENIED, then
+	// AcceptStatus, or RejectStatus and AuthStatus; NFSStatus the first
+	// status of an NFS (or MOUNT, NLM) result, a COMPOUND's status.
+	ReplyStatus, AcceptStatus, RejectStatus, AuthStatus string
+	NFSStatus                                           string
+	// ReplyFrame (a Call) and CallFrame (a Reply) pair them; 0: not seen.
+	// ResponseTime is the Reply's frame time minus the Call's, when
+	// HasResponseTime.
+	ReplyFrame, CallFrame int
+	ResponseTime          time.Duration
+	HasResponseTime       bool
+	// CarriedIn says where the message travelled: "send" (inline).
+	CarriedIn string
 }
 
 // Segment is an RDMA segment: handle (R_Key, STag), length, offset.
@@ -113,4 +160,46 @@ type Datapath struct {
 	// Rule says which rule decided that the connection carries
 	// RPC-over-RDMA ("" when none did), for people; see datapath.Rule.
 	Rule string
+
+	// The RPC layer: the procedures called and answered, in order of
+	// program, version and procedure; the NFSv4 operations, each of each
+	// COMPOUND (and callback operations), by name; the Calls never
+	// answered by the connection's end, and the Calls the responder sent
+	// (the backchannel, RFC 8167).
+	RPCProcedures   []RPCProcedure
+	NFSOperations   []NFSOperation
+	UnansweredCalls int
+	ReverseCalls    int
 }
+
+// RPCProcedure counts the Calls of one procedure and their Replies.
+type RPCProcedure struct {
+	Program, Version, Procedure uint32
+	ProgramName, ProcedureName  string
+	Calls, Replies              int
+	// Errors counts the Replies that were denied, or accepted without
+	// SUCCESS; NFSErrors the NFS statuses other than OK, by name.
+	Errors    int
+	NFSErrors []StatusCount
+	// The response times of the Replies paired with their Calls
+	// (Timed of them).
+	Timed                                  int
+	MinResponse, MeanResponse, MaxResponse time.Duration
+}
+
+// StatusCount is how often a status came.
+type StatusCount struct {
+	Status string
+	Count  int
+}
+
+// NFSOperation counts one NFSv4 operation (or callback operation) over
+// every COMPOUND, and the Replies in which it failed.
+type NFSOperation struct {
+	Operation     string
+	Count, Errors int
+}
+
+// Equal reports whether d and o hold the same figures (for updates, made
+// once per connection at most: not a hot path).
+func (d *Datapath) Equal(o *Datapath) bool { return reflect.DeepEqual(d, o) }
