@@ -66,7 +66,6 @@ type rpcSeen struct {
 	ok     bool // Message holds the Send's decoded message
 	paired bool // a Reply whose Call was outstanding: call says which
 	call   call
-	seq    uint64 // the Call's record's place in the queue, once made
 }
 
 // decodeRPC decodes the RPC message of an RDMA_MSG or RDMA_MSGP Send whose
