@@ -46,3 +46,33 @@ func TestDatapathFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestStatistics: -z rpc,programs and -z rpc,srt,PROG,VERS[,FILTER] write
+// their tables after the output, in text and JSON, over every connection
+// whatever -Y shows; a -z tshark users type wrong is a usage error.
+func TestStatistics(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "c.pcap")
+	if code, _, errOut := run(t, nil, nil, false, "craft", "--finding", "credits-exceeded", "-w", in); code != 0 {
+		t.Fatal(errOut)
+	}
+	code, out, errOut := run(t, nil, nil, false, "dissect", "-q", "-Y", "msg == REJ", "-z", "rpc,programs", "-z", "rpc,srt,nfs,3", in)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "\nRPC programs (-z rpc,programs)\n  program  version  calls  replies  errors  ms min/mean/max\n" +
+		"  NFS            3      6        4       0  0.020/0.060/0.110\n"
+	if !strings.Contains(out, want) || !strings.HasSuffix(out, "  procedure  calls  replies  errors  ms min/mean/max\n"+
+		"  NULL           6        4       0  0.020/0.060/0.110\n") {
+		t.Errorf("text:\n%s", out)
+	}
+	_, out, _ = run(t, nil, nil, false, "dissect", "-q", "-T", "json", "-z", "rpc,srt,100003,3,addr == 192.0.2.99", in)
+	last := out[strings.LastIndex(strings.TrimSuffix(out, "\n"), "\n")+1:]
+	if last != `{"record":"rpc_srt","program":100003,"program_name":"NFS","version":3,"filter":"addr == 192.0.2.99","procedures":[]}`+"\n" {
+		t.Errorf("json: %s", last)
+	}
+	for _, bad := range []string{"rpc,srt,100003", "rpc,srt,NOPE,3", "rpc,srt,100003,x", "rpc,foo", "io,stat,1", "rpc,srt,100003,3,addr =="} {
+		if code, _, errOut := run(t, nil, nil, false, "dissect", "-z", bad, in); code != ExitFailure || !strings.Contains(errOut, "-z "+bad) {
+			t.Errorf("-z %s: exit %d, %q", bad, code, errOut)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os/signal"
 	"runtime/debug"
@@ -67,6 +68,8 @@ type showOptions struct {
 	// Anonymize puts names in place of addresses in the output (host1,
 	// gid1, guid1); the -w file keeps them.
 	Anonymize bool
+	// Stats are the -z tables asked for (rpc,programs, rpc,srt,...).
+	Stats []string
 }
 
 // limitOptions bound the state the dissector holds: TCP reassembly, IP
@@ -160,6 +163,7 @@ attachment for a bug, which dissects to the same findings.`,
 	f.Var(colorFlag(&opts.Show.Color), "color", "colour the text output: auto, always or never")
 	f.Var(failOnFlag(&opts.FailOn), "fail-on", "exit 1 when a finding reaches this severity: never, info, warning or error")
 	f.BoolVarP(&opts.Show.Quiet, "quiet", "q", false, "only the connections, the findings and the totals (json: no message records; markdown: no message details)")
+	f.StringArrayVarP(&opts.Show.Stats, "statistics", "z", nil, "after the output, a table as tshark -z gives it: rpc,programs or rpc,srt,PROGRAM,VERSION[,FILTER] (FILTER: a -Y expression on the connections counted; repeatable)")
 	f.StringVarP(&opts.Show.Select, "display-filter", "Y", "", "show only the messages and connections this expression selects, as tshark -Y does (e.g. 'addr == 192.0.2.1 and severity >= warning')")
 	f.VarP(oneOf(&opts.Show.Time, output.TimeRelative, "time format", output.TimeModes...), "time-format", "t",
 		"time as tshark -t shows it: r (since the first frame), d (since the line before), a, ad (local), u, ud (UTC), e (epoch)")
@@ -222,7 +226,8 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 		}
 	}
 	cfg := dissectConfig(s, &opts.Input, &opts.Limits, opts.Show.Format)
-	r, err := output.New(s.Out, renderOptions(s, opts, live, sel, cfg.Budget))
+	ro := renderOptions(s, opts, live, sel, cfg.Budget)
+	r, err := output.New(s.Out, ro)
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -232,7 +237,12 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	parent := ctx
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	chain, err := newSinkChain(opts, live, sel, r)
+	var stats []*output.RPCStat
+	for _, z := range opts.Show.Stats {
+		st, _ := output.ParseRPCStat(z) // checkDissect refused one that does not parse
+		stats = append(stats, st)
+	}
+	chain, err := newSinkChain(opts, live, sel, r, stats, s.Out, ro.Width)
 	if err != nil {
 		return err
 	}
@@ -319,7 +329,8 @@ type sinkChain struct {
 
 // newSinkChain builds the sinks in front of the renderer r, and creates the
 // -w file of a file input, whose Plan sees the records shown.
-func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r record.Sink) (*sinkChain, error) {
+func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r record.Sink, stats []*output.RPCStat,
+	out io.Writer, width int) (*sinkChain, error) {
 	ch := &sinkChain{counter: &severityCounter{next: r, threshold: opts.FailOn, multiFile: len(opts.Input.Files) > 1}}
 	ch.head = ch.counter
 	if opts.Show.Basename {
@@ -334,6 +345,9 @@ func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r reco
 	}
 	if sel != nil {
 		ch.head = sel.Filter(ch.head)
+	}
+	if len(stats) > 0 { // every connection, whatever -Y shows
+		ch.head = output.NewStatsSink(stats, opts.Show.Format, width, out, ch.head)
 	}
 	return ch, nil
 }

@@ -51,7 +51,7 @@ func TestFlagValues(t *testing.T) {
 		// Typos: one line, with the nearest name.
 		{[]string{"dissec", "x.pcap"}, `unknown command "dissec" (did you mean dissect?); the commands are completion, craft, decode, dissect, version`},
 		{[]string{"dissect", "--fail-of", "info", "x.pcap"}, "unknown flag --fail-of (did you mean --fail-on?); see rdmacm-pd dissect --help"},
-		{[]string{"dissect", "-z", "x.pcap"}, "unknown flag -z; see rdmacm-pd dissect --help"},
+		{[]string{"dissect", "-j", "x.pcap"}, "unknown flag -j; see rdmacm-pd dissect --help"},
 		{[]string{"dissect", "--format"}, "--format needs a value; see rdmacm-pd dissect --help"},
 		{[]string{"dissect", "-T"}, "-T needs a value; see rdmacm-pd dissect --help"},
 		// Flags that do not go together, each named.
@@ -66,7 +66,7 @@ func TestFlagValues(t *testing.T) {
 		{[]string{"dissect", "-w", "-", "x.pcap"}, "--write: - is standard output, which carries the report; give -w a file name"},
 		{[]string{"dissect", "-w", "x.pcap", "x.pcap"}, "--write: x.pcap is also an input: it would be overwritten"},
 		{[]string{"dissect", "-Y", "adr == 192.0.2.1", "x.pcap"},
-			`--display-filter: unknown field "adr" (did you mean addr?); the fields are addr, src, dst, msg, code, severity, conn, state, transport, frame, file`},
+			`--display-filter: unknown field "adr" (did you mean addr?); the fields are addr, src, dst, msg, code, severity, conn, state, transport, frame, file, prog, proc, op, xid, rpc_status`},
 		{[]string{"dissect", "-Y", "severity >= loud", "x.pcap"}, `--display-filter: severity: "loud" is not none, info, warning or error`},
 		{[]string{"dissect", "-Y", "code == icrc-mismatsh", "x.pcap"},
 			`--display-filter: code: "icrc-mismatsh" is not a finding code (did you mean icrc-mismatch?); docs/findings.md lists them`},

@@ -70,7 +70,12 @@ func dissectRules(opts *dissectOptions, live bool) []flagRule {
 	if opts.Changed("display-filter") {
 		_, selErr = output.ParseSelection(show.Select)
 	}
-	return append(rules, flagRule{"--display-filter", selErr != nil, fmt.Sprintf("--display-filter: %v", selErr)})
+	rules = append(rules, flagRule{"--display-filter", selErr != nil, fmt.Sprintf("--display-filter: %v", selErr)})
+	for _, z := range show.Stats {
+		_, err := output.ParseRPCStat(z)
+		rules = append(rules, flagRule{"--statistics", err != nil, fmt.Sprint(err)})
+	}
+	return rules
 }
 
 // liveOnlyFlags are the flags that apply to live capture only, in the order

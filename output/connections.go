@@ -155,6 +155,7 @@ func (r *textRenderer) verdict(s *record.Summary) {
 	if len(groups) == 1 && len(groups[0].numbers) == 1 {
 		fmt.Fprintf(w, "%s\n", wrapSpans(r.width, 0, 2, span{text: "Verdict:", style: p.bold},
 			span{text: groups[0].line(false) + ".", style: style(groups[0])}))
+		r.rpcVerdict()
 		return
 	}
 	fmt.Fprintf(w, "%s\n", p.bold.Sprintf("Verdict (%s):", count(r.nConns, "connection")))
@@ -168,6 +169,14 @@ func (r *textRenderer) verdict(s *record.Summary) {
 	}
 	if n := r.nConns - shown; n > 0 {
 		fmt.Fprintf(w, "- and %s more (-T json has all)\n", count(n, "connection"))
+	}
+	r.rpcVerdict()
+}
+
+// rpcVerdict ends the verdict with what the RPC layer left undone.
+func (r *textRenderer) rpcVerdict() {
+	if v := rpcVerdict(r.conns); v != "" {
+		fmt.Fprintf(r.w, "%s\n", wrapSpans(r.width, 0, 2, plain(v)))
 	}
 }
 

@@ -441,3 +441,45 @@ func (rpcFrames) Connection(*record.Connection) error   { return nil }
 func (rpcFrames) Update(*record.ConnectionUpdate) error { return nil }
 func (rpcFrames) Summary(*record.Summary) error         { return nil }
 func (r rpcFrames) RPC(rec *record.RPC) error           { *r.frames = append(*r.frames, rec.Frame); return nil }
+
+// TestSelectRPCFields: prog, proc, op, xid and rpc_status select rpc
+// records by their RPC message; other records have none of them.
+func TestSelectRPCFields(t *testing.T) {
+	call := &record.RPC{Frame: 5, Message: &record.RPCMessage{Type: "call", XID: 0x5f000001, HasProgram: true, Program: 100003,
+		ProgramName: "NFS", Version: 4, Procedure: 1, ProcedureName: "COMPOUND", Operations: []string{"SEQUENCE", "PUTFH", "READ"}}}
+	reply := &record.RPC{Frame: 6, Message: &record.RPCMessage{Type: "reply", XID: 0x5f000001, HasProgram: true, Program: 100003,
+		ProgramName: "NFS", Version: 4, Procedure: 1, ProcedureName: "COMPOUND", Operations: []string{"SEQUENCE", "PUTFH"},
+		ReplyStatus: "MSG_ACCEPTED", AcceptStatus: "SUCCESS", NFSStatus: "NFS4ERR_STALE"}}
+	nomsg := &record.RPC{Frame: 7, Header: &record.RPCRDMAHeader{XID: 0x5f000002}}
+	for _, tc := range []struct {
+		expr  string
+		shown []int
+	}{
+		{"prog == nfs", []int{5, 6}},
+		{"prog == 100003 and proc == 1", []int{5, 6}},
+		{"op == READ", []int{5}},
+		{"op == putfh", []int{5, 6}},
+		{"rpc_status == NFS4ERR_STALE", []int{6}},
+		{"xid == 0x5f000001", []int{5, 6}},
+		{"xid == 1593835522", []int{7}}, // the transport header's, without an RPC message
+		{"prog", []int{5, 6}},
+		{"not rpc_status", []int{5, 7}},
+	} {
+		sel, err := output.ParseSelection(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shown []int
+		sink := sel.Filter(rpcFrames{&shown})
+		for _, r := range []*record.RPC{call, reply, nomsg} {
+			sink.RPC(r)
+		}
+		sink.Message(&record.Message{Frame: 1, Kind: record.KindREQ})
+		if !slices.Equal(shown, tc.shown) {
+			t.Errorf("%s: shown %v, want %v", tc.expr, shown, tc.shown)
+		}
+	}
+	if _, err := output.ParseSelection("xid == 0x1ffffffff"); err == nil {
+		t.Error("an XID past 32 bits was taken")
+	}
+}

@@ -290,8 +290,12 @@ func (m *markdownRenderer) verdict(w reportWriter, s *record.Summary, l limits) 
 	m.runVerdict(w, s)
 }
 
-// runVerdict adds the findings about the run itself to the verdict.
+// runVerdict adds to the verdict what the RPC layer left undone, and the
+// findings about the run itself.
 func (m *markdownRenderer) runVerdict(w reportWriter, s *record.Summary) {
+	if v := rpcVerdict(m.conns); v != "" {
+		fmt.Fprintf(w, "%s\n\n", cell(v))
+	}
 	if len(s.Notes) > 0 {
 		fmt.Fprintf(w, "About the run: %s.\n\n", worstCell(s.Notes))
 	}

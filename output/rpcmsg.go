@@ -213,3 +213,46 @@ func (m *markdownRenderer) rpcTable(w reportWriter, conns []*record.Connection) 
 	}
 	fmt.Fprintf(w, "\n")
 }
+
+// rpcVerdict says what the verdict adds of the RPC layer: the Calls never
+// answered and the RPC errors, with the connections they were on; "" when
+// there were none.
+func rpcVerdict(conns []*record.Connection) string {
+	var unanswered, errors int
+	var uc, ec []int
+	for _, c := range conns {
+		d := c.Datapath
+		if d == nil {
+			continue
+		}
+		if d.UnansweredCalls > 0 {
+			unanswered += d.UnansweredCalls
+			uc = append(uc, c.Number)
+		}
+		n := 0
+		for _, p := range d.RPCProcedures {
+			n += p.Errors
+		}
+		if n > 0 {
+			errors += n
+			ec = append(ec, c.Number)
+		}
+	}
+	var parts []string
+	on := func(ns []int) string {
+		if len(ns) == 1 {
+			return fmt.Sprintf("connection %d", ns[0])
+		}
+		return "connections " + ranges(ns)
+	}
+	if unanswered > 0 {
+		parts = append(parts, fmt.Sprintf("%s never answered (%s)", count(unanswered, "RPC Call"), on(uc)))
+	}
+	if errors > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%s)", count(errors, "RPC error"), on(ec)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "RPC: " + strings.Join(parts, "; ") + "."
+}

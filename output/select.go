@@ -51,6 +51,11 @@ var SelectFields = []struct{ Name, Meaning string }{
 	{"transport", "rocev2, rocev1, infiniband, iwarp"},
 	{"frame", "a frame of the message, the connection's request or reply frame"},
 	{"file", "the input, by its name as given or its base name"},
+	{"prog", "an rpc record's RPC program, by name (NFS, MOUNT, NLM, ...) or number"},
+	{"proc", "an rpc record's RPC procedure, by name (READ, COMPOUND, CB_COMPOUND, ...) or number"},
+	{"op", "an operation of an rpc record's NFSv4 COMPOUND or CB_COMPOUND (SEQUENCE, READ, CB_RECALL, ...)"},
+	{"xid", "an rpc record's RPC XID (decimal, or hex with 0x)"},
+	{"rpc_status", "an rpc record's Reply status: its reply, accept, reject, auth or NFS status (PROC_UNAVAIL, NFS3ERR_STALE, NFS4_OK, ...)"},
 }
 
 // fieldAliases are the tshark spellings taken for fields.
@@ -249,7 +254,17 @@ type rpcRecord struct{ r *record.RPC }
 
 func (r rpcRecord) values(field string) ([]value, bool) {
 	x := r.r
+	if m := x.Message; m != nil {
+		if vs, ok := rpcMessageValues(m, field); ok || isRPCField(field) {
+			return vs, ok
+		}
+	}
 	switch field {
+	case "xid": // no RPC message (RDMA_NOMSG, RDMA_ERROR): the transport header's
+		if x.Header == nil {
+			return nil, false
+		}
+		return []value{{n: int(x.Header.XID)}}, true
 	case "conn":
 		if x.Conn == 0 {
 			return nil, false
@@ -312,6 +327,51 @@ func (r connRecord) values(field string) ([]value, bool) {
 		return []value{{s: c.File}}, true
 	}
 	return nil, false
+}
+
+// isRPCField reports whether a field is the RPC message's.
+func isRPCField(field string) bool {
+	switch field {
+	case "prog", "proc", "op", "xid", "rpc_status":
+		return true
+	}
+	return false
+}
+
+// rpcMessageValues are the values of an RPC message's fields.
+func rpcMessageValues(m *record.RPCMessage, field string) ([]value, bool) {
+	var vs []value
+	named := func(name string, n uint32) {
+		if name != "" {
+			vs = append(vs, value{s: name})
+		}
+		vs = append(vs, value{s: strconv.FormatUint(uint64(n), 10)})
+	}
+	switch field {
+	case "xid":
+		return []value{{n: int(m.XID)}}, true
+	case "prog":
+		if m.HasProgram {
+			named(m.ProgramName, m.Program)
+		}
+	case "proc":
+		if m.HasProgram {
+			named(m.ProcedureName, m.Procedure)
+		}
+	case "op":
+		for _, op := range m.Operations {
+			vs = append(vs, value{s: op})
+		}
+	case "rpc_status":
+		for _, st := range []string{m.ReplyStatus, m.AcceptStatus, m.RejectStatus, m.AuthStatus, m.NFSStatus} {
+			if st != "" {
+				vs = append(vs, value{s: st})
+			}
+		}
+	default:
+		return nil, false
+	}
+	return vs, len(vs) > 0
 }
 
 func codeValues(fs []finding.Finding) ([]value, bool) {
@@ -385,8 +445,10 @@ func compare(field, op string, v, w value) bool {
 		return sameAddr(v.s, w.s)
 	case "file":
 		return v.s == w.s || filepath.Base(v.s) == w.s
-	case "msg":
+	case "msg", "prog", "proc", "op", "rpc_status":
 		return strings.EqualFold(v.s, w.s)
+	case "xid":
+		return v.n == w.n
 	}
 	return v.s == w.s
 }
@@ -588,6 +650,12 @@ func (p *parser) value(field string) (value, error) {
 			return value{}, fmt.Errorf("%s: %q is not a number", field, s)
 		}
 		return value{n: n}, nil
+	case "xid":
+		n, err := strconv.ParseUint(s, 0, 32)
+		if err != nil {
+			return value{}, fmt.Errorf("xid: %q is not a 32-bit number (decimal, or hex with 0x)", s)
+		}
+		return value{n: int(n)}, nil
 	case "severity":
 		if s == "none" {
 			return value{n: 0}, nil
