@@ -309,7 +309,7 @@ func (l Limits) ExtraMemory() int64 {
 	l = l.withDefaults()
 	over := func(v, def, each int) int64 { return int64(max(0, v-def)) * int64(each) }
 	return over(l.Connections, DefaultConnections, connCost) + over(l.Directions, DefaultDirections, dirCost) +
-		over(l.CallBudget, DefaultCallBudget, 100) + over(l.HeadBuffers, DefaultHeadBuffers, headCost)
+		over(l.CallBudget, DefaultCallBudget, callCost) + over(l.HeadBuffers, DefaultHeadBuffers, headCost)
 }
 
 // Output is what the Checkers of one input share: the mode, the limits,
@@ -420,6 +420,7 @@ func (c *Checker) Close() {
 	for i := range c.calls {
 		c.out.release(c.calls[i].seq, 0)
 	}
+	c.out.Limits.Budget.Release(budget.Datapath, callCost*len(c.calls))
 	c.out.calls -= len(c.calls)
 	c.calls = nil
 	c.reads = [2]int{}

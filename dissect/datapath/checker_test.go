@@ -523,7 +523,7 @@ func TestLimits(t *testing.T) {
 	}
 	more := Limits{Connections: DefaultConnections + 1, Directions: DefaultDirections + 1, CallBudget: DefaultCallBudget + 1,
 		HeadBuffers: DefaultHeadBuffers + 1}
-	if n := more.ExtraMemory(); n != connCost+dirCost+100+headCost {
+	if n := more.ExtraMemory(); n != int64(connCost+dirCost+callCost+headCost) {
 		t.Errorf("one more of each costs %d", n)
 	}
 }

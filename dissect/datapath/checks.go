@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/conn"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/oncrpc"
@@ -341,11 +343,17 @@ func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add 
 			h.XID, e.frame, e.conn)
 	}
 	if i < 0 {
-		if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget {
+		b := c.out.Limits.Budget
+		if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget || !b.Charge(budget.Datapath, callCost) {
 			c.out.CallsUntracked++
 			c.limitNote = true
-			add(finding.StateLimitReached, "more than %d Calls outstanding on this connection, or %d on all: this one is not followed, and its Reply is not checked",
-				c.callsCap, c.out.Limits.CallBudget)
+			if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget {
+				add(finding.StateLimitReached, "more than %d Calls outstanding on this connection, or %d on all: this one is not followed, and its Reply is not checked",
+					c.callsCap, c.out.Limits.CallBudget)
+			} else {
+				b.Lost(budget.Datapath)
+				add(finding.StateLimitReached, "%s: this Call is not followed, and its Reply is not checked", b.Full())
+			}
 			c.lostCalls = true
 			return -1
 		}
@@ -424,12 +432,17 @@ func (c *Checker) findCall(xid uint32, side int) int {
 
 func (c *Checker) retire(i int) {
 	c.out.release(c.calls[i].seq, 0)
+	c.out.Limits.Budget.Release(budget.Datapath, callCost)
 	last := len(c.calls) - 1
 	c.calls[i] = c.calls[last]
 	c.calls = c.calls[:last]
 	c.out.calls--
 	c.shrink()
 }
+
+// callCost is what an outstanding Call holds, charged to the memory budget
+// while it is tracked: its entry, and the room the slice keeps for it.
+const callCost = int(unsafe.Sizeof(call{})) * 3 / 2
 
 // keptCalls is the capacity of the Calls a connection keeps however few
 // are outstanding: a burst of Calls does not pin its memory for the

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -505,5 +506,34 @@ func TestReadWhy(t *testing.T) {
 		if got := tc.w.String(); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)
 		}
+	}
+}
+
+// TestCallCost: an outstanding Call is charged to the memory budget while
+// it is tracked, and released with it; past the budget it is not tracked,
+// and says so.
+func TestCallCost(t *testing.T) {
+	b := budget.New(1 << 30)
+	bench := newBench(t, ModeFindings, Limits{Budget: b}, both())
+	before := b.Stats().Used
+	bench.send(0, callOf(1))
+	bench.send(0, callOf(2))
+	if got := b.Stats().Used - before; got != int64(2*callCost) {
+		t.Errorf("two Calls charged %d, want %d", got, 2*callCost)
+	}
+	bench.send(1, replyOf(1, 8))
+	if got := b.Stats().Used - before; got != int64(callCost) {
+		t.Errorf("after a Reply %d charged, want %d", got, callCost)
+	}
+	bench.chk.Close()
+	if got := b.Stats().Used - before; got != 0 {
+		t.Errorf("after Close %d charged", got)
+	}
+	full := budget.New(1)
+	bench = newBench(t, ModeFindings, Limits{Budget: full}, both())
+	full.Force(budget.Datapath, 100)
+	r := bench.send(0, callOf(1))
+	if r == nil || len(r.Findings) == 0 || r.Findings[0].Code != finding.StateLimitReached || bench.out.CallsUntracked != 1 {
+		t.Errorf("a Call past the budget: %+v", r)
 	}
 }
