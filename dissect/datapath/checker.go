@@ -417,11 +417,7 @@ func (c *Checker) Rule() Rule { return c.rule }
 
 // Close ends the connection: the Calls it tracked are released.
 func (c *Checker) Close() {
-	for i := range c.calls {
-		c.out.release(c.calls[i].seq, 0)
-	}
-	c.out.Limits.Budget.Release(budget.Datapath, callCost*len(c.calls))
-	c.out.calls -= len(c.calls)
+	c.dropCalls()
 	c.calls = nil
 	c.reads = [2]int{}
 }

@@ -580,10 +580,21 @@ func (c *Checker) ReadDone(side int) {
 func (c *Checker) Lost(side int) {
 	c.lostCalls = true
 	if side == 1 || !c.neg.Known {
-		c.out.calls -= len(c.calls)
-		c.calls = c.calls[:0]
+		c.dropCalls()
 		c.shrink()
 	}
+}
+
+// dropCalls forgets the outstanding Calls: their records wait no more,
+// and what they held is released.
+func (c *Checker) dropCalls() {
+	for i := range c.calls {
+		c.out.release(c.calls[i].seq, 0)
+	}
+	c.out.Limits.Budget.Release(budget.Datapath, callCost*len(c.calls))
+	c.out.calls -= len(c.calls)
+	clear(c.calls)
+	c.calls = c.calls[:0]
 }
 
 // Findings are the connection findings: the Read limit exceeded (by side),

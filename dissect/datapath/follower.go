@@ -453,7 +453,13 @@ func (fl *Follower) give(n int) {
 
 // Close releases what the follower charged to the budget, at the end of
 // its input.
-func (fl *Follower) Close() { fl.give(fl.charged) }
+func (fl *Follower) Close() {
+	fl.give(fl.charged)
+	// The Calls still tracked by checkers never closed (directions
+	// without a setup, at the end of the input).
+	fl.out.Limits.Budget.Release(budget.Datapath, fl.out.calls*callCost)
+	fl.out.calls = 0
+}
 
 // Flush delivers the Sends still in progress at the end of the input, as
 // far as they came, in the order of their last frames.
