@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -118,4 +119,10 @@ func completeCraft(c *cobra.Command) {
 	register(c, "no-cm", words(craft.NoCMRC, "RC after an out-of-band exchange", craft.NoCMUC, "UC", craft.NoCMUD, "UD",
 		craft.NoCMDC, "Mellanox's Dynamically Connected"))
 	register(c, "workload", words("64MiB", "a small workload", "1GiB", "the performance workload"))
+	register(c, "rpc", words(rpcMix, "NFSv3 and NFSv4.1", craft.NFSv3, "NFSv3 only", craft.NFSv4, "NFSv4.1 only"))
+	var findings []string
+	for _, f := range slices.Concat(craft.DatapathFindings, craft.RPCFindings, craft.IWARPFindings) {
+		findings = append(findings, f, "traffic that raises it")
+	}
+	register(c, "finding", words(findings...))
 }

@@ -36,8 +36,10 @@ type craftOptions struct {
 	Flood     string
 	Count     int
 	ULP       string
-	Traffic   bool     // an NFS-like exchange after the setup
-	Findings  []string // data-path findings to produce in it
+	Traffic   bool     // an NFS exchange after the setup
+	Findings  []string // data-path and RPC findings to produce in it
+	RPC       string   // --rpc: the NFS version of the traffic and the NFS workloads (rpcMix: both)
+	Callback  bool     // --callback: a backchannel CB_COMPOUND in the traffic
 	NFS       bool     // --workload: the NFS/RDMA-like workload
 	NoCM      string   // --no-cm: traffic set up without CM, of this kind
 	OOBPort   uint16   // --oob-port: its out-of-band TCP exchange's port
@@ -51,6 +53,8 @@ const (
 	defaultInlineSize = 4096 // each side's Send Size and Receive Size
 	defaultSeed       = 1
 	defaultFloodCount = 1000000
+	// rpcMix is --rpc's value for NFSv3 and NFSv4.1 both.
+	rpcMix = "mix"
 	// maxInlineSize is the largest size RFC 8797's encoding holds:
 	// (255 + 1) * 1024.
 	maxInlineSize = 256 * layers.DefaultInline
@@ -76,9 +80,11 @@ port): an NVMe-oF, iSER, SRP, RDS, rsockets, Lustre o2iblnd, SDP, IPoIB-CM or
 SMB Direct setup. With --reject the responder rejects it with the layer's
 reject data; iSER over iWARP logs in over TCP (streaming mode) first.
 
-With --traffic, an NFS-like exchange follows the setup (RC traffic on the
-InfiniBand family, FPDUs on iWARP), and --finding CODE adds the traffic that
-raises one data-path finding.
+With --traffic, an NFS exchange follows the setup (RC traffic on the
+InfiniBand family, FPDUs on iWARP): real NFSv3 and NFSv4.1 Calls and
+Replies (--rpc nfs3 or nfs4 for one version only), with --callback the
+server's CB_COMPOUND on the backchannel, and --finding CODE adds the traffic
+that raises one data-path or RPC finding.
 
 With --no-cm KIND, RoCEv2 traffic set up without CM instead: RC, UC, UD or
 DC (Mellanox's Dynamically Connected transport, on the Reliable Datagram
@@ -93,6 +99,7 @@ perftest's on port 18515.`,
   rdmacm-pd craft --ulp iser --transport iwarp -w iser.pcap
   rdmacm-pd craft --traffic --remote-invalidate --reply-remote-invalidate -w nfs-traffic.pcap
   rdmacm-pd craft --finding send-with-invalidate-not-allowed -w linux-swi.pcap
+  rdmacm-pd craft --rpc nfs4 --callback --finding rpc-call-resent -w nfs4-resent.pcap
   rdmacm-pd craft --transport iwarp --finding mpa-crc-mismatch -w bad-crc.pcap
   rdmacm-pd craft --workload 64MiB -w workload.pcap
   rdmacm-pd craft --workload 64MiB --iwarp-conns 64 --iwarp-crc-every 2 -w iwarp.pcap
@@ -125,7 +132,7 @@ perftest's on port 18515.`,
 	f.Uint64Var(&opts.Seed, "seed", defaultSeed, "workload: the random seed (the same seed writes the same file)")
 	f.IntVar(&opts.TCPFlows, "tcp-flows", 0, "workload: all TCP instead, bulk segments of this many concurrent flows captured mid-stream, in turn, with iWARP connections hidden among them")
 	f.IntVar(&opts.TCPSeg, "tcp-segment", defaultTCPSegment, "workload with --tcp-flows: octets of payload in a bulk segment")
-	f.IntVar(&opts.IWARPConn, "iwarp-conns", 0, "workload: an NFS-like iWARP capture instead, this many connections (every 4th with markers, CRC as --iwarp-crc-every says): READ Calls, their data in RDMA Writes, Replies with Send with Invalidate")
+	f.IntVar(&opts.IWARPConn, "iwarp-conns", 0, "workload: an NFS iWARP capture instead, this many connections (every 4th with markers, CRC as --iwarp-crc-every says): READ Calls, their data in RDMA Writes, Replies with Send with Invalidate")
 	f.IntVar(&opts.IWARPCRC, "iwarp-crc-every", 1, "workload with --iwarp-conns: every this-many-th connection uses CRC (1: all; 0: none)")
 	f.StringVar(&opts.Flood, "flood", "", "write a hostile capture instead, for robustness tests: "+strings.Join(craft.FloodKinds, ", "))
 	f.IntVar(&opts.Count, "count", defaultFloodCount, "flood: how many streams, requests or retries")
@@ -133,11 +140,14 @@ perftest's on port 18515.`,
 		"the upper layer whose private data the messages carry: "+strings.Join(craft.ULPs, ", ")+" (not rpc-over-rdma: the RFC 8797 flags do not apply)")
 	f.StringVar(&opts.NoCM, "no-cm", "", "write RoCEv2 traffic set up without CM instead, of this kind: "+strings.Join(craft.NoCMKinds, ", "))
 	f.Uint16Var(&opts.OOBPort, "oob-port", 0, "with --no-cm: a TCP exchange on this port first, and its closing after (perftest's is 18515); 0: none")
+	f.BoolVar(&opts.Traffic, "traffic", false, "an NFS exchange after the setup (NFSv3 and NFSv4.1 Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R; on the InfiniBand family then DREQ and DREP)")
+	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA workload instead: RoCEv2 connections set up with RFC 8797 data, NFSv3 and NFSv4.1 Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
+	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path or RPC finding (repeatable): "+
+		strings.Join(craft.DatapathFindings, ", ")+", "+strings.Join(craft.RPCFindings, ", ")+"; with --transport iwarp also "+strings.Join(craft.IWARPFindings, ", "))
+	f.Var(oneOf(&opts.RPC, rpcMix, "NFS version", rpcMix, craft.NFSv3, craft.NFSv4), "rpc",
+		"with --traffic (implied), or a --workload with --nfs or --iwarp-conns: the NFS version of the Calls: "+craft.NFSv3+", "+craft.NFSv4+" (4.1) or "+rpcMix+" (both)")
+	f.BoolVar(&opts.Callback, "callback", false, "with --traffic (implied): the server also sends a CB_COMPOUND Call (CB_SEQUENCE, CB_RECALL) on the backchannel, and the client its Reply")
 	completeCraft(c)
-	f.BoolVar(&opts.Traffic, "traffic", false, "an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R; on the InfiniBand family then DREQ and DREP)")
-	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA-like workload instead: RoCEv2 connections set up with RFC 8797 data, Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
-	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path finding (repeatable): "+strings.Join(craft.DatapathFindings, ", ")+
-		"; with --transport iwarp also "+strings.Join(craft.IWARPFindings, ", "))
 	return c
 }
 
@@ -150,7 +160,7 @@ const (
 	modeExchange craftMode = 1 << iota // an InfiniBand-family setup: RoCEv2, RoCEv1 or native InfiniBand
 	modeIWARP                          // an iWARP setup: TCP handshake, MPA Request and Reply
 	modeULP                            // another upper layer's setup (--ulp)
-	modeTraffic                        // an RFC 8797 setup and NFS-like traffic after it (--traffic, --finding)
+	modeTraffic                        // an RFC 8797 setup and NFS traffic after it (--traffic, --finding, --rpc, --callback)
 	modeHex                            // only the initiator's 8 octets, in hex (--hex)
 	modeWorkload                       // a performance workload (--workload)
 	modeFlood                          // a hostile capture (--flood)
@@ -205,8 +215,19 @@ func craftModeOf(opts *craftOptions) craftMode {
 	return modeExchange
 }
 
-// traffic reports whether the setup is to be followed by traffic.
-func (opts *craftOptions) traffic() bool { return opts.Traffic || len(opts.Findings) > 0 }
+// traffic reports whether the setup is to be followed by traffic: --rpc
+// implies it only outside a workload.
+func (opts *craftOptions) traffic() bool {
+	return opts.Traffic || len(opts.Findings) > 0 || opts.Callback || opts.RPC != rpcMix && opts.Workload == ""
+}
+
+// nfsVersion is the craft.Traffic and workload NFS version --rpc gives.
+func (opts *craftOptions) nfsVersion() string {
+	if opts.RPC == rpcMix {
+		return craft.NFSMix
+	}
+	return opts.RPC
+}
 
 // craftRule is one flag combination craft refuses, in the modes it names.
 type craftRule struct {
@@ -247,6 +268,11 @@ func craftRules(opts *craftOptions) []craftRule {
 			fmt.Sprintf("--iwarp-crc-every: %d is negative", opts.IWARPCRC)}},
 		{modeWorkload, flagRule{"--nfs", opts.NFS && (opts.TCPFlows > 0 || opts.IWARPConn > 0),
 			"--nfs is a workload of its own: give it without --tcp-flows and --iwarp-conns"}},
+		{modeWorkload, flagRule{"--rpc", opts.RPC != rpcMix && !opts.NFS && opts.IWARPConn == 0,
+			"--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"}},
+		{modeWorkload | modeFlood | modeNoCM | modeHex, flagRule{"--callback", opts.Callback, "--callback applies to --traffic only"}},
+		{modeFlood | modeNoCM | modeHex, flagRule{"--rpc", opts.RPC != rpcMix,
+			"--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"}},
 
 		{modeFlood, flagRule{"-w", !namesFile(opts.Write), "--flood needs -w FILE"}},
 		{modeFlood, flagRule{"--count", opts.Count < 1, fmt.Sprintf("--count: %d (want at least 1)", opts.Count)}},
@@ -280,7 +306,7 @@ func craftRules(opts *craftOptions) []craftRule {
 
 		{modeSetups, flagRule{"-w", opts.Write == "", "craft needs -w FILE (or --hex)"}},
 		{modeULP, flagRule{"--traffic", opts.traffic(),
-			fmt.Sprintf("--traffic and --finding make RPC-over-RDMA traffic, not --ulp %s", opts.ULP)}},
+			fmt.Sprintf("--traffic, --finding, --rpc and --callback make RPC-over-RDMA traffic, not --ulp %s", opts.ULP)}},
 		{modeULP, flagRule{"--split", split, fmt.Sprintf("--split applies to RFC 8797 setups only, not to --ulp %s", opts.ULP)}},
 		{modeExchange | modeTraffic, flagRule{"--split", split && !iwarp, "--split applies to --transport iwarp only"}},
 		{modeExchange | modeULP | modeTraffic, flagRule{"--mpa-rev", opts.MPARevSet && !iwarp,
@@ -354,10 +380,10 @@ func iwarpError(opts *craftOptions, err error) error {
 	return usageError("%v", err)
 }
 
-// runTraffic writes an RFC 8797 setup and the NFS-like traffic after it,
+// runTraffic writes an RFC 8797 setup and the NFS traffic after it,
 // with the findings asked for, on either family.
 func runTraffic(s *IOStreams, opts *craftOptions) error {
-	t := craft.Traffic{Findings: opts.Findings}
+	t := craft.Traffic{Findings: opts.Findings, NFSVersion: opts.nfsVersion(), Callback: opts.Callback}
 	if opts.Transport == craft.IWARP {
 		frames, err := opts.iwarpExchange().NFSTraffic(t)
 		if err != nil {
@@ -404,13 +430,13 @@ func runWorkload(s *IOStreams, opts *craftOptions) error {
 	err := createFile(opts.Write, func(f io.Writer) (err error) {
 		switch {
 		case opts.NFS:
-			counts, err = craft.NFSWorkload{Size: size, Seed: opts.Seed}.Write(f)
+			counts, err = craft.NFSWorkload{Size: size, Seed: opts.Seed, NFSVersion: opts.nfsVersion()}.Write(f)
 		case opts.IWARPConn > 0:
 			crc := opts.IWARPCRC
 			if crc == 0 {
 				crc = -1 // none
 			}
-			counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn, CRCEvery: crc}.Write(f)
+			counts, err = craft.IWARPWorkload{Size: size, Seed: opts.Seed, Conns: opts.IWARPConn, CRCEvery: crc, NFSVersion: opts.nfsVersion()}.Write(f)
 		default:
 			counts, err = craft.Workload{Size: size, Seed: opts.Seed, TCPFlows: opts.TCPFlows, TCPSegment: opts.TCPSeg}.Write(f)
 		}

@@ -32,6 +32,12 @@ func TestCraftFlagErrors(t *testing.T) {
 		{[]string{"--hex", "--no-rpcrdma"}, "--hex with --no-rpcrdma: the initiator sends no RFC 8797 message, so there is nothing to print"},
 		{[]string{"--transport", "rocev2", "--mpa-rev", "1", "-w", out}, "--mpa-rev applies to --transport iwarp only"},
 		{[]string{"--transport", "ib", "--mpa-rev", "2", "-w", out}, "--mpa-rev applies to --transport iwarp only"},
+		{[]string{"--rpc", "nfs5", "-w", out}, `--rpc: unknown NFS version "nfs5" (want mix, nfs3 or nfs4)`},
+		{[]string{"--workload", "1MiB", "--rpc", "nfs3", "-w", out}, "--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"},
+		{[]string{"--flood", "reqs", "--rpc", "nfs4", "-w", out}, "--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"},
+		{[]string{"--workload", "1MiB", "--nfs", "--callback", "-w", out}, "--callback applies to --traffic only"},
+		{[]string{"--ulp", "nvme-rdma", "--callback", "-w", out}, "--traffic, --finding, --rpc and --callback make RPC-over-RDMA traffic, not --ulp nvme-rdma"},
+		{[]string{"--rpc", "nfs3", "--reject", "-w", out}, "--traffic and --finding need an accepted connection, not --reject"},
 	} {
 		code, stdout, errOut := run(t, nil, nil, false, append([]string{"craft"}, tc.args...)...)
 		if code != 2 || stdout != "" || errOut != "rdmacm-pd: "+tc.want+"\n" {

@@ -51,13 +51,13 @@ func TestDatapathIWARPExchange(t *testing.T) {
 			want := []rpcRow{
 				{6, i2r, "SEND", "RDMA_MSG", 0x5f000000, 68, 1},
 				{7, r2i, "SEND", "RDMA_MSG", 0x5f000000, 52, 1},
-				{8, i2r, "SEND", "RDMA_MSG", 0x5f000001, 164, 1},
-				{15, r2i, "SEND_WITH_INVALIDATE", "RDMA_MSG", 0x5f000001, 140, 1},
-				{16, i2r, "SEND", "RDMA_MSG", 0x5f000002, 200, 1},
-				{21, r2i, "SEND_WITH_INVALIDATE", "RDMA_MSG", 0x5f000002, 136, 1},
+				{8, i2r, "SEND", "RDMA_MSG", 0x5f000001, 264, 1},
+				{15, r2i, "SEND_WITH_INVALIDATE", "RDMA_MSG", 0x5f000001, 156, 1},
+				{16, i2r, "SEND", "RDMA_MSG", 0x5f000002, 192, 1},
+				{21, r2i, "SEND_WITH_INVALIDATE", "RDMA_MSG", 0x5f000002, 188, 1},
 				{24, i2r, "SEND", "RDMA_MSG", 0x5f000003, 3001, 3},
-				{25, r2i, "SEND", "RDMA_MSG", 0x5f000003, 100, 1},
-				{26, i2r, "SEND", "RDMA_MSG", 0x5f000004, 180, 1},
+				{25, r2i, "SEND", "RDMA_MSG", 0x5f000003, 140, 1},
+				{26, i2r, "SEND", "RDMA_MSG", 0x5f000004, 192, 1},
 				{32, r2i, "SEND_WITH_INVALIDATE", "RDMA_NOMSG", 0x5f000004, 48, 1},
 			}
 			if !reflect.DeepEqual(got, want) {

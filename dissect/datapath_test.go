@@ -111,7 +111,7 @@ func checkNFSExchange(t *testing.T, c *dpCollect, longCall []int, frames int) {
 	if len(c.conns) != 1 {
 		t.Fatalf("%d connections", len(c.conns))
 	}
-	want := &record.Datapath{RPCMessages: [2]int{5, 5}, LargestInline: [2]int{3001, 140}, SendWithInvalidate: 3,
+	want := &record.Datapath{RPCMessages: [2]int{5, 5}, LargestInline: [2]int{3001, 188}, SendWithInvalidate: 3,
 		MaxOutstandingCalls: 1, CreditsGranted: 32, HasCredits: true, RDMAReadLimit: [2]int{16, 16},
 		HasReadLimit: [2]bool{true, true}, MaxOutstandingRDMAReads: [2]int{0, 1}, Frames: frames,
 		Rule: datapath.RulePrivateData.String()}
@@ -155,13 +155,13 @@ func TestDatapathNFSExchange(t *testing.T) {
 			want := []rpcRow{
 				{4, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000000, 68, 1},
 				{6, r2i, "SEND_ONLY", "RDMA_MSG", 0x5f000000, 52, 1},
-				{8, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000001, 164, 1},
-				{19, r2i, "SEND_ONLY_WITH_INVALIDATE", "RDMA_MSG", 0x5f000001, 140, 1},
-				{21, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000002, 200, 1},
-				{28, r2i, "SEND_ONLY_WITH_INVALIDATE", "RDMA_MSG", 0x5f000002, 136, 1},
+				{8, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000001, 264, 1},
+				{19, r2i, "SEND_ONLY_WITH_INVALIDATE", "RDMA_MSG", 0x5f000001, 156, 1},
+				{21, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000002, 192, 1},
+				{28, r2i, "SEND_ONLY_WITH_INVALIDATE", "RDMA_MSG", 0x5f000002, 188, 1},
 				{32, i2r, "SEND_LAST", "RDMA_MSG", 0x5f000003, 3001, 3},
-				{34, r2i, "SEND_ONLY", "RDMA_MSG", 0x5f000003, 100, 1},
-				{36, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000004, 180, 1},
+				{34, r2i, "SEND_ONLY", "RDMA_MSG", 0x5f000003, 140, 1},
+				{36, i2r, "SEND_ONLY", "RDMA_MSG", 0x5f000004, 192, 1},
 				{45, r2i, "SEND_ONLY_WITH_INVALIDATE", "RDMA_NOMSG", 0x5f000004, 48, 1},
 			}
 			if !reflect.DeepEqual(got, want) {
@@ -364,8 +364,9 @@ func TestDatapathWithoutSetup(t *testing.T) {
 				t.Errorf("%d connections, %d orphan frames of %d", len(c.conns), c.sum.DatapathOrphanFrames, len(data))
 			}
 			// The 10 of the NFS exchange, the big Call and its Reply, the
-			// second Call, the Call with two read chunks and its Reply.
-			if len(c.rpcs) != 15 || c.sum.RPCMessages != 15 {
+			// second NULL and its Reply, the Call with a read chunk of two
+			// segments and its Reply.
+			if len(c.rpcs) != 16 || c.sum.RPCMessages != 16 {
 				t.Errorf("%d records, %d messages", len(c.rpcs), c.sum.RPCMessages)
 			}
 			for _, r := range c.rpcs {

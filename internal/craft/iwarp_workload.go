@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gopacket/gopacket"
 	golayers "github.com/gopacket/gopacket/layers"
@@ -12,12 +13,13 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
-// IWARPWorkload describes an NFS-like iWARP capture for performance runs:
-// many connections set up with RFC 8797 data, then, in turn, NFS READs:
-// a Call (an RDMA_MSG Send with a Write chunk), the data in RDMA Writes,
-// and a Reply in a Send with Invalidate of the chunk's STag. Every
-// MarkersEvery-th connection asks for markers both ways, and every
-// CRCEvery-th uses CRC (all by default).
+// IWARPWorkload describes an NFS iWARP capture for performance runs: many
+// connections set up with RFC 8797 data, then, in turn, NFS READs (NFSv3
+// and NFSv4.1 by turns, unless NFSVersion says one): a Call (an RDMA_MSG
+// Send with a Write chunk), the data in RDMA Writes, and the Reply in a
+// Send with Invalidate of the chunk's STag. Every MarkersEvery-th
+// connection asks for markers both ways, and every CRCEvery-th uses CRC
+// (all by default).
 type IWARPWorkload struct {
 	Size         int64  // octets to write (approximately)
 	Seed         uint64 // the same seed gives the same file
@@ -26,6 +28,7 @@ type IWARPWorkload struct {
 	MarkersEvery int    // every this-many-th connection uses markers; default 4, negative for none
 	CRCEvery     int    // every this-many-th connection uses CRC; default 1 (all), negative for none
 	MSS          int    // TCP payload of a segment; default 1448
+	NFSVersion   string // NFSv3, NFSv4 (4.1) or NFSMix (by turns)
 }
 
 // IWARPWorkloadCounts is what an iWARP workload holds.
@@ -54,6 +57,7 @@ type iwConnState struct {
 	crc     bool
 	msn     [2]uint32
 	xid     uint32
+	nfsSeq  uint32 // the last SEQUENCE's sequenceid
 }
 
 // Write writes the workload as a pcap file.
@@ -71,12 +75,23 @@ func (wl IWARPWorkload) Write(w io.Writer) (IWARPWorkloadCounts, error) {
 			return c, err
 		}
 	}
+	if !slices.Contains(NFSVersions, wl.NFSVersion) {
+		return c, fmt.Errorf("craft: NFS version %q", wl.NFSVersion)
+	}
 	data := make([]byte, wl.ReadSize)
 	for i := range data {
 		data[i] = byte(i * 13)
 	}
+	ops := newWorkloadOps(iwarpCredits, wl.ReadSize, 0)
 	for n := 0; c.Octets < wl.Size; n++ {
-		if err := wl.read(conns[n%len(conns)], n, data, out.emit, &c); err != nil {
+		v := n % 2
+		switch wl.NFSVersion {
+		case NFSv3:
+			v = 0
+		case NFSv4:
+			v = 1
+		}
+		if err := wl.read(conns[n%len(conns)], n, &ops.read[v], data, out.emit, &c); err != nil {
 			return c, err
 		}
 	}
@@ -141,15 +156,19 @@ func (wl IWARPWorkload) connect(i int, out *pcapOut, c *IWARPWorkloadCounts) (*i
 	return st, nil
 }
 
-// read writes the n-th NFS READ, on st: the Call, data in RDMA Writes of
-// at most one segment each, and the Reply with Invalidate of the chunk's
-// STag.
-func (wl IWARPWorkload) read(st *iwConnState, n int, data []byte, emit func([]byte) error, c *IWARPWorkloadCounts) error {
+// iwarpCredits are what the iWARP workload's Calls ask and Replies grant.
+const iwarpCredits = 128
+
+// read writes the n-th NFS READ, op, on st: the Call, data in RDMA Writes
+// of at most one segment each, and the Reply with Invalidate of the
+// chunk's STag.
+func (wl IWARPWorkload) read(st *iwConnState, n int, op *rpcOp, data []byte, emit func([]byte) error, c *IWARPWorkloadCounts) error {
 	maxPayload := wl.MSS - 64 // FPDU framing, headers and markers fit in a segment
 	st.xid++
+	st.nfsSeq++
 	stag := 0x1000 + uint32(n%4096)
 	// The Call: RDMA_MSG with one Write chunk for the data.
-	call := rpcrdmaMsg(st.xid, 128, []uint32{stag}, uint32(wl.ReadSize), 140, false)
+	call := op.call.patch(st.xid, stag, st.nfsSeq)
 	if err := st.send(emit, 0, []FPDUUnit{{DDP: layers.DDP{Opcode: layers.RDMAPOpSend, QN: layers.QNSend, MSN: st.next(0), Last: true}, Payload: call}}, wl.MSS); err != nil {
 		return err
 	}
@@ -163,7 +182,7 @@ func (wl IWARPWorkload) read(st *iwConnState, n int, data []byte, emit func([]by
 	}
 	c.WriteFPDUs += len(units)
 	// The Reply, with Invalidate of the chunk's STag.
-	reply := rpcrdmaMsg(st.xid, 128, nil, 0, 116, true)
+	reply := op.reply.patch(st.xid, stag, st.nfsSeq)
 	units = append(units, FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, QN: layers.QNSend, MSN: st.next(1), Last: true, InvalidateSTag: stag}, Payload: reply})
 	if err := st.send(emit, 1, units, wl.MSS); err != nil {
 		return err
@@ -250,33 +269,4 @@ func markedFPDU(u *FPDUUnit, off int, crc bool) []byte {
 		pos++
 	}
 	return out
-}
-
-// rpcrdmaMsg is an RPC-over-RDMA version 1 RDMA_MSG header with a Write
-// list of one chunk (one segment per handle, of length octets) when
-// handles are given, followed by rpcLen octets of RPC message that begin
-// with the same XID: a Call, or a Reply (the RPC message type 1).
-func rpcrdmaMsg(xid, credits uint32, handles []uint32, length uint32, rpcLen int, reply bool) []byte {
-	var b []byte
-	put := func(v uint32) { b = binary.BigEndian.AppendUint32(b, v) }
-	put(xid)
-	put(1) // vers
-	put(credits)
-	put(0) // RDMA_MSG
-	put(0) // no read list
-	for _, h := range handles {
-		put(1) // a Write chunk
-		put(1) // of one segment
-		put(h)
-		put(length)
-		b = binary.BigEndian.AppendUint64(b, 0x7f0000000000+uint64(h)<<12)
-	}
-	put(0) // end of the write list
-	put(0) // no reply chunk
-	rpc := make([]byte, rpcLen)
-	binary.BigEndian.PutUint32(rpc, xid)
-	if reply {
-		binary.BigEndian.PutUint32(rpc[4:], 1)
-	}
-	return append(b, rpc...)
 }

@@ -4,14 +4,17 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
-// NFSWorkload describes a reproducible NFS/RDMA-like capture for
-// performance runs of the data path: RoCEv2 connections set up with RFC
-// 8797 data (both sides R, 4096/4096, path MTU 4096) carrying Calls and
-// Replies with chunks, the RDMA WRITEs and READs that move their data,
+// NFSWorkload describes a reproducible NFS/RDMA capture for performance
+// runs of the data path: RoCEv2 connections set up with RFC 8797 data
+// (both sides R, 4096/4096, path MTU 4096) carrying NFSv3 and NFSv4.1
+// Calls and their Replies (READs into write chunks, WRITEs from read
+// chunks, GETATTR, LOOKUP, ACCESS, COMMIT, OPEN inline), the RDMA
+// WRITEs and READs that move their data,
 // Replies With Invalidate, each Send acknowledged; TCP bulk mixed in; and
 // connections closed (DREQ, DREP) and set up again now and then. The
 // traffic keeps to what each connection negotiated: dissecting it raises no
@@ -23,6 +26,9 @@ type NFSWorkload struct {
 	// ReconnectEvery is how many operations a connection carries before
 	// it is closed and set up again; default 2000.
 	ReconnectEvery int
+	// NFSVersion is the NFS version of the Calls: NFSv3, NFSv4 (4.1) or
+	// NFSMix, either at random.
+	NFSVersion string
 }
 
 // NFSWorkloadCounts is what an NFS/RDMA-like workload holds.
@@ -64,7 +70,8 @@ type nfsConn struct {
 	c       *Conn
 	n       *NFS
 	ops     int
-	attempt int // how many times the connection was set up before
+	attempt int    // how many times the connection was set up before
+	seq     uint32 // the last SEQUENCE's sequenceid
 }
 
 // Write writes the workload as a pcap file and returns what it holds.
@@ -85,7 +92,11 @@ func (wl NFSWorkload) Write(w io.Writer) (NFSWorkloadCounts, error) {
 	if err != nil {
 		return cnt, err
 	}
-	nw := &nfsWriter{out: out, rng: rng, cnt: &cnt}
+	if !slices.Contains(NFSVersions, wl.NFSVersion) {
+		return cnt, fmt.Errorf("craft: NFS version %q", wl.NFSVersion)
+	}
+	nw := &nfsWriter{out: out, rng: rng, cnt: &cnt, version: wl.NFSVersion,
+		ops: newWorkloadOps(nfsCredits, nfsDataSize, 0x00007f0000000000)}
 	conns := make([]*nfsConn, wl.Connections)
 	for i := range conns {
 		if conns[i], err = nw.connect(i, 0); err != nil {
@@ -118,10 +129,18 @@ func (wl NFSWorkload) Write(w io.Writer) (NFSWorkloadCounts, error) {
 
 // nfsWriter writes the frames of an NFSWorkload and counts them.
 type nfsWriter struct {
-	out *pcapOut
-	rng *rand.Rand
-	cnt *NFSWorkloadCounts
+	out     *pcapOut
+	rng     *rand.Rand
+	cnt     *NFSWorkloadCounts
+	version string
+	ops     *workloadOps
 }
+
+// The NFS workload's credits and the octets each READ and WRITE moves.
+const (
+	nfsCredits  = 32
+	nfsDataSize = 65536
+)
 
 // nfsPeer is what both sides of every connection advertise.
 var nfsPeer = Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
@@ -135,7 +154,7 @@ func (nw *nfsWriter) connect(i, attempt int) (*nfsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc.c, nc.n = c, &NFS{C: c, XID: uint32(i)<<24 | uint32(attempt)<<16, Credits: 32}
+	nc.c, nc.n = c, &NFS{C: c, XID: uint32(i)<<24 | uint32(attempt)<<16, Credits: nfsCredits}
 	nw.cnt.Setups++
 	return nc, nw.emitCM(c)
 }
@@ -151,27 +170,41 @@ func (nw *nfsWriter) reconnect(i int, nc *nfsConn) (*nfsConn, error) {
 }
 
 // operation has connection i carry one NFS operation, chosen at random:
-// a READ, a WRITE or a small inline Call and Reply.
+// a READ, a WRITE or a small inline Call and Reply, NFSv3 or NFSv4.1 as
+// the version says (at random in the mix).
 func (nw *nfsWriter) operation(i int, nc *nfsConn) {
 	const va = 0x00007f0000000000
 	c, n := nc.c, nc.n
 	stag := uint32(i)<<20 | uint32(nc.ops&0xfffff)
+	v := 0
+	switch nw.version {
+	case NFSv4:
+		v = 1
+	case NFSMix:
+		v = nw.rng.IntN(2)
+	}
+	nc.seq++
+	xid := n.XID
+	n.XID++
 	switch r := nw.rng.IntN(10); {
 	case r < 5: // READ of 64 KiB into a write chunk
-		seg := layers.RPCRDMASegment{Handle: stag, Length: 65536, Offset: va}
-		xid := n.Call(RPCMessage{WriteList: []layers.RPCRDMAChunk{{seg}}, Size: 180})
-		c.Write(Responder, stag, va, 65536)
+		op := &nw.ops.read[v]
+		n.sendRaw(Initiator, op.call.patch(xid, stag, nc.seq), SendOpts{})
+		c.Write(Responder, stag, va, nfsDataSize)
 		c.Ack(Initiator, c.LastPSN(Responder))
-		n.Reply(xid, RPCMessage{WriteList: []layers.RPCRDMAChunk{{seg}}, Size: 140}, SendOpts{WithInv: true, Invalidate: stag})
+		n.sendRaw(Responder, op.reply.patch(xid, stag, nc.seq), SendOpts{WithInv: true, Invalidate: stag})
 		nw.cnt.Reads++
 	case r < 8: // WRITE of 64 KiB from a read chunk
-		seg := layers.RPCRDMAReadSegment{Position: 160, RPCRDMASegment: layers.RPCRDMASegment{Handle: stag, Length: 65536, Offset: va}}
-		xid := n.Call(RPCMessage{ReadList: []layers.RPCRDMAReadSegment{seg}, Size: 200})
-		c.Read(Responder, stag, va, 65536)
-		n.Reply(xid, RPCMessage{Size: 160}, SendOpts{WithInv: true, Invalidate: stag})
+		op := &nw.ops.write[v]
+		n.sendRaw(Initiator, op.call.patch(xid, stag, nc.seq), SendOpts{})
+		c.Read(Responder, stag, va, nfsDataSize)
+		n.sendRaw(Responder, op.reply.patch(xid, stag, nc.seq), SendOpts{WithInv: true, Invalidate: stag})
 		nw.cnt.Writes++
 	default: // a small Call and Reply, inline
-		n.Reply(n.Call(RPCMessage{Size: 240 + nw.rng.IntN(200)}), RPCMessage{Size: 120 + nw.rng.IntN(400)}, SendOpts{})
+		small := nw.ops.small[v]
+		op := &small[nw.rng.IntN(len(small))]
+		n.sendRaw(Initiator, op.call.patch(xid, stag, nc.seq), SendOpts{})
+		n.sendRaw(Responder, op.reply.patch(xid, stag, nc.seq), SendOpts{})
 		nw.cnt.Small++
 	}
 	nw.cnt.RPCMessages += 2

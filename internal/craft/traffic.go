@@ -178,6 +178,17 @@ func (c *Conn) LastPSN(side Side) uint32 { return (c.psn[side] - 1) & 0xffffff }
 // Write writes n octets from side into the other side's memory (rkey, va):
 // RDMA WRITE Only, or First (with the RETH), Middle..., Last.
 func (c *Conn) Write(side Side, rkey uint32, va uint64, n int) {
+	c.write(side, rkey, va, n, nil)
+}
+
+// WriteData writes data from side into the other side's memory (rkey,
+// va), as Write.
+func (c *Conn) WriteData(side Side, rkey uint32, va uint64, data []byte) {
+	c.write(side, rkey, va, len(data), data)
+}
+
+// write writes data, or n octets of a pattern when data is nil.
+func (c *Conn) write(side Side, rkey uint32, va uint64, n int, data []byte) {
 	np := max(1, (n+c.mtu-1)/c.mtu)
 	psn := c.nextPSN(side, np)
 	for i := 0; i < np; i++ {
@@ -197,7 +208,11 @@ func (c *Conn) Write(side Side, rkey uint32, va uint64, n int) {
 		if i == 0 {
 			ext = []gopacket.SerializableLayer{&layers.RETH{VA: va, RKey: rkey, DMALength: uint32(n)}}
 		}
-		c.packet(side, op, psn+uint32(i), i == np-1, ext, fill(size, byte(i)))
+		part := fill(size, byte(i))
+		if data != nil {
+			part = data[i*c.mtu : i*c.mtu+size]
+		}
+		c.packet(side, op, psn+uint32(i), i == np-1, ext, part)
 	}
 }
 
