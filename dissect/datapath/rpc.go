@@ -451,7 +451,9 @@ func (c *Checker) rpcRecord(s *Send) *record.RPCMessage {
 			}
 			r.Operations = append(r.Operations, name)
 		}
-		if m.OpsEnd != oncrpc.OpsComplete {
+		// Octets that ran out in the last operation's arguments (the data
+		// of a WRITE past the first octets kept) leave the list whole.
+		if m.OpsEnd != oncrpc.OpsComplete && !(m.OpsEnd == oncrpc.OpsTruncated && m.NOps == int(m.OpsTotal)) {
 			r.OpsEnd = m.OpsEnd.String()
 		}
 	}
