@@ -135,7 +135,7 @@ func TestJSONShapeDatapath(t *testing.T) {
 	headerKeys := []string{"xid", "vers", "credits", "proc", "read_list", "write_list", "reply_chunk"}
 	dpKeys := []string{"rpc_messages", "largest_inline", "send_with_invalidate", "max_outstanding_calls", "credits_granted",
 		"rdma_read_limit", "max_outstanding_rdma_reads", "frames", "rpc_procedures", "nfs_operations", "unanswered_calls",
-		"reverse_calls"}
+		"reverse_calls", "long_messages", "inline_threshold_needed", "explicit_rdma_octets", "chunk_violations"}
 	// An rpc_message's keys: those always there, and those that may be.
 	msgAlways := []string{"type", "xid", "carried_in"}
 	msgMay := []string{"program", "program_name", "version", "procedure", "procedure_name", "operations", "operations_end",
@@ -289,7 +289,7 @@ func TestMarkdownWorstOfRPC(t *testing.T) {
 
 // The data-path table says what decided that a connection carries
 // RPC-over-RDMA: here no RFC 8797 data and another port, so its first
-// Sends (the heuristic); in Markdown, a column.
+// Sends (the heuristic), beneath the table.
 func TestDatapathRuleShown(t *testing.T) {
 	x := craft.Exchange{Transport: craft.RoCEv2, ServiceID: 0x0000000001060000 | 7471,
 		Initiator: craft.Peer{Absent: true}, Responder: craft.Peer{Absent: true}}
@@ -306,7 +306,7 @@ func TestDatapathRuleShown(t *testing.T) {
 		t.Errorf("text:\n%s", text)
 	}
 	md := string(renderDP(t, output.Options{Format: output.Markdown, Version: "v", Command: "x"}, datapath.ModeFindings, path))
-	if !strings.Contains(md, "| RPC-over-RDMA by heuristic: first Sends parse as RPC-over-RDMA |") {
+	if !strings.Contains(md, "\nRPC-over-RDMA by heuristic: first Sends parse as RPC-over-RDMA: 1.\n") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }

@@ -2,7 +2,6 @@ package output
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -253,6 +252,32 @@ func appendRPCFigures(j *jw, d *record.Datapath) {
 	j.kint("reverse_calls", int64(d.ReverseCalls))
 }
 
+// appendChunkFigures writes the chunks' figures of a "datapath" object.
+func appendChunkFigures(j *jw, d *record.Datapath) {
+	dirs := []string{"initiator_to_responder", "responder_to_initiator"}
+	j.key("long_messages")
+	j.obj()
+	for i, k := range dirs {
+		j.kint(k, int64(d.LongMessages[i]))
+	}
+	j.end()
+	j.key("inline_threshold_needed")
+	j.obj()
+	for i, k := range dirs {
+		if d.InlineNeeded[i] > 0 {
+			j.kint(k, int64(d.InlineNeeded[i]))
+		}
+	}
+	j.end()
+	j.key("explicit_rdma_octets")
+	j.obj()
+	for i, k := range dirs {
+		j.kint(k, d.ExplicitRDMAOctets[i])
+	}
+	j.end()
+	j.kint("chunk_violations", int64(d.ChunkViolations))
+}
+
 // appendDatapath writes a connection's "datapath" object, or null.
 func appendDatapath(j *jw, d *record.Datapath) {
 	if d == nil {
@@ -288,6 +313,7 @@ func appendDatapath(j *jw, d *record.Datapath) {
 	pair("max_outstanding_rdma_reads", d.MaxOutstandingRDMAReads, both)
 	j.kint("frames", int64(d.Frames))
 	appendRPCFigures(j, d)
+	appendChunkFigures(j, d)
 	j.end()
 }
 
@@ -480,8 +506,19 @@ func datapathCells(c *record.Connection) []string {
 	if d.HasCredits {
 		credits = fmt.Sprint(d.CreditsGranted)
 	}
+	needed := func(i int) string {
+		switch n := d.InlineNeeded[i]; {
+		case n == 0:
+			return "-"
+		case n > 262144:
+			return ">262144"
+		default:
+			return fmt.Sprint(n)
+		}
+	}
 	return []string{largest(0), largest(1), fmt.Sprint(d.SendWithInvalidate), credits, fmt.Sprint(d.MaxOutstandingCalls),
-		reads(0), reads(1), fmt.Sprint(d.RPCMessages[0] + d.RPCMessages[1]), fmt.Sprint(d.Frames)}
+		reads(0), reads(1), fmt.Sprint(d.RPCMessages[0] + d.RPCMessages[1]), fmt.Sprint(d.Frames),
+		fmt.Sprintf("%d/%d", d.LongMessages[0], d.LongMessages[1]), needed(0) + "/" + needed(1)}
 }
 
 // limitCodes are the findings of the data-path columns that show a figure
@@ -501,11 +538,13 @@ func overLimit(cell string) bool {
 }
 
 // datapathHead heads the data-path tables; datapathLegend explains it.
-var datapathHead = []string{"#", "ini→res", "res→ini", "SwI", "credits", "calls", "reads ini", "reads res", "rpc", "frames"}
+var datapathHead = []string{"#", "ini→res", "res→ini", "SwI", "credits", "calls", "reads ini", "reads res", "rpc", "frames",
+	"long", "needed"}
 
 const datapathLegend = "ini→res, res→ini: the largest RPC-over-RDMA Send / the inline threshold; SwI: Sends With Invalidate;" +
 	" credits: the latest grant; calls: the most Calls outstanding; reads: the most RDMA Reads outstanding from that side" +
-	" / its limit; rpc: RPC-over-RDMA messages; frames: data frames (TCP segments on iWARP)." +
+	" / its limit; rpc: RPC-over-RDMA messages; frames: data frames (TCP segments on iWARP);" +
+	" long: Long Calls and Long Replies, ini→res/res→ini; needed: the inline threshold each way that would have carried them inline." +
 	" Only an RPC-over-RDMA connection's Sends are checked."
 
 // withDatapath is the connections that have data-path figures.
@@ -532,28 +571,50 @@ func (r *textRenderer) datapathTable(conns []*record.Connection) {
 	for _, c := range dp {
 		rows = append(rows, append([]string{fmt.Sprint(number(c))}, datapathCells(c)...))
 	}
-	width, numeric := colWidths(rows), numericCols(rows)
-	if r.width > 0 && tableWidth(width) > r.width { // too narrow for the columns: each row by name
-		for _, row := range rows[1:] {
-			fmt.Fprintf(w, "  %s\n", row[0])
-			r.narrowCells(datapathHead[1:], row[1:])
+	// One table when it fits; else two under the same numbers (the Sends,
+	// then the Reads, counts and long messages); else each row by name.
+	const split = 6
+	tables := [][][]string{rows}
+	if r.width > 0 && tableWidth(colWidths(rows)) > r.width {
+		first, second := make([][]string, len(rows)), make([][]string, len(rows))
+		for i, row := range rows {
+			first[i] = row[:split]
+			second[i] = append([]string{row[0]}, row[split:]...)
 		}
-		rows = nil
-	}
-	for ri, row := range rows {
-		writeRow(w, row, width, numeric, func(col int, cell string) string {
-			switch {
-			case ri == 0:
-				return p.bold.Sprint(cell)
-			case overLimit(cell):
-				// A figure over its limit, in the colour of the finding it
-				// raised.
-				if code, ok := limitCodes[col]; ok {
-					return r.severityStyle(code.Check().Severity).Sprint(cell)
-				}
+		tables = [][][]string{first, second}
+		if tableWidth(colWidths(first)) > r.width || tableWidth(colWidths(second)) > r.width {
+			for _, row := range rows[1:] {
+				fmt.Fprintf(w, "  %s\n", row[0])
+				r.narrowCells(datapathHead[1:], row[1:])
 			}
-			return cell
-		})
+			tables = nil
+		}
+	}
+	for ti, t := range tables {
+		width, numeric := colWidths(t), numericCols(t)
+		offset := 0 // the column of the whole row a cell of this table is
+		if ti == 1 {
+			offset = split - 1
+		}
+		for ri, row := range t {
+			writeRow(w, row, width, numeric, func(col int, cell string) string {
+				switch {
+				case ri == 0:
+					return p.bold.Sprint(cell)
+				case overLimit(cell):
+					// A figure over its limit, in the colour of the finding
+					// it raised.
+					at := col
+					if col > 0 {
+						at += offset
+					}
+					if code, ok := limitCodes[at]; ok {
+						return r.severityStyle(code.Check().Severity).Sprint(cell)
+					}
+				}
+				return cell
+			})
+		}
 	}
 	fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, phrases(datapathRules(dp), nil)...))
 	if !r.opts.Quiet { // -q: the table without its legend
@@ -618,11 +679,11 @@ func (m *markdownRenderer) datapathTable(w reportWriter, conns []*record.Connect
 	for _, c := range dp {
 		row := append([]string{fmt.Sprint(c.Number)}, datapathCells(c)...)
 		sends = append(sends, row[:split])
-		reads = append(reads, append(append([]string{row[0]}, row[split:]...), cell(ruleOf(c))))
+		reads = append(reads, append([]string{row[0]}, row[split:]...))
 	}
 	mdTable(w, datapathHead[:split], "--:|--:|--:|--:|--:|--:", sends)
-	mdTable(w, append([]string{"#"}, append(slices.Clone(datapathHead[split:]), "decided")...), "--:|--:|--:|--:|--:|---", reads)
-	fmt.Fprintf(w, "%s\n\n", cell(datapathLegend))
+	mdTable(w, append([]string{"#"}, datapathHead[split:]...), "--:|--:|--:|--:|--:|--:|--:", reads)
+	fmt.Fprintf(w, "%s.\n\n%s\n\n", cell(datapathRules(dp)), cell(datapathLegend))
 }
 
 func (m *markdownRenderer) RPC(rec *record.RPC) error {

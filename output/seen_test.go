@@ -155,7 +155,8 @@ func TestUnknownULPSeen(t *testing.T) {
 	golden(t, "unknown-ulp.txt", []byte(text))
 	for _, want := range []string{
 		"  1  disconnected        -        -    -  info     -  port 18515",
-		"  1  -/-      -/-        0        -      0  0/16       0/16         0       8",
+		"  1  -/-      -/-        0        -      0\n",
+		"  1  0/16       0/16         0       8  0/0   -/-\n",
 		"    1  info    rpcrdma-absent: no usable RPC-over-RDMA private data in REQ: this",
 		"Some RC traffic (6 frames) was connected out of band over TCP (port 18515): no\nCM, so no private data.",
 		"Verdict: connection 1 (192.0.2.1 → 192.0.2.2): disconnected; worst finding: info\n  rpcrdma-absent.",

@@ -102,10 +102,18 @@ type Checker struct {
 	// The RPC layer (rpc.go): what it made of the Send under way, the
 	// figures, and the finding on the Calls left unanswered at the end
 	// (once final).
-	seen    rpcSeen
-	rpc     rpcStats
-	final   bool
-	endNote *finding.Finding
+	seen     rpcSeen
+	rpc      rpcStats
+	final    bool
+	endNotes []finding.Finding
+
+	// Chunks (chunk.go): the segments the outstanding Calls advertised
+	// (segsCut: more than maxSegs, no longer judged), what the chunks
+	// moved, and the long messages not decoded for the budget.
+	segs        []advSeg
+	segsCut     bool
+	chunks      chunkFigures
+	longRefused int
 }
 
 // maxConnNotes bounds the further findings a connection keeps.
@@ -346,6 +354,7 @@ type Output struct {
 	calls int                  // Calls tracked, all connections
 	hdr   layers.RPCRDMAHeader // scratch, reused by every decode
 	msg   oncrpc.Message       // the RPC message's, too (rpc.go)
+	longs []*longBuf           // free buffers of long messages (chunk.go)
 	// ended are the forward Calls connections ended without a Reply to,
 	// by host pair (rpc-call-resent).
 	ended map[hostPair][]endedCall
@@ -402,13 +411,13 @@ func (c *Checker) result(end string) result {
 	if end != "" && !c.final {
 		c.final = true
 		if c.neg.Known && !c.lostCalls && !c.gone[0] && !c.gone[1] {
-			c.endNote = c.unanswered(end)
+			if f := c.unanswered(end); f != nil {
+				c.endNotes = append(c.endNotes, *f)
+			}
 		}
+		c.endNotes = append(c.endNotes, c.thresholdAdvice()...)
 	}
-	fs := c.Findings()
-	if c.endNote != nil {
-		fs = append(fs, *c.endNote)
-	}
+	fs := append(append(c.Findings(), c.chunkNotes()...), c.endNotes...)
 	return result{fig: c.Figures(), findings: fs, end: c.end}
 }
 

@@ -36,6 +36,12 @@ type call struct {
 	info oncrpc.CallInfo
 	at   time.Time
 	seq  uint64
+	// Chunks (chunk.go): the first octets of a Long Call's read chunk and
+	// of the reply chunk, while they come; the place of the Long Call's
+	// record, waiting for its decode; whether it was decoded.
+	longCall, reply *longBuf
+	longSeq         uint64
+	decoded         bool
 }
 
 func (k *call) has(stag uint32) bool { return slices.Contains(k.stags[:k.nstags], stag) }
@@ -166,9 +172,13 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 		rec := c.record(s, h, fixed, fs)
 		rec.Message = c.rpcRecord(s)
 		seq := c.out.add(rec)
-		if callAt >= 0 && rec.Message != nil && rec.Message.Type == "call" {
+		if callAt >= 0 && (rec.Message != nil && rec.Message.Type == "call" || c.calls[callAt].longCall != nil) {
 			c.calls[callAt].seq = seq // it waits for its Reply's frame
 			c.out.hold(seq)
+			if c.calls[callAt].longCall != nil { // and a Long Call for its read chunk's decode
+				c.calls[callAt].longSeq = seq
+				c.out.hold(seq)
+			}
 		}
 	}
 }
@@ -338,25 +348,24 @@ func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add 
 		add(finding.RPCCallResent, "the Call of XID 0x%08x was sent before in frame %d, which had no Reply yet: this is a retransmission",
 			h.XID, old.frame)
 		c.out.release(old.seq, 0)
+		c.releaseLong(old, nil)
+		c.dropSegments(old)
 	} else if e, ok := c.out.resentFrom(c.peers, h.XID); ok && s.Side == 0 && c.neg.Known {
 		add(finding.RPCCallResent, "the Call of XID 0x%08x was sent before in frame %d on connection %d, which ended without a Reply to it: a retransmission after reconnecting",
 			h.XID, e.frame, e.conn)
 	}
 	if i < 0 {
-		b := c.out.Limits.Budget
-		if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget || !b.Charge(budget.Datapath, callCost) {
+		if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget {
 			c.out.CallsUntracked++
 			c.limitNote = true
-			if len(c.calls) >= c.callsCap || c.out.calls >= c.out.Limits.CallBudget {
-				add(finding.StateLimitReached, "more than %d Calls outstanding on this connection, or %d on all: this one is not followed, and its Reply is not checked",
-					c.callsCap, c.out.Limits.CallBudget)
-			} else {
-				b.Lost(budget.Datapath)
-				add(finding.StateLimitReached, "%s: this Call is not followed, and its Reply is not checked", b.Full())
-			}
+			add(finding.StateLimitReached, "more than %d Calls outstanding on this connection, or %d on all: this one is not followed, and its Reply is not checked",
+				c.callsCap, c.out.Limits.CallBudget)
 			c.lostCalls = true
 			return -1
 		}
+		// Bounded by the limits above, and charged: a full budget has the
+		// largest holder give back (the run loop).
+		c.out.Limits.Budget.Force(budget.Datapath, callCost)
 		c.calls = append(c.calls, call{})
 		c.out.calls++
 		i = len(c.calls) - 1
@@ -365,6 +374,9 @@ func (c *Checker) callSeen(s *Send, h *layers.RPCRDMAHeader, complete bool, add 
 	*k = call{xid: h.XID, side: uint8(s.Side), frame: s.Frame, overflow: !complete || h.NotKept > 0, at: s.Time}
 	if c.seen.ok && c.out.msg.Type == oncrpc.Call {
 		k.info = c.out.msg.CallInfo()
+	}
+	if c.rule.IsRPCRDMA() {
+		c.addSegments(i, h)
 	}
 	for _, r := range h.ReadList {
 		k.add(r.Handle)
@@ -412,6 +424,9 @@ func (c *Checker) grantNow() (int, string) {
 // replySeen retires the Call a Reply answers and takes the grant of a
 // forward Reply (from the responder).
 func (c *Checker) replySeen(s *Send, h *layers.RPCRDMAHeader, add func(finding.Code, string, ...any)) {
+	if i := c.findCall(h.XID, 1-s.Side); i >= 0 {
+		c.replyChunks(s.Frame, s.Side, h, &c.calls[i])
+	}
 	if s.Side == 1 {
 		c.grant, c.hasGrant = h.Credit, true
 		c.fig.CreditsGranted, c.fig.HasCredits = int(h.Credit), true
@@ -432,6 +447,8 @@ func (c *Checker) findCall(xid uint32, side int) int {
 
 func (c *Checker) retire(i int) {
 	c.out.release(c.calls[i].seq, 0)
+	c.releaseLong(&c.calls[i], nil)
+	c.dropSegments(&c.calls[i])
 	c.out.Limits.Budget.Release(budget.Datapath, callCost)
 	last := len(c.calls) - 1
 	c.calls[i] = c.calls[last]
@@ -590,7 +607,11 @@ func (c *Checker) Lost(side int) {
 func (c *Checker) dropCalls() {
 	for i := range c.calls {
 		c.out.release(c.calls[i].seq, 0)
+		c.releaseLong(&c.calls[i], nil)
+		c.freeLong(c.calls[i].longCall)
+		c.freeLong(c.calls[i].reply)
 	}
+	c.segs = c.segs[:0]
 	c.out.Limits.Budget.Release(budget.Datapath, callCost*len(c.calls))
 	c.out.calls -= len(c.calls)
 	clear(c.calls)

@@ -510,8 +510,7 @@ func TestReadWhy(t *testing.T) {
 }
 
 // TestCallCost: an outstanding Call is charged to the memory budget while
-// it is tracked, and released with it; past the budget it is not tracked,
-// and says so.
+// it is tracked, and released with it.
 func TestCallCost(t *testing.T) {
 	b := budget.New(1 << 30)
 	bench := newBench(t, ModeFindings, Limits{Budget: b}, both())
@@ -529,11 +528,13 @@ func TestCallCost(t *testing.T) {
 	if got := b.Stats().Used - before; got != 0 {
 		t.Errorf("after Close %d charged", got)
 	}
+	// Past the budget, a Call is still followed (its count is bounded by
+	// the limits) and charged: the run loop has the largest holder give
+	// back.
 	full := budget.New(1)
 	bench = newBench(t, ModeFindings, Limits{Budget: full}, both())
-	full.Force(budget.Datapath, 100)
-	r := bench.send(0, callOf(1))
-	if r == nil || len(r.Findings) == 0 || r.Findings[0].Code != finding.StateLimitReached || bench.out.CallsUntracked != 1 {
-		t.Errorf("a Call past the budget: %+v", r)
+	bench.send(0, callOf(1))
+	if got := full.Stats().Used; got != int64(callCost) || bench.out.CallsUntracked != 0 {
+		t.Errorf("past the budget: %d charged, %d untracked", got, bench.out.CallsUntracked)
 	}
 }

@@ -129,7 +129,7 @@ func (fl *Follower) admit(f *flow, frame int) {
 // any cost no finding. Beyond maxParked (or when the budget has no room for
 // one more) the oldest parked is given up, and said.
 const (
-	parkCost  = 768
+	parkCost  = 900
 	maxParked = 1 << 16
 )
 
@@ -287,7 +287,7 @@ func (fl *Follower) newFlow() *flow {
 func resultCost(r *result) int {
 	n := 80
 	if r.fig != nil {
-		n += 224 + 48*len(r.fig.NFSOperations)
+		n += 288 + 48*len(r.fig.NFSOperations)
 		for _, p := range r.fig.RPCProcedures {
 			n += 144 + 40*len(p.NFSErrors)
 		}

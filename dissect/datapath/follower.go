@@ -133,8 +133,9 @@ type flow struct {
 	start   [2]uint32
 	chk     *Checker // made at the first frame
 	sides   *[2]sideState
-	handed  handed // what the handed-on record got
-	parked  bool   // set aside until its first frame (park)
+	handed  handed    // what the handed-on record got
+	parked  bool      // set aside until its first frame (park)
+	chunks  *rcChunks // its RDMA operations, for the chunks (chunk_rc.go)
 	// The flow's slot among those followed (connections, or directions
 	// without a setup), and whether it was active since the eviction hand
 	// last passed; the key of a direction without a setup.
@@ -412,7 +413,7 @@ const (
 	connCost = 1600
 	// activeCost is what a connection's traffic adds once it begins: its
 	// Checker and its sides' bookkeeping.
-	activeCost = 800
+	activeCost = 1100
 	dirCost    = 1300
 	headCost   = HeadLen + 8*maxFrames + 64
 )

@@ -31,7 +31,7 @@ type Item struct {
 
 type queued struct {
 	Item
-	held bool
+	held int // the things it waits for: its Call's Reply, a Long Call's read chunk
 }
 
 // add queues an rpc record and returns its place, for hold and release.
@@ -41,26 +41,38 @@ func (o *Output) add(rec *record.RPC) uint64 {
 	return o.qbase + uint64(len(o.queue)) // from 1: 0 names none
 }
 
-// hold keeps the record at place seq (from add) until it is released.
+// hold keeps the record at place seq (from add) until it is released as
+// often as it was held.
 func (o *Output) hold(seq uint64) {
-	if q := o.at(seq); q != nil && !q.held {
-		q.held = true
-		o.nheld++
+	if q := o.at(seq); q != nil {
+		if q.held == 0 {
+			o.nheld++
+		}
+		q.held++
 	}
 }
 
-// release lets the record at place seq go, with the frame of the Reply
-// that answers its Call when reply is not 0.
+// release lets the record at place seq go, once nothing else holds it,
+// with the frame of the Reply that answers its Call when reply is not 0.
 func (o *Output) release(seq uint64, reply int) {
 	q := o.at(seq)
-	if q == nil || !q.held {
+	if q == nil || q.held == 0 {
 		return
 	}
-	q.held = false
-	o.nheld--
 	if reply != 0 && q.RPC.Message != nil {
 		q.RPC.Message.ReplyFrame = reply
 	}
+	if q.held--; q.held == 0 {
+		o.nheld--
+	}
+}
+
+// waiting is the record at place seq while it is held, else nil.
+func (o *Output) waiting(seq uint64) *record.RPC {
+	if q := o.at(seq); q != nil && q.held > 0 {
+		return q.RPC
+	}
+	return nil
 }
 
 // at is the queue's entry at place seq, nil when it has gone.
@@ -75,13 +87,13 @@ func (o *Output) at(seq uint64) *queued {
 func (o *Output) bound(frame int) {
 	for i := 0; i < len(o.queue) && o.nheld > 0; i++ {
 		q := &o.queue[i]
-		if !q.held {
+		if q.held == 0 {
 			continue
 		}
 		if len(o.queue) <= maxQueued && frame-q.RPC.Frame <= holdFrames {
 			break
 		}
-		q.held = false
+		q.held = 0
 		o.nheld--
 	}
 }
@@ -89,7 +101,7 @@ func (o *Output) bound(frame int) {
 // releaseAll lets every record go (the end of the input).
 func (o *Output) releaseAll() {
 	for i := range o.queue {
-		o.queue[i].held = false
+		o.queue[i].held = 0
 	}
 	o.nheld = 0
 }
@@ -105,7 +117,7 @@ func (o *Output) Defer(x any) { o.queue = append(o.queue, queued{Item: Item{Othe
 // the slice is valid until the next call.
 func (o *Output) TakeItems() []Item {
 	n := 0
-	for n < len(o.queue) && !o.queue[n].held {
+	for n < len(o.queue) && o.queue[n].held == 0 {
 		n++
 	}
 	o.items = o.items[:0]

@@ -63,9 +63,10 @@ type rpcStats struct {
 
 // rpcSeen is what the RPC layer made of the Send under way.
 type rpcSeen struct {
-	ok     bool // Message holds the Send's decoded message
-	paired bool // a Reply whose Call was outstanding: call says which
-	call   call
+	ok      bool // Message holds the Send's decoded message
+	paired  bool // a Reply whose Call was outstanding: call says which
+	call    call
+	carried string // where the message travelled: send, reply_chunk
 }
 
 // decodeRPC decodes the RPC message of an RDMA_MSG or RDMA_MSGP Send whose
@@ -73,7 +74,11 @@ type rpcSeen struct {
 // Call (which stays outstanding: callSeen, replySeen and invalidation
 // retire it).
 func (c *Checker) decodeRPC(s *Send, h *layers.RPCRDMAHeader) {
-	c.seen = rpcSeen{}
+	c.seen = rpcSeen{carried: "send"}
+	if h.Proc == layers.RPCRDMANoMsg {
+		c.decodeLongReply(s, h)
+		return
+	}
 	if h.Proc != layers.RPCRDMAMsg && h.Proc != layers.RPCRDMAMsgP || len(h.Payload) < 8 {
 		return
 	}
@@ -114,15 +119,42 @@ func (c *Checker) decodeRPC(s *Send, h *layers.RPCRDMAHeader) {
 	c.seen.ok = m.Type == oncrpc.Call || m.Type == oncrpc.Reply
 }
 
+// decodeLongReply decodes the Reply an RDMA_NOMSG announces, from the
+// first octets its Writes put in the Call's reply chunk (a Long Reply).
+func (c *Checker) decodeLongReply(s *Send, h *layers.RPCRDMAHeader) {
+	if len(h.ReadList) > 0 || !h.HasReplyChunk {
+		return // a Long Call: its message comes in its read chunk
+	}
+	i := c.findCall(h.XID, 1-s.Side)
+	if i < 0 || c.calls[i].reply == nil || c.calls[i].reply.have < 8 {
+		return
+	}
+	k := c.calls[i]
+	var n uint32
+	for _, seg := range h.ReplyChunk {
+		n += seg.Length
+	}
+	m := &c.out.msg
+	err := oncrpc.DecodeReply(k.reply.b, k.info, oncrpc.ReplyOptions{}, m)
+	if m.Type != oncrpc.Reply || m.XID != h.XID || err != nil && !isTruncated(err) && m.ReplyStat > oncrpc.MsgDenied {
+		return
+	}
+	c.seen = rpcSeen{ok: true, paired: true, call: k, carried: "reply_chunk"}
+	c.longMessage(s.Side, n, &k.info)
+}
+
 func isTruncated(err error) bool {
 	e, ok := err.(*oncrpc.Error)
 	return ok && e.Truncated()
 }
 
-// rpcCall counts a Call: by procedure, its operations, a reverse Call.
-func (c *Checker) rpcCall(s *Send) {
+// rpcCall counts a Call (in c.out.msg): by procedure, its operations, a
+// reverse Call.
+func (c *Checker) rpcCall(s *Send) { c.countCall(s.Side) }
+
+func (c *Checker) countCall(side int) {
 	m := &c.out.msg
-	if s.Side == 1 && c.neg.Known {
+	if side == 1 && c.neg.Known {
 		c.rpc.reverse++
 		c.fig.ReverseCalls = c.rpc.reverse
 	}
@@ -432,9 +464,14 @@ func (c *Checker) rpcRecord(s *Send) *record.RPCMessage {
 	if !c.seen.ok {
 		return nil
 	}
-	m := &c.out.msg
-	r := &record.RPCMessage{XID: m.XID, CarriedIn: "send"}
-	known := m.Type == oncrpc.Call || c.seen.paired
+	return messageRecord(&c.out.msg, c.seen.paired, &c.seen.call, s.Time, c.seen.carried)
+}
+
+// messageRecord is the record of a decoded RPC message m, carried where
+// carried says, at time t; a Reply paired with its Call k.
+func messageRecord(m *oncrpc.Message, paired bool, k *call, t time.Time, carried string) *record.RPCMessage {
+	r := &record.RPCMessage{XID: m.XID, CarriedIn: carried}
+	known := m.Type == oncrpc.Call || paired
 	if known {
 		r.Program, r.Version, r.Procedure, r.HasProgram = m.Program, m.Version, m.Procedure, true
 		r.ProgramName = oncrpc.ProgramName(m.Program)
@@ -483,10 +520,10 @@ func (c *Checker) rpcRecord(s *Send) *record.RPCMessage {
 		}
 	}
 	r.NFSStatus = m.StatusName()
-	if c.seen.paired {
-		r.CallFrame = c.seen.call.frame
-		if !c.seen.call.at.IsZero() && !s.Time.IsZero() && !s.Time.Before(c.seen.call.at) {
-			r.ResponseTime, r.HasResponseTime = s.Time.Sub(c.seen.call.at), true
+	if paired {
+		r.CallFrame = k.frame
+		if !k.at.IsZero() && !t.IsZero() && !t.Before(k.at) {
+			r.ResponseTime, r.HasResponseTime = t.Sub(k.at), true
 		}
 	}
 	return r

@@ -97,6 +97,7 @@ var sendNames = [...]string{
 
 // frame takes one frame of a connection, sent by side.
 func (fl *Follower) frame(f *flow, side int, p *Packet) {
+	fl.chunkFrame(f, side, p)
 	op := p.OpCode
 	switch op {
 	case layers.OpReadResponseFirst, layers.OpReadResponseMiddle:

@@ -63,6 +63,8 @@ const (
 	RPCReplyError
 	RPCCallUnanswered
 	RPCCallResent
+	ChunkViolation
+	InlineThresholdTooSmall
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -185,6 +187,10 @@ var catalogue = [...]Check{
 		"RPC Calls that no Reply with the same XID answered by the end of their connection (or of the capture)."},
 	{RPCCallResent, "rpc-call-resent", Info, "RFC 5531, section 9",
 		"An RPC Call sent again with the same XID while the first copy had no Reply: on the same connection, or on a later connection between the same two hosts (the Linux client retransmits after it reconnects)."},
+	{ChunkViolation, "chunk-violation", Warning, "RFC 8166, sections 3.4 and 4.5.3",
+		"An RDMA Write or Read outside every segment the outstanding Calls advertised (a handle nobody advertised, or octets past a segment's end), or a Reply whose write list or reply chunk claims more than its Call offered or a handle it did not offer."},
+	{InlineThresholdTooSmall, "inline-threshold-too-small", Info, "RFC 8166, sections 3.3.2 and 3.5.3; RFC 8797, section 4.2",
+		"Messages went long (a Long Call in a read chunk, a Long Reply in a reply chunk) that a larger inline threshold, which RFC 8797 can express, would have carried inline: which peer's Send Size or Receive Size would have to change, and to what."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

@@ -170,6 +170,18 @@ type Datapath struct {
 	NFSOperations   []NFSOperation
 	UnansweredCalls int
 	ReverseCalls    int
+
+	// Chunks, by the side that sent the message or moved the octets:
+	// LongMessages are the Long Calls and Long Replies; InlineNeeded the
+	// smallest inline threshold RFC 8797 can express that would have
+	// carried them all inline (0: none went long; 262145: none can);
+	// ExplicitRDMAOctets the octets moved in chunks (pushed by RDMA Write,
+	// or pulled from it by RDMA Read); ChunkViolations the RDMA operations
+	// and Replies outside what the Calls offered.
+	LongMessages       [2]int
+	InlineNeeded       [2]int
+	ExplicitRDMAOctets [2]int64
+	ChunkViolations    int
 }
 
 // RPCProcedure counts the Calls of one procedure and their Replies.
