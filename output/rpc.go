@@ -288,6 +288,7 @@ func appendDatapath(j *jw, d *record.Datapath) {
 	pair("max_outstanding_rdma_reads", d.MaxOutstandingRDMAReads, both)
 	j.kint("frames", int64(d.Frames))
 	appendRPCFigures(j, d)
+	appendHealth(j, d.Health)
 	j.end()
 }
 

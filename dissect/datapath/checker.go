@@ -106,6 +106,10 @@ type Checker struct {
 	rpc     rpcStats
 	final   bool
 	endNote *finding.Finding
+
+	// hl is the RC transport's health (health.go); nil on iWARP and on
+	// traffic whose setup was not seen.
+	hl *rcHealth
 }
 
 // maxConnNotes bounds the further findings a connection keeps.
@@ -391,6 +395,7 @@ func (c *Checker) Figures() *record.Datapath {
 		f.Rule = c.rule.String()
 	}
 	c.rpcFigures(&f)
+	c.healthFigures(&f)
 	return &f
 }
 
@@ -405,7 +410,7 @@ func (c *Checker) result(end string) result {
 			c.endNote = c.unanswered(end)
 		}
 	}
-	fs := c.Findings()
+	fs := append(c.Findings(), c.healthFindings()...)
 	if c.endNote != nil {
 		fs = append(fs, *c.endNote)
 	}

@@ -63,6 +63,15 @@ const (
 	RPCReplyError
 	RPCCallUnanswered
 	RPCCallResent
+	RCNAK
+	RCRNRNAK
+	RCRetransmission
+	RCPacketsMissing
+	RoCECongestion
+	TCPRetransmission
+	TCPSegmentsMissing
+	TCPReset
+	RPCRDMANotRC
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -185,6 +194,24 @@ var catalogue = [...]Check{
 		"RPC Calls that no Reply with the same XID answered by the end of their connection (or of the capture)."},
 	{RPCCallResent, "rpc-call-resent", Info, "RFC 5531, section 9",
 		"An RPC Call sent again with the same XID while the first copy had no Reply: on the same connection, or on a later connection between the same two hosts (the Linux client retransmits after it reconnects)."},
+	{RCNAK, "rc-nak", Warning, "IBTA Vol 1, sections 9.3 (AETH) and 9.7.5.2 (NAK codes)",
+		"A side of an RC connection sent NAKs: a PSN sequence error (packets lost on the wire, sent again from there), an invalid request (such as a Send longer than the receive buffer), a remote access error (an RDMA Write or Read outside a registered region), a remote operational error or an invalid RD request. Counted by code, once per direction, with the first frames and, for the first of each code, the request it answered."},
+	{RCRNRNAK, "rc-rnr-nak", Warning, "IBTA Vol 1, section 9.7.5.2.8 (RNR NAK); RFC 8166, section 3.3.1 (credits)",
+		"A side of an RC connection sent Receiver Not Ready NAKs: it had no receive buffer posted for a Send, which RPC-over-RDMA's credits exist to prevent. The requester retries after the RNR timer. The finding says how many Calls were outstanding against the credits granted."},
+	{RCRetransmission, "rc-retransmission", Info, "IBTA Vol 1, section 9.7 (reliable service: the requester sends again from a NAK's PSN, or after a local ACK timeout)",
+		"A side of an RC connection sent request packets (or READ Response packets) again: after a NAK, or after a local ACK timeout when none came. Counted in packets, with the time from the NAK (or the first copy) to each retransmission."},
+	{RCPacketsMissing, "rc-packets-missing", Info, "IBTA Vol 1, section 9.7 (PSN sequence); pcap capture",
+		"Request packets of an RC connection whose PSNs the capture never showed and no NAK named: the capture lost them, not the wire (a receiver that missed them would have sent a NAK). Every count of the connection is then a lower bound."},
+	{RoCECongestion, "roce-congestion", Info, "RoCEv2 Annex A17.9.3 (CNP); RFC 3168, section 5 (ECN CE); IBTA Vol 1, Annex A10 (FECN, BECN)",
+		"Congestion on a direction of an RC connection: RoCEv2 packets that arrived marked CE, the CNPs the receiver sent back, or native InfiniBand packets with FECN or BECN set. The sender is meant to slow down (DCQCN on RoCEv2)."},
+	{TCPRetransmission, "tcp-retransmission", Info, "RFC 9293, section 3.8 (retransmission)",
+		"A direction of an iWARP connection's TCP stream carried segments whose octets had come before: sent again."},
+	{TCPSegmentsMissing, "tcp-segments-missing", Info, "RFC 9293, section 3.4 (sequence numbers); pcap capture",
+		"A direction of an iWARP connection's TCP stream has gaps that no segment filled: the capture lost those octets. The FPDUs in them were not read."},
+	{TCPReset, "tcp-reset", Warning, "RFC 9293, section 3.5.2 (reset); RFC 5044, section 8 (MPA connection teardown)",
+		"A TCP RST, or a FIN, ended an iWARP connection in the middle of its traffic, without an RDMAP Terminate or an orderly close after it."},
+	{RPCRDMANotRC, "rpcrdma-not-rc", Warning, "RFC 8797, section 7 (Security Considerations); IBTA Vol 1, section 12.6 (REQ Transport Service Type)",
+		"A REQ carries RPC-over-RDMA private data but asks for a Transport Service Type other than Reliable Connected (UC, RD or a reserved value): RPC-over-RDMA runs on RC queue pairs only, and its security considerations rest on them."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

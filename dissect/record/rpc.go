@@ -170,6 +170,10 @@ type Datapath struct {
 	NFSOperations   []NFSOperation
 	UnansweredCalls int
 	ReverseCalls    int
+
+	// Health is what the traffic showed of its transport (health.go); nil
+	// when the data path does not follow it.
+	Health *Health
 }
 
 // RPCProcedure counts the Calls of one procedure and their Replies.
