@@ -41,6 +41,8 @@ type craftOptions struct {
 	NFS       bool     // --workload: the NFS/RDMA-like workload
 	NoCM      string   // --no-cm: traffic set up without CM, of this kind
 	OOBPort   uint16   // --oob-port: its out-of-band TCP exchange's port
+	Health    []string // --health: transport cases to write (craft_health.go)
+	Snaplen   int      // --snaplen: cut every frame there
 }
 
 // Defaults of craft's flags.
@@ -134,6 +136,7 @@ perftest's on port 18515.`,
 	f.StringVar(&opts.NoCM, "no-cm", "", "write RoCEv2 traffic set up without CM instead, of this kind: "+strings.Join(craft.NoCMKinds, ", "))
 	f.Uint16Var(&opts.OOBPort, "oob-port", 0, "with --no-cm: a TCP exchange on this port first, and its closing after (perftest's is 18515); 0: none")
 	completeCraft(c)
+	healthFlags(f, opts)
 	f.BoolVar(&opts.Traffic, "traffic", false, "an NFS-like exchange after the setup (Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R; on the InfiniBand family then DREQ and DREP)")
 	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA-like workload instead: RoCEv2 connections set up with RFC 8797 data, Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
 	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path finding (repeatable): "+strings.Join(craft.DatapathFindings, ", ")+
@@ -206,7 +209,9 @@ func craftModeOf(opts *craftOptions) craftMode {
 }
 
 // traffic reports whether the setup is to be followed by traffic.
-func (opts *craftOptions) traffic() bool { return opts.Traffic || len(opts.Findings) > 0 }
+func (opts *craftOptions) traffic() bool {
+	return opts.Traffic || len(opts.Findings) > 0 || len(opts.Health) > 0
+}
 
 // craftRule is one flag combination craft refuses, in the modes it names.
 type craftRule struct {
@@ -270,6 +275,7 @@ func craftRules(opts *craftOptions) []craftRule {
 		rules = append(rules, craftRule{modeSetups | modeHex, flagRule{"--" + sz.flag, !inlineSize(sz.v),
 			fmt.Sprintf("--%s: %d is not a multiple of 1024 from 1024 to %d", sz.flag, sz.v, maxInlineSize)}})
 	}
+	rules = append(rules, healthRules(opts)...)
 	return append(rules, []craftRule{
 		{modeHex, flagRule{"--hex", opts.Write != "",
 			"--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both"}},
@@ -332,7 +338,7 @@ func runExchange(s *IOStreams, opts *craftOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	return writeFrames(s, opts.Write, frames)
+	return writeCraft(s, opts, frames)
 }
 
 // runIWARP writes an iWARP setup.
@@ -357,6 +363,9 @@ func iwarpError(opts *craftOptions, err error) error {
 // runTraffic writes an RFC 8797 setup and the NFS-like traffic after it,
 // with the findings asked for, on either family.
 func runTraffic(s *IOStreams, opts *craftOptions) error {
+	if len(opts.Health) > 0 {
+		return runHealth(s, opts)
+	}
 	t := craft.Traffic{Findings: opts.Findings}
 	if opts.Transport == craft.IWARP {
 		frames, err := opts.iwarpExchange().NFSTraffic(t)
@@ -369,7 +378,7 @@ func runTraffic(s *IOStreams, opts *craftOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	return writeFrames(s, opts.Write, frames)
+	return writeCraft(s, opts, frames)
 }
 
 // runULP writes another upper layer's setup.

@@ -47,8 +47,10 @@ func (c *Checker) healthFindings() []finding.Finding {
 		if n := fig.Retransmitted[side]; n > 0 {
 			msg := fmt.Sprintf("the %s sent %s again (%s): %s", c.who(side), nOf(n, "packet", "packets"), frameList(s.retxFrames, n),
 				retxWhy(n, int(s.retxNAK)))
-			if fig.HasRetransmitDelay[side] {
-				msg += fmt.Sprintf("; %s to %s after the NAK or the first copy", seconds(fig.RetransmitMin[side]), seconds(fig.RetransmitMax[side]))
+			if lo, hi := fig.RetransmitMin[side], fig.RetransmitMax[side]; fig.HasRetransmitDelay[side] && lo == hi {
+				msg += fmt.Sprintf("; %s after the NAK or the first copy", seconds(lo))
+			} else if fig.HasRetransmitDelay[side] {
+				msg += fmt.Sprintf("; %s to %s after the NAK or the first copy", seconds(lo), seconds(hi))
 			}
 			msg += fmt.Sprintf(" (mlx5: duplicate_request at the %s; local_ack_timeout_err at the %s for those after a timeout)",
 				c.who(1-side), c.who(side))
@@ -58,8 +60,8 @@ func (c *Checker) healthFindings() []finding.Finding {
 	for side := range 2 {
 		if n := fig.Missing[side]; n > 0 {
 			out = append(out, finding.New(finding.RCPacketsMissing,
-				"%s of the %s's requests %s not in the capture, and no NAK named them%s: the capture lost them, not the wire, so every count of this connection is a lower bound",
-				nOf(n, "packet", "packets"), c.who(side), isAre(n), c.gapWhere(side)))
+				"%s of the %s's requests %s not in the capture, and no NAK named %s%s: the capture lost %s, not the wire, so every count of this connection is a lower bound",
+				nOf(n, "packet", "packets"), c.who(side), isAre(n), plural(n, "it", "them"), c.gapWhere(side), plural(n, "it", "them")))
 		}
 	}
 	for side := range 2 {
@@ -83,7 +85,7 @@ func (c *Checker) nakFinding(side int, fig *record.Health) (finding.Finding, boo
 	var parts []string
 	for code, n := range fig.NAKs[side] {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s (%s)", n, nakNames[code], c.nakDetail(side, code)))
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", n, nakNames[code], c.nakDetail(side, code, n)))
 		}
 	}
 	return finding.New(finding.RCNAK, "the %s sent %s (%s): %s", c.who(side), nOf(total, "NAK", "NAKs"),
@@ -92,13 +94,16 @@ func (c *Checker) nakFinding(side int, fig *record.Health) (finding.Finding, boo
 
 // nakDetail says what the first NAK of a code that side sent answered,
 // and the NIC counters it shows in.
-func (c *Checker) nakDetail(side, code int) string {
+func (c *Checker) nakDetail(side, code, count int) string {
 	s := &c.hl.sides[side]
 	req, peer := c.who(1-side), c.who(side)
-	at := fmt.Sprintf("frame %d, PSN 0x%06x", s.nakFrame[code], s.nakPSN[code])
+	at := fmt.Sprintf("PSN 0x%06x", s.nakPSN[code])
+	if count > 1 {
+		at = fmt.Sprintf("the first in frame %d, PSN 0x%06x", s.nakFrame[code], s.nakPSN[code])
+	}
 	switch code {
 	case record.NAKPSNSequenceError:
-		return fmt.Sprintf("first %s: packets from the %s were lost on the wire, and it sent them again from there; mlx5: out_of_sequence at the %s, packet_seq_err at the %s",
+		return fmt.Sprintf("%s: packets from the %s were lost on the wire, and it sent them again from there; mlx5: out_of_sequence at the %s, packet_seq_err at the %s",
 			at, req, peer, req)
 	case record.NAKInvalidRequest:
 		n := &s.refused
@@ -109,7 +114,7 @@ func (c *Checker) nakDetail(side, code int) string {
 				what += fmt.Sprintf(", over the inline threshold of %d", n.over)
 			}
 		}
-		return fmt.Sprintf("first %s: %s; mlx5: req_remote_invalid_request at the %s", at, what, req)
+		return fmt.Sprintf("%s: %s; mlx5: req_remote_invalid_request at the %s", at, what, req)
 	case record.NAKRemoteAccessError:
 		n := &s.denied
 		what := "no RDMA Write or Read of the " + req + " seen holds that PSN"
@@ -119,9 +124,9 @@ func (c *Checker) nakDetail(side, code int) string {
 				what += fmt.Sprintf(", which the Send With Invalidate of frame %d had invalidated", n.inval.frame)
 			}
 		}
-		return fmt.Sprintf("first %s: %s; mlx5: req_remote_access_errors at the %s", at, what, req)
+		return fmt.Sprintf("%s: %s; mlx5: req_remote_access_errors at the %s", at, what, req)
 	}
-	return "first " + at
+	return at
 }
 
 // opName names an RDMA Write or Read as the findings say it.
