@@ -70,7 +70,7 @@ func TestFlagValues(t *testing.T) {
 		{[]string{"dissect", "-Y", "severity >= loud", "x.pcap"}, `--display-filter: severity: "loud" is not none, info, warning or error`},
 		{[]string{"dissect", "-Y", "code == icrc-mismatsh", "x.pcap"},
 			`--display-filter: code: "icrc-mismatsh" is not a finding code (did you mean icrc-mismatch?); docs/findings.md lists them`},
-		{[]string{"dissect", "-Y", "msg > REQ", "x.pcap"}, "--display-filter: msg >: only conn, frame and severity are ordered; use == or !="},
+		{[]string{"dissect", "-Y", "msg > REQ", "x.pcap"}, "--display-filter: msg >: only conn, frame, severity and retransmission are ordered; use == or !="},
 		{[]string{"dissect", "-Y", "(conn == 1", "x.pcap"}, "--display-filter: missing )"},
 		{[]string{"dissect", "-Y", "conn == 1 conn == 2", "x.pcap"}, `--display-filter: unexpected "conn" after a complete expression (join tests with and, or)`},
 		{[]string{"dissect", "-Y", "", "x.pcap"}, "--display-filter: empty expression (try: addr == 192.0.2.1, msg == REJ, severity >= warning, conn == 2)"},

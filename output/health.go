@@ -1,6 +1,10 @@
 package output
 
-import "github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+import (
+	"strings"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+)
 
 // The transport's health in each format: the keys of a connection's
 // "datapath" object (RC: ACKs, NAKs, retransmissions, missing packets,
@@ -95,4 +99,44 @@ func appendHealth(j *jw, h *record.Health) {
 	j.end()
 	perSide("fecn", h.FECN)
 	perSide("becn", h.BECN)
+}
+
+// healthValues are a connection's values of the -Y fields nak (the NAK
+// codes its traffic carried, rnr_nak for RNR NAKs) and retransmission (the
+// packets sent again, both ways). A connection without any has no value.
+func healthValues(c *record.Connection, field string) ([]value, bool) {
+	if c.Datapath == nil || c.Datapath.Health == nil {
+		return nil, false
+	}
+	h := c.Datapath.Health
+	var vs []value
+	switch field {
+	case "nak":
+		for code, name := range record.NAKCodes {
+			if h.NAKs[0][code]+h.NAKs[1][code] > 0 {
+				vs = append(vs, value{s: name})
+			}
+		}
+		if h.RNRNAKs[0]+h.RNRNAKs[1] > 0 {
+			vs = append(vs, value{s: "rnr_nak"})
+		}
+	case "retransmission":
+		if n := h.Retransmitted[0] + h.Retransmitted[1]; n > 0 {
+			vs = append(vs, value{n: n})
+		}
+	}
+	return vs, len(vs) > 0
+}
+
+// knownNAK reports whether s names a NAK code for -Y (any case).
+func knownNAK(s string) bool {
+	if strings.EqualFold(s, "rnr_nak") {
+		return true
+	}
+	for _, name := range record.NAKCodes {
+		if strings.EqualFold(s, name) {
+			return true
+		}
+	}
+	return false
 }

@@ -68,9 +68,6 @@ const (
 	RCRetransmission
 	RCPacketsMissing
 	RoCECongestion
-	TCPRetransmission
-	TCPSegmentsMissing
-	TCPReset
 	RPCRDMANotRC
 )
 
@@ -204,12 +201,6 @@ var catalogue = [...]Check{
 		"Request packets of an RC connection whose PSNs the capture never showed and no NAK named: the capture lost them, not the wire (a receiver that missed them would have sent a NAK). Every count of the connection is then a lower bound."},
 	{RoCECongestion, "roce-congestion", Info, "RoCEv2 Annex A17.9.3 (CNP); RFC 3168, section 5 (ECN CE); IBTA Vol 1, Annex A10 (FECN, BECN)",
 		"Congestion on a direction of an RC connection: RoCEv2 packets that arrived marked CE, the CNPs the receiver sent back, or native InfiniBand packets with FECN or BECN set. The sender is meant to slow down (DCQCN on RoCEv2)."},
-	{TCPRetransmission, "tcp-retransmission", Info, "RFC 9293, section 3.8 (retransmission)",
-		"A direction of an iWARP connection's TCP stream carried segments whose octets had come before: sent again."},
-	{TCPSegmentsMissing, "tcp-segments-missing", Info, "RFC 9293, section 3.4 (sequence numbers); pcap capture",
-		"A direction of an iWARP connection's TCP stream has gaps that no segment filled: the capture lost those octets. The FPDUs in them were not read."},
-	{TCPReset, "tcp-reset", Warning, "RFC 9293, section 3.5.2 (reset); RFC 5044, section 8 (MPA connection teardown)",
-		"A TCP RST, or a FIN, ended an iWARP connection in the middle of its traffic, without an RDMAP Terminate or an orderly close after it."},
 	{RPCRDMANotRC, "rpcrdma-not-rc", Warning, "RFC 8797, section 7 (Security Considerations); IBTA Vol 1, section 12.6 (REQ Transport Service Type)",
 		"A REQ carries RPC-over-RDMA private data but asks for a Transport Service Type other than Reliable Connected (UC, RD or a reserved value): RPC-over-RDMA runs on RC queue pairs only, and its security considerations rest on them."},
 }
