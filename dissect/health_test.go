@@ -13,6 +13,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // healthFindings are the RC transport findings.
@@ -295,5 +296,43 @@ func TestRealCapturesHealth(t *testing.T) {
 			}
 			checkAETHOracle(t, tshark, p, hs, false)
 		})
+	}
+}
+
+// TestRPCRDMANotRC: a REQ with RFC 8797 data that asks for UC, RD or the
+// reserved service type gets rpcrdma-not-rc; one for RC, or one without
+// RFC 8797 data, does not.
+func TestRPCRDMANotRC(t *testing.T) {
+	a, b := craft.Endpoints(0, false)
+	msg, err := craft.Peer{SendSize: 4096, ReceiveSize: 4096}.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		st      uint8
+		rpcrdma bool
+		want    bool
+	}{{0, true, false}, {1, true, true}, {2, true, true}, {3, true, true}, {1, false, false}} {
+		pd := craft.IPCMHeader(a, b, a.Port)
+		if tc.rpcrdma {
+			pd = append(pd, msg...)
+		}
+		req := &layers.CMReq{LocalCommID: 1, ServiceID: craft.NFSServiceID, LocalQPN: 0x100, TransportServiceType: tc.st,
+			StartingPSN: 1, PathPacketPayloadMTU: 3, PartitionKey: 0xffff}
+		req.PrivateData = pd
+		data, link, err := (&craft.CM{Transport: craft.RoCEv2, Src: a, Dst: b, Msg: req, TID: 1}).Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := runDatapathFrames(t, datapath.ModeFindings, []craft.Frame{{Data: data, Time: craft.DefaultStart, LinkType: link}})
+		var got []string
+		for _, f := range c.msgs[0].Findings {
+			if f.Code == finding.RPCRDMANotRC {
+				got = append(got, f.Message)
+			}
+		}
+		if len(got) > 0 != tc.want || tc.want && !strings.Contains(got[0], "Transport Service Type "+strconv.Itoa(int(tc.st))) {
+			t.Errorf("service type %d, RFC 8797 %v: %v", tc.st, tc.rpcrdma, got)
+		}
 	}
 }

@@ -232,7 +232,6 @@ func (fs *frames3) note(frame int) {
 func (h *rcHealth) request(side int, o psnOrder, p *Packet, n uint32, known bool) {
 	s := &h.sides[side]
 	ts := h.ts(p.Time)
-	retx := false
 	switch {
 	case !s.hasNext:
 		s.next, s.hasNext = p.PSN, true
@@ -256,17 +255,14 @@ func (h *rcHealth) request(side int, o psnOrder, p *Packet, n uint32, known bool
 		case inWin && s.seen[w]&b == 0:
 			// A gap filled: sent again after a NAK named it, or put
 			// out of order by the capture.
+			// Its octets are counted: the capture shows them once.
 			s.seen[w] |= b
 			s.at[p.PSN%psnWindow] = ts
 			if s.nakd[w]&b != 0 {
-				retx = true
 				h.retransmitted(side, p, ts, 0, false)
 			}
 		default:
-			retx = true
 			h.retransmitted(side, p, ts, s.at[p.PSN%psnWindow], inWin)
-		}
-		if retx {
 			return
 		}
 	}
