@@ -66,7 +66,7 @@ func TestFlagValues(t *testing.T) {
 		{[]string{"dissect", "-w", "-", "x.pcap"}, "--write: - is standard output, which carries the report; give -w a file name"},
 		{[]string{"dissect", "-w", "x.pcap", "x.pcap"}, "--write: x.pcap is also an input: it would be overwritten"},
 		{[]string{"dissect", "-Y", "adr == 192.0.2.1", "x.pcap"},
-			`--display-filter: unknown field "adr" (did you mean addr?); the fields are addr, src, dst, msg, code, severity, conn, state, transport, frame, file, prog, proc, op, xid, rpc_status`},
+			`--display-filter: unknown field "adr" (did you mean addr?); the fields are addr, src, dst, msg, code, severity, conn, state, transport, frame, file, prog, proc, op, xid, rpc_status, nak, retransmission`},
 		{[]string{"dissect", "-Y", "severity >= loud", "x.pcap"}, `--display-filter: severity: "loud" is not none, info, warning or error`},
 		{[]string{"dissect", "-Y", "code == icrc-mismatsh", "x.pcap"},
 			`--display-filter: code: "icrc-mismatsh" is not a finding code (did you mean icrc-mismatch?); docs/findings.md lists them`},

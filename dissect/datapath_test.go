@@ -127,6 +127,12 @@ func checkNFSExchange(t *testing.T, c *dpCollect, longCall []int, frames int) {
 			got.UnansweredCalls, got.ReverseCalls)
 	}
 	got.RPCProcedures, got.NFSOperations = nil, nil
+	// Every Send acknowledged, nothing lost or sent again (health_test.go
+	// has the rest).
+	if h := got.Health; c.conns[0].Transport != record.IWARP && (h == nil || h.ACKs[0] == 0 || h.ACKs[1] == 0 || h.Retransmitted != [2]int{} || h.Missing != [2]int{}) {
+		t.Errorf("health %+v", h)
+	}
+	got.Health = nil
 	if !reflect.DeepEqual(&got, want) {
 		t.Errorf("datapath\n%+v\nwant\n%+v", &got, want)
 	}
