@@ -43,6 +43,8 @@ type craftOptions struct {
 	NFS       bool     // --workload: the NFS/RDMA-like workload
 	NoCM      string   // --no-cm: traffic set up without CM, of this kind
 	OOBPort   uint16   // --oob-port: its out-of-band TCP exchange's port
+	Health    []string // --health: transport cases to write (craft_health.go)
+	Snaplen   int      // --snaplen: cut every frame there
 }
 
 // Defaults of craft's flags.
@@ -148,6 +150,7 @@ perftest's on port 18515.`,
 		"with --traffic (implied), or a --workload with --nfs or --iwarp-conns: the NFS version of the Calls: "+craft.NFSv3+", "+craft.NFSv4+" (4.1) or "+rpcMix+" (both)")
 	f.BoolVar(&opts.Callback, "callback", false, "with --traffic (implied): the server also sends a CB_COMPOUND Call (CB_SEQUENCE, CB_RECALL) on the backchannel, and the client its Reply")
 	completeCraft(c)
+	healthFlags(f, opts)
 	return c
 }
 
@@ -218,7 +221,7 @@ func craftModeOf(opts *craftOptions) craftMode {
 // traffic reports whether the setup is to be followed by traffic: --rpc
 // implies it only outside a workload.
 func (opts *craftOptions) traffic() bool {
-	return opts.Traffic || len(opts.Findings) > 0 || opts.Callback || opts.RPC != rpcMix && opts.Workload == ""
+	return opts.Traffic || len(opts.Findings) > 0 || len(opts.Health) > 0 || opts.Callback || opts.RPC != rpcMix && opts.Workload == ""
 }
 
 // nfsVersion is the craft.Traffic and workload NFS version --rpc gives.
@@ -296,6 +299,7 @@ func craftRules(opts *craftOptions) []craftRule {
 		rules = append(rules, craftRule{modeSetups | modeHex, flagRule{"--" + sz.flag, !inlineSize(sz.v),
 			fmt.Sprintf("--%s: %d is not a multiple of 1024 from 1024 to %d", sz.flag, sz.v, maxInlineSize)}})
 	}
+	rules = append(rules, healthRules(opts)...)
 	return append(rules, []craftRule{
 		{modeHex, flagRule{"--hex", opts.Write != "",
 			"--hex prints the initiator's 8 octets and writes no capture: give --hex or -w, not both"}},
@@ -358,7 +362,7 @@ func runExchange(s *IOStreams, opts *craftOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	return writeFrames(s, opts.Write, frames)
+	return writeCraft(s, opts, frames)
 }
 
 // runIWARP writes an iWARP setup.
@@ -383,6 +387,9 @@ func iwarpError(opts *craftOptions, err error) error {
 // runTraffic writes an RFC 8797 setup and the NFS traffic after it,
 // with the findings asked for, on either family.
 func runTraffic(s *IOStreams, opts *craftOptions) error {
+	if len(opts.Health) > 0 {
+		return runHealth(s, opts)
+	}
 	t := craft.Traffic{Findings: opts.Findings, NFSVersion: opts.nfsVersion(), Callback: opts.Callback}
 	if opts.Transport == craft.IWARP {
 		frames, err := opts.iwarpExchange().NFSTraffic(t)
@@ -395,7 +402,7 @@ func runTraffic(s *IOStreams, opts *craftOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	return writeFrames(s, opts.Write, frames)
+	return writeCraft(s, opts, frames)
 }
 
 // runULP writes another upper layer's setup.

@@ -144,6 +144,12 @@ func checkNFSExchange(t *testing.T, c *dpCollect, longCall []int, frames int) {
 		}
 	}
 	got.RPCProcedures, got.NFSOperations = nil, nil
+	// Every Send acknowledged, nothing lost or sent again (health_test.go
+	// has the rest).
+	if h := got.Health; c.conns[0].Transport != record.IWARP && (h == nil || h.ACKs[0] == 0 || h.ACKs[1] == 0 || h.Retransmitted != [2]int{} || h.Missing != [2]int{}) {
+		t.Errorf("health %+v", h)
+	}
+	got.Health = nil
 	got.LongMessages, got.InlineNeeded, got.ExplicitRDMAOctets = [2]int{}, [2]int{}, [2]int64{}
 	if !reflect.DeepEqual(&got, want) {
 		t.Errorf("datapath\n%+v\nwant\n%+v", &got, want)

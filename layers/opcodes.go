@@ -30,6 +30,9 @@ const (
 	OpFetchAdd           = 0x14
 	OpSendLastInvalidate = 0x16
 	OpSendOnlyInvalidate = 0x17
+	// OpCNP is the RoCEv2 Congestion Notification Packet (RoCEv2 Annex
+	// A17.9.3): a BTH, 16 reserved octets, the ICRC.
+	OpCNP = 0x81
 
 	rcLastOpcode  = OpSendOnlyInvalidate
 	ucLastOpcode  = OpWriteOnlyImm

@@ -252,6 +252,7 @@ func (r *textRenderer) table() {
 			fmt.Fprintf(w, "%s%s\n", indent, ends[ri])
 		}
 		r.datapathTable(conns)
+		r.healthTable(conns)
 		r.rpcTable(conns)
 		return
 	}
@@ -281,6 +282,7 @@ func (r *textRenderer) table() {
 		}
 	}
 	r.datapathTable(conns)
+	r.healthTable(conns)
 	r.rpcTable(conns)
 }
 

@@ -135,7 +135,8 @@ func TestJSONShapeDatapath(t *testing.T) {
 	headerKeys := []string{"xid", "vers", "credits", "proc", "read_list", "write_list", "reply_chunk"}
 	dpKeys := []string{"rpc_messages", "largest_inline", "send_with_invalidate", "max_outstanding_calls", "credits_granted",
 		"rdma_read_limit", "max_outstanding_rdma_reads", "frames", "rpc_procedures", "nfs_operations", "unanswered_calls",
-		"reverse_calls", "long_messages", "inline_threshold_needed", "explicit_rdma_octets", "chunk_violations"}
+		"reverse_calls", "long_messages", "inline_threshold_needed", "explicit_rdma_octets", "chunk_violations", "acks", "naks",
+		"rnr_naks", "retransmitted_packets", "missing_packets", "cnps", "ecn_ce", "octets", "retransmit_delay", "dscp", "fecn", "becn"}
 	// An rpc_message's keys: those always there, and those that may be.
 	msgAlways := []string{"type", "xid", "carried_in"}
 	msgMay := []string{"program", "program_name", "version", "procedure", "procedure_name", "operations", "operations_end",
@@ -222,7 +223,8 @@ func TestJSONShapeDatapath(t *testing.T) {
 				t.Fatalf("line %d: datapath %v", i+1, rec["datapath"])
 			}
 			exactKeys(t, i+1, d, dpKeys)
-			for _, k := range []string{"rpc_messages", "largest_inline", "rdma_read_limit", "max_outstanding_rdma_reads"} {
+			for _, k := range []string{"rpc_messages", "largest_inline", "rdma_read_limit", "max_outstanding_rdma_reads", "acks", "naks",
+				"rnr_naks", "retransmitted_packets", "missing_packets", "cnps", "ecn_ce", "octets", "retransmit_delay", "fecn", "becn"} {
 				exactKeys(t, i+1, d[k].(map[string]any), []string{"initiator_to_responder", "responder_to_initiator"})
 			}
 			for _, p := range d["rpc_procedures"].([]any) {

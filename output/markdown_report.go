@@ -467,6 +467,7 @@ func (m *markdownRenderer) connectionTable(w reportWriter, l limits) {
 		fmt.Fprintf(w, "%d of %d connections are listed; `-T json` has all.\n\n", l.conns, m.nConns)
 	}
 	m.datapathTable(w, conns[:l.conns])
+	m.healthTable(w, conns[:l.conns])
 	m.rpcTable(w, conns[:l.conns])
 }
 

@@ -314,6 +314,7 @@ func appendDatapath(j *jw, d *record.Datapath) {
 	j.kint("frames", int64(d.Frames))
 	appendRPCFigures(j, d)
 	appendChunkFigures(j, d)
+	appendHealth(j, d.Health)
 	j.end()
 }
 

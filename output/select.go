@@ -56,6 +56,8 @@ var SelectFields = []struct{ Name, Meaning string }{
 	{"op", "an operation of an rpc record's NFSv4 COMPOUND or CB_COMPOUND (SEQUENCE, READ, CB_RECALL, ...)"},
 	{"xid", "an rpc record's RPC XID (decimal, or hex with 0x)"},
 	{"rpc_status", "an rpc record's Reply status: its reply, accept, reject, auth or NFS status (PROC_UNAVAIL, NFS3ERR_STALE, NFS4_OK, ...)"},
+	{"nak", "a NAK a connection's RC traffic carried: psn_sequence_error, invalid_request, remote_access_error, remote_operational_error, invalid_rd_request, rnr_nak (alone: any)"},
+	{"retransmission", "the packets a connection's RC traffic sent again, both ways (alone: any)"},
 }
 
 // fieldAliases are the tshark spellings taken for fields.
@@ -325,6 +327,8 @@ func (r connRecord) values(field string) ([]value, bool) {
 		return vs, true
 	case "file":
 		return []value{{s: c.File}}, true
+	case "nak", "retransmission":
+		return healthValues(c, field)
 	}
 	return nil, false
 }
@@ -427,7 +431,7 @@ func (t test) eval(r fieldRecord) bool {
 
 func compare(field, op string, v, w value) bool {
 	switch field {
-	case "conn", "frame", "severity":
+	case "conn", "frame", "severity", "retransmission":
 		switch op {
 		case "==":
 			return v.n == w.n
@@ -445,7 +449,7 @@ func compare(field, op string, v, w value) bool {
 		return sameAddr(v.s, w.s)
 	case "file":
 		return v.s == w.s || filepath.Base(v.s) == w.s
-	case "msg", "prog", "proc", "op", "rpc_status":
+	case "msg", "prog", "proc", "op", "rpc_status", "nak":
 		return strings.EqualFold(v.s, w.s)
 	case "xid":
 		return v.n == w.n
@@ -601,8 +605,8 @@ func (p *parser) test(field string) (node, error) {
 	switch op {
 	case "==", "!=", "<", "<=", ">", ">=":
 		p.next()
-		if op != "==" && op != "!=" && !slices.Contains([]string{"conn", "frame", "severity"}, field) {
-			return nil, fmt.Errorf("%s %s: only conn, frame and severity are ordered; use == or !=", field, op)
+		if op != "==" && op != "!=" && !slices.Contains([]string{"conn", "frame", "severity", "retransmission"}, field) {
+			return nil, fmt.Errorf("%s %s: only conn, frame, severity and retransmission are ordered; use == or !=", field, op)
 		}
 		v, err := p.value(field)
 		if err != nil {
@@ -644,7 +648,7 @@ func (p *parser) value(field string) (value, error) {
 	}
 	s := strings.Trim(t, `"`)
 	switch field {
-	case "conn", "frame":
+	case "conn", "frame", "retransmission":
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
 			return value{}, fmt.Errorf("%s: %q is not a number", field, s)
@@ -665,6 +669,10 @@ func (p *parser) value(field string) (value, error) {
 			return value{}, fmt.Errorf("severity: %q is not none, info, warning or error", s)
 		}
 		return value{n: int(sev)}, nil
+	case "nak":
+		if !knownNAK(s) {
+			return value{}, fmt.Errorf("nak: %q is not %s or rnr_nak", s, strings.Join(record.NAKCodes[:], ", "))
+		}
 	case "state":
 		if !slices.Contains(record.States, record.State(s)) {
 			return value{}, fmt.Errorf("state: %q is not established, rejected, no-reply or cut", s)

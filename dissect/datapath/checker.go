@@ -114,6 +114,10 @@ type Checker struct {
 	segsCut     bool
 	chunks      chunkFigures
 	longRefused int
+
+	// hl is the RC transport's health (health.go); nil on iWARP and on
+	// traffic whose setup was not seen.
+	hl *rcHealth
 }
 
 // maxConnNotes bounds the further findings a connection keeps.
@@ -400,6 +404,7 @@ func (c *Checker) Figures() *record.Datapath {
 		f.Rule = c.rule.String()
 	}
 	c.rpcFigures(&f)
+	c.healthFigures(&f)
 	return &f
 }
 
@@ -417,7 +422,7 @@ func (c *Checker) result(end string) result {
 		}
 		c.endNotes = append(c.endNotes, c.thresholdAdvice()...)
 	}
-	fs := append(append(c.Findings(), c.chunkNotes()...), c.endNotes...)
+	fs := append(append(append(c.Findings(), c.chunkNotes()...), c.healthFindings()...), c.endNotes...)
 	return result{fig: c.Figures(), findings: fs, end: c.end}
 }
 

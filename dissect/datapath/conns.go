@@ -288,6 +288,9 @@ func resultCost(r *result) int {
 	n := 80
 	if r.fig != nil {
 		n += 288 + 48*len(r.fig.NFSOperations)
+		if r.fig.Health != nil {
+			n += 384 // record.Health
+		}
 		for _, p := range r.fig.RPCProcedures {
 			n += 144 + 40*len(p.NFSErrors)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // The Follower is the InfiniBand-family data path: RC frames of RoCEv2,
@@ -79,12 +80,18 @@ type Packet struct {
 	// The BTH.
 	OpCode, PadCnt uint8
 	DestQP, PSN    uint32
+	// FECN and BECN are the BTH's congestion bits; DSCP and ECN the IP
+	// traffic class of a RoCEv2 packet, when HasTClass.
+	FECN, BECN bool
+	DSCP, ECN  uint8
+	HasTClass  bool
 	// The extended headers of the opcode: RETH (RDMA WRITE First and Only,
 	// READ Request), AETH (responses), IETH (SEND with Invalidate).
 	VA        uint64
 	RKey      uint32
 	DMALength uint32
 	Syndrome  uint8
+	HasAETH   bool // the AETH was captured (Syndrome is its)
 	IETH      uint32
 
 	// Payload is the payload as captured (after the extended headers,
@@ -129,13 +136,16 @@ type flow struct {
 	net     Net
 	keys    [2]flowKey
 	indexed bool
-	mtu     int // path MTU in octets; 0 when unknown
-	start   [2]uint32
-	chk     *Checker // made at the first frame
-	sides   *[2]sideState
-	handed  handed    // what the handed-on record got
-	parked  bool      // set aside until its first frame (park)
-	chunks  *rcChunks // its RDMA operations, for the chunks (chunk_rc.go)
+	// startCut: the capture cut that side's Starting PSN from its CM
+	// message; its first request tells it.
+	startCut [2]bool
+	mtu      int // path MTU in octets; 0 when unknown
+	start    [2]uint32
+	chk      *Checker // made at the first frame
+	sides    *[2]sideState
+	handed   handed    // what the handed-on record got
+	parked   bool      // set aside until its first frame (park)
+	chunks   *rcChunks // its RDMA operations, for the chunks (chunk_rc.go)
 	// The flow's slot among those followed (connections, or directions
 	// without a setup), and whether it was active since the eviction hand
 	// last passed; the key of a direction without a setup.
@@ -306,7 +316,9 @@ type RCFrame interface {
 func (fl *Follower) RC(f RCFrame) {
 	op, qp, dst4 := f.Key()
 	if !isSend(op) && fl.filter[filterSlot(qp, dst4)] == 0 {
-		fl.OrphanFrames++
+		if op != layers.OpCNP { // a CNP is no data frame
+			fl.OrphanFrames++
+		}
 		return
 	}
 	fl.Packet(f.Packet())
@@ -352,7 +364,9 @@ func (fl *Follower) packet(p *Packet) {
 	f.used = true
 	if f.chk == nil {
 		f.chk = NewChecker(fl.out, f.neg, f.peers, f.net.transport())
-		f.sides = &[2]sideState{{next: f.start[0], hasNext: true}, {next: f.start[1], hasNext: true}}
+		known := [2]bool{!f.startCut[0], !f.startCut[1]}
+		f.sides = &[2]sideState{{next: f.start[0], hasNext: known[0]}, {next: f.start[1], hasNext: known[1]}}
+		f.chk.hl = newRCHealth(p.Time, f.start, known)
 		fl.force(activeCost) // what its traffic holds: the checker, the sides (TestParkCost)
 	}
 	f.chk.Frame()
@@ -412,8 +426,9 @@ func (fl *Follower) evictOrphan() int {
 const (
 	connCost = 1600
 	// activeCost is what a connection's traffic adds once it begins: its
-	// Checker and its sides' bookkeeping.
-	activeCost = 1100
+	// Checker, its sides' bookkeeping, its health tracker (rcHealth) and
+	// its RPC layer's and chunks' state.
+	activeCost = 3200
 	dirCost    = 1300
 	headCost   = HeadLen + 8*maxFrames + 64
 )

@@ -99,10 +99,23 @@ var sendNames = [...]string{
 func (fl *Follower) frame(f *flow, side int, p *Packet) {
 	fl.chunkFrame(f, side, p)
 	op := p.OpCode
+	hl := f.chk.hl
+	hl.marks(side, p)
 	switch op {
-	case layers.OpReadResponseFirst, layers.OpReadResponseMiddle:
+	case layers.OpCNP:
 		return
-	case layers.OpReadResponseLast, layers.OpReadResponseOnly, layers.OpAtomicAcknowledge, layers.OpAcknowledge:
+	case layers.OpReadResponseFirst, layers.OpReadResponseMiddle:
+		hl.readResponse(side, p)
+		return
+	case layers.OpReadResponseLast, layers.OpReadResponseOnly:
+		hl.readResponse(side, p)
+		fl.response(f, 1-side, p)
+		return
+	case layers.OpAcknowledge:
+		f.chk.acknowledge(side, p)
+		fl.response(f, 1-side, p)
+		return
+	case layers.OpAtomicAcknowledge:
 		fl.response(f, 1-side, p)
 		return
 	}
@@ -110,8 +123,10 @@ func (fl *Follower) frame(f *flow, side int, p *Packet) {
 		return
 	}
 	st := &f.sides[side]
-	switch st.order(p.PSN) {
+	o := st.order(p.PSN)
+	switch o {
 	case behind:
+		hl.request(side, o, p, 1, true)
 		return // a retransmission, counted once
 	case ahead:
 		f.chk.Lost(side)
@@ -130,6 +145,7 @@ func (fl *Follower) frame(f *flow, side int, p *Packet) {
 		}
 	}
 	st.next, st.hasNext = (p.PSN+n)&psnMask, known
+	hl.request(side, o, p, n, known)
 	switch {
 	case isSend(op):
 		fl.sendPacket(f, side, st, p)

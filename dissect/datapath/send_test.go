@@ -32,7 +32,7 @@ type pk struct {
 
 func dma(n uint32) func(*Packet)   { return func(p *Packet) { p.DMALength = n } }
 func ieth(k uint32) func(*Packet)  { return func(p *Packet) { p.IETH = k } }
-func aeth(syn uint8) func(*Packet) { return func(p *Packet) { p.Syndrome = syn } }
+func aeth(syn uint8) func(*Packet) { return func(p *Packet) { p.Syndrome, p.HasAETH = syn, true } }
 
 // play sends the packets of a case on the rig.
 func (r *rig) play(ps []pk) {

@@ -124,6 +124,9 @@ func (d *Decoder) cmMessage(f *capture.Frame, fi *frameInfo) *record.Message {
 	m.RPCRDMA, m.ULP = res.RPCRDMA, res.ULP
 	res.Hold(m, len(fs))
 	m.Findings = append(fs, res.Findings...)
+	if req, ok := d.ib.CM.(*layers.CMReq); ok && m.RPCRDMA != nil {
+		m.Findings = notRC(m.Findings, req.TransportServiceType)
+	}
 	d.annotate(m, f, fi)
 	return m
 }

@@ -38,9 +38,10 @@ type rcState struct {
 	ieth layers.IETH
 }
 
-// isRC reports whether a BTH at off carries an RC opcode.
+// isRC reports whether a BTH at off carries an RC opcode, or is a RoCEv2
+// CNP (the data path counts them on the connection they notify).
 func isRC(b []byte, off int) bool {
-	return len(b) >= off+layers.BTHLen && layers.IsRC(b[off])
+	return len(b) >= off+layers.BTHLen && (layers.IsRC(b[off]) || b[off] == layers.OpCNP)
 }
 
 // rcFrame keeps an RC frame for the data path.
@@ -67,9 +68,16 @@ func (r *rcState) Packet() *datapath.Packet {
 	p.PadCnt = b[bth+1] >> 4 & 0x03
 	p.DestQP = uint24(b[bth+5:])
 	p.PSN = uint24(b[bth+9:])
+	p.FECN, p.BECN = b[bth+4]&0x80 != 0, b[bth+4]&0x40 != 0
+	p.HasTClass = false
 	switch fi.transport {
 	case record.RoCEv2:
 		p.Net = datapath.NetRoCEv2
+		tc := b[fi.l3+1] // IPv4: the TOS octet
+		if fi.ipv6 {
+			tc = b[fi.l3]<<4 | b[fi.l3+1]>>4
+		}
+		p.DSCP, p.ECN, p.HasTClass = tc>>2, tc&0x03, true
 		if fi.ipv6 {
 			copy(p.Src[:], b[fi.l3+8:fi.l3+24])
 			copy(p.Dst[:], b[fi.l3+24:fi.l3+40])
@@ -137,7 +145,7 @@ func (r *rcState) lieText(lf lengthField, captured int) string {
 // follows the BTH) into p and returns their size. A header the capture cut
 // leaves its fields zero.
 func (r *rcState) extended(p *datapath.Packet, data []byte) int {
-	p.VA, p.RKey, p.DMALength, p.Syndrome, p.IETH = 0, 0, 0, 0, 0
+	p.VA, p.RKey, p.DMALength, p.Syndrome, p.HasAETH, p.IETH = 0, 0, 0, 0, false, 0
 	n := 0
 	for _, t := range layers.ExtendedHeaders(p.OpCode) {
 		rest := data[min(n, len(data)):]
@@ -150,7 +158,7 @@ func (r *rcState) extended(p *datapath.Packet, data []byte) int {
 			n += layers.RETHLen
 		case layers.LayerTypeAETH:
 			if r.aeth.DecodeFromBytes(rest, df) == nil {
-				p.Syndrome = r.aeth.Syndrome
+				p.Syndrome, p.HasAETH = r.aeth.Syndrome, true
 			}
 			n += layers.AETHLen
 		case layers.LayerTypeIETH:

@@ -65,6 +65,12 @@ const (
 	RPCCallResent
 	ChunkViolation
 	InlineThresholdTooSmall
+	RCNAK
+	RCRNRNAK
+	RCRetransmission
+	RCPacketsMissing
+	RoCECongestion
+	RPCRDMANotRC
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -191,6 +197,18 @@ var catalogue = [...]Check{
 		"An RDMA Write or Read outside every segment the outstanding Calls advertised (a handle nobody advertised, or octets past a segment's end), or a Reply whose write list or reply chunk claims more than its Call offered or a handle it did not offer."},
 	{InlineThresholdTooSmall, "inline-threshold-too-small", Info, "RFC 8166, sections 3.3.2 and 3.5.3; RFC 8797, section 4.2",
 		"Messages went long (a Long Call in a read chunk, a Long Reply in a reply chunk) that a larger inline threshold, which RFC 8797 can express, would have carried inline: which peer's Send Size or Receive Size would have to change, and to what."},
+	{RCNAK, "rc-nak", Warning, "IBTA Vol 1, sections 9.3 (AETH) and 9.7.5.2 (NAK codes)",
+		"A side of an RC connection sent NAKs: a PSN sequence error (packets lost on the wire, sent again from there), an invalid request (such as a Send longer than the receive buffer), a remote access error (an RDMA Write or Read outside a registered region), a remote operational error or an invalid RD request. Counted by code, once per direction, with the first frames and, for the first of each code, the request it answered."},
+	{RCRNRNAK, "rc-rnr-nak", Warning, "IBTA Vol 1, section 9.7.5.2.8 (RNR NAK); RFC 8166, section 3.3.1 (credits)",
+		"A side of an RC connection sent Receiver Not Ready NAKs: it had no receive buffer posted for a Send, which RPC-over-RDMA's credits exist to prevent. The requester retries after the RNR timer. The finding says how many Calls were outstanding against the credits granted."},
+	{RCRetransmission, "rc-retransmission", Info, "IBTA Vol 1, section 9.7 (reliable service: the requester sends again from a NAK's PSN, or after a local ACK timeout)",
+		"A side of an RC connection sent request packets (or READ Response packets) again: after a NAK, or after a local ACK timeout when none came. Counted in packets, with the time from the NAK (or the first copy) to each retransmission."},
+	{RCPacketsMissing, "rc-packets-missing", Info, "IBTA Vol 1, section 9.7 (PSN sequence); pcap capture",
+		"Request packets of an RC connection whose PSNs the capture never showed and no NAK named: the capture lost them, not the wire (a receiver that missed them would have sent a NAK). Every count of the connection is then a lower bound."},
+	{RoCECongestion, "roce-congestion", Info, "RoCEv2 Annex A17.9.3 (CNP); RFC 3168, section 5 (ECN CE); IBTA Vol 1, Annex A10 (FECN, BECN)",
+		"Congestion on a direction of an RC connection: RoCEv2 packets that arrived marked CE, the CNPs the receiver sent back, or native InfiniBand packets with FECN or BECN set. The sender is meant to slow down (DCQCN on RoCEv2)."},
+	{RPCRDMANotRC, "rpcrdma-not-rc", Warning, "RFC 8797, section 7 (Security Considerations); IBTA Vol 1, section 12.6 (REQ Transport Service Type)",
+		"A REQ carries RPC-over-RDMA private data but asks for a Transport Service Type other than Reliable Connected (UC, RD or a reserved value): RPC-over-RDMA runs on RC queue pairs only, and its security considerations rest on them."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

@@ -182,6 +182,9 @@ type Datapath struct {
 	InlineNeeded       [2]int
 	ExplicitRDMAOctets [2]int64
 	ChunkViolations    int
+	// Health is what the traffic showed of its transport (health.go); nil
+	// when the data path does not follow it.
+	Health *Health
 }
 
 // RPCProcedure counts the Calls of one procedure and their Replies.
