@@ -116,6 +116,9 @@ func (o *Output) Defer(x any) { o.queue = append(o.queue, queued{Item: Item{Othe
 // TakeItems returns what no held record holds back any more, in order;
 // the slice is valid until the next call.
 func (o *Output) TakeItems() []Item {
+	if len(o.queue) == 0 {
+		return nil
+	}
 	n := 0
 	for n < len(o.queue) && o.queue[n].held == 0 {
 		n++

@@ -53,10 +53,16 @@ type opKey struct {
 
 type opStats struct{ count, errors int }
 
-// rpcStats are a connection's RPC figures.
+// rpcStats are a connection's RPC figures: a connection calls few
+// procedures and operations, so they are looked up in order of first use,
+// the last found first.
 type rpcStats struct {
-	procs    map[procKey]*procStats
-	ops      map[opKey]*opStats
+	procKeys []procKey
+	procs    []*procStats
+	lastProc int
+	opKeys   []opKey
+	ops      []*opStats
+	lastOp   int
 	procsCut int // Calls of procedures past maxProcs, or operations past maxOps
 	reverse  int // Calls the responder sent
 }
@@ -266,50 +272,53 @@ func procText(k *oncrpc.CallInfo) string {
 }
 
 func (c *Checker) procOf(k procKey) *procStats {
-	if c.rpc.procs == nil {
-		c.rpc.procs = map[procKey]*procStats{}
+	r := &c.rpc
+	if r.lastProc < len(r.procKeys) && r.procKeys[r.lastProc] == k {
+		return r.procs[r.lastProc]
 	}
-	p := c.rpc.procs[k]
-	if p == nil {
-		if len(c.rpc.procs) >= maxProcs {
-			c.rpc.procsCut++
-			return nil
+	for i := range r.procKeys {
+		if r.procKeys[i] == k {
+			r.lastProc = i
+			return r.procs[i]
 		}
-		p = &procStats{}
-		c.rpc.procs[k] = p
 	}
-	return p
+	if len(r.procs) >= maxProcs {
+		r.procsCut++
+		return nil
+	}
+	r.procKeys, r.procs, r.lastProc = append(r.procKeys, k), append(r.procs, &procStats{}), len(r.procKeys)
+	return r.procs[r.lastProc]
 }
 
 func (c *Checker) opOf(k opKey) *opStats {
-	if c.rpc.ops == nil {
-		c.rpc.ops = map[opKey]*opStats{}
+	r := &c.rpc
+	if r.lastOp < len(r.opKeys) && r.opKeys[r.lastOp] == k {
+		return r.ops[r.lastOp]
 	}
-	o := c.rpc.ops[k]
-	if o == nil {
-		if len(c.rpc.ops) >= maxOps {
-			c.rpc.procsCut++
-			return nil
+	for i := range r.opKeys {
+		if r.opKeys[i] == k {
+			r.lastOp = i
+			return r.ops[i]
 		}
-		o = &opStats{}
-		c.rpc.ops[k] = o
 	}
-	return o
+	if len(r.ops) >= maxOps {
+		r.procsCut++
+		return nil
+	}
+	r.opKeys, r.ops, r.lastOp = append(r.opKeys, k), append(r.ops, &opStats{}), len(r.opKeys)
+	return r.ops[r.lastOp]
 }
 
 // rpcFigures puts the RPC figures in order into f: procedures by program,
 // version and procedure; operations by opcode, the callback ones last.
 func (c *Checker) rpcFigures(f *record.Datapath) {
 	f.RPCProcedures, f.NFSOperations = nil, nil
-	keys := make([]procKey, 0, len(c.rpc.procs))
-	for k := range c.rpc.procs {
-		keys = append(keys, k)
-	}
+	keys := slices.Clone(c.rpc.procKeys)
 	slices.SortFunc(keys, func(a, b procKey) int {
 		return cmp.Or(cmp.Compare(a.prog, b.prog), cmp.Compare(a.vers, b.vers), cmp.Compare(a.proc, b.proc), boolCmp(a.callback, b.callback))
 	})
 	for _, k := range keys {
-		p := c.rpc.procs[k]
+		p := c.rpc.procs[slices.Index(c.rpc.procKeys, k)]
 		info := oncrpc.CallInfo{Known: true, Program: k.prog, Version: k.vers, Procedure: k.proc, Callback: k.callback}
 		r := record.RPCProcedure{Program: k.prog, Version: k.vers, Procedure: k.proc, ProgramName: oncrpc.ProgramName(k.prog),
 			ProcedureName: procName(&info), Calls: p.calls, Replies: p.replies, Errors: p.errors, Timed: p.timed,
@@ -323,13 +332,10 @@ func (c *Checker) rpcFigures(f *record.Datapath) {
 		slices.SortFunc(r.NFSErrors, func(a, b record.StatusCount) int { return strings.Compare(a.Status, b.Status) })
 		f.RPCProcedures = append(f.RPCProcedures, r)
 	}
-	ops := make([]opKey, 0, len(c.rpc.ops))
-	for k := range c.rpc.ops {
-		ops = append(ops, k)
-	}
+	ops := slices.Clone(c.rpc.opKeys)
 	slices.SortFunc(ops, func(a, b opKey) int { return cmp.Or(boolCmp(a.callback, b.callback), cmp.Compare(a.op, b.op)) })
 	for _, k := range ops {
-		o := c.rpc.ops[k]
+		o := c.rpc.ops[slices.Index(c.rpc.opKeys, k)]
 		name := oncrpc.OpName(k.op)
 		if k.callback {
 			name = oncrpc.CBOpName(k.op)

@@ -80,6 +80,9 @@ type hostStat struct {
 // it.
 type hostTable struct {
 	slots [hostSlots]hostStat
+	// cache are the entries of the last two pairs' frames (noteData).
+	cache [2]hostCache
+	next  int
 	// untracked counts connected data frames whose hosts are not in the
 	// table (native InfiniBand, or the table was full).
 	untracked int
@@ -144,6 +147,13 @@ func (d *Decoder) countData(fi *frameInfo, b []byte) {
 	}
 }
 
+// hostCache is an entry found by an IPv4 frame's two addresses as it has
+// them, as one word.
+type hostCache struct {
+	v4 uint64
+	e  *hostStat
+}
+
 // hostsOf is the two addresses of an Ethernet-borne InfiniBand-family
 // frame (RoCEv2: IP; RoCEv1: GRH), false for native InfiniBand.
 func hostsOf(b []byte, fi *frameInfo) (hostPair, bool) {
@@ -167,10 +177,32 @@ func hostsOf(b []byte, fi *frameInfo) (hostPair, bool) {
 
 // noteData notes a connected data frame between its hosts.
 func (d *Decoder) noteData(f int, b []byte, fi *frameInfo) {
-	p, ok := hostsOf(b, fi)
+	// Traffic comes in runs between the same hosts, both ways: the last
+	// two pairs' entries are kept by the frame's addresses as it has them
+	// (entries are never given back, so they stay theirs). IPv4 addresses
+	// are compared as one word.
+	t := &d.hosts
 	var e *hostStat
-	if ok {
-		e = d.hosts.find(&p)
+	v4 := fi.lrh < 0 && fi.grh < 0 && !fi.ipv6
+	var k uint64
+	if v4 {
+		k = binary.LittleEndian.Uint64(b[fi.l3+12:])
+		for i := range t.cache {
+			if c := &t.cache[i]; c.e != nil && c.v4 == k {
+				e = c.e
+				break
+			}
+		}
+	}
+	if e == nil {
+		p, ok := hostsOf(b, fi)
+		if ok {
+			e = t.find(&p)
+		}
+		if e != nil && v4 {
+			t.cache[t.next] = hostCache{v4: k, e: e}
+			t.next = 1 - t.next
+		}
 	}
 	if e == nil {
 		d.hosts.untracked++
