@@ -251,8 +251,27 @@ func rpcVerdict(conns []*record.Connection) string {
 	if errors > 0 {
 		parts = append(parts, fmt.Sprintf("%s (%s)", count(errors, "RPC error"), on(ec)))
 	}
-	if len(parts) == 0 {
-		return ""
+	var out []string
+	if len(parts) > 0 {
+		out = append(out, "RPC: "+strings.Join(parts, "; ")+".")
 	}
-	return "RPC: " + strings.Join(parts, "; ") + "."
+	// The advice RFC 8797 exists for: the threshold that would have
+	// carried the long messages inline (the first connection's, and how
+	// many more have some).
+	advised := 0
+	for _, c := range conns {
+		for _, f := range c.Findings {
+			if f.Code != finding.InlineThresholdTooSmall {
+				continue
+			}
+			if advised == 0 {
+				out = append(out, fmt.Sprintf("Advice (connection %d): %s.", c.Number, f.Message))
+			}
+			advised++
+		}
+	}
+	if advised > 1 {
+		out = append(out, fmt.Sprintf("The same advice holds for %s more (inline-threshold-too-small).", count(advised-1, "direction")))
+	}
+	return strings.Join(out, " ")
 }
