@@ -2,6 +2,7 @@ package dissect_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -473,6 +475,63 @@ func TestDatapathReconnection(t *testing.T) {
 			}
 			if c.sum.DatapathOrphanFrames != 0 {
 				t.Errorf("%d frames went to no connection", c.sum.DatapathOrphanFrames)
+			}
+		})
+	}
+}
+
+// TestSnapLength128: the same NFS traffic captured at 128 octets a frame
+// (tcpdump -s 128). The REQ keeps its Communication ID, Service ID and QPN
+// but not its Starting PSN, nor anyone's private data: the connection still
+// pairs, its traffic is followed and counted (the first packet gives the
+// Starting PSN: nothing is missing), and what was cut (the thresholds, R)
+// is unknown, not the defaults: nothing is judged against it.
+func TestSnapLength128(t *testing.T) {
+	for _, tr := range dpTransports {
+		t.Run(string(tr), func(t *testing.T) {
+			frames := nfs(t, bothR(tr), craft.Traffic{})
+			p := filepath.Join(t.TempDir(), "cut.pcap")
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := craft.WriteCut(f, frames, 128); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			var c dpCollect
+			if _, err := dissect.Run(context.Background(), []string{p}, nil, dissect.Config{Datapath: datapath.ModeAll}, &c); err != nil {
+				t.Fatal(err)
+			}
+			if len(c.conns) != 1 {
+				t.Fatalf("%d connections", len(c.conns))
+			}
+			x := c.conns[0]
+			d := x.Datapath
+			if tr == craft.RoCEv1 {
+				// RoCEv1's 40-octet GRH leaves 30 octets of the REQ: its
+				// Communication ID and Service ID, not its QPN. It pairs,
+				// but its traffic cannot be told from others'.
+				if x.State != record.Established || !x.PrivateDataCut || d != nil || len(x.Findings) != 0 {
+					t.Errorf("state %s, cut %v, datapath %+v, findings %v", x.State, x.PrivateDataCut, d, codes(x.Findings))
+				}
+				return
+			}
+			if x.State != record.Established || !x.PrivateDataCut || x.Inline != nil || d == nil || c.sum.RPCMessages != 10 {
+				t.Fatalf("state %s, cut %v, inline %v, datapath %v, %d rpc messages", x.State, x.PrivateDataCut, x.Inline, d, c.sum.RPCMessages)
+			}
+			if d.Health == nil || d.Health.Missing != [2]int{} || d.Health.Retransmitted != [2]int{} {
+				t.Errorf("health %+v: the Starting PSN was not learnt", d.Health)
+			}
+			for _, r := range c.rpcs {
+				for _, f := range r.Findings {
+					if f.Code != finding.CaptureTruncated && f.Code != finding.RPCRDMAHeaderInvalid {
+						t.Errorf("frame %d: %s: %s", r.Frame, f.Code, f.Message)
+					}
+				}
+			}
+			for _, f := range x.Findings {
+				t.Errorf("connection finding %s: %s", f.Code, f.Message)
 			}
 		})
 	}

@@ -231,6 +231,9 @@ func appendConnection(j *jw, c *record.Connection) {
 		j.end()
 	}
 	j.kbool("remote_invalidation", c.RemoteInvalidation)
+	if c.PrivateDataCut {
+		j.kbool("private_data_cut", true)
+	}
 	j.key("datapath")
 	appendDatapath(j, c.Datapath)
 	j.key("warnings")

@@ -77,8 +77,8 @@ func ulpCell(c *record.Connection) string {
 // the upper layers that negotiate it (RPC-over-RDMA, iSER); "-" for the
 // others, which agree nothing about it when they connect.
 func remoteInvCell(c *record.Connection) string {
-	if !c.RPCRDMARules && c.ULP != record.ULPISER || c.TrafficNotRPCRDMA() {
-		return "-"
+	if !c.RPCRDMARules && c.ULP != record.ULPISER || c.TrafficNotRPCRDMA() || c.PrivateDataCut {
+		return "-" // not RPC-over-RDMA, or what the sides advertised was cut away
 	}
 	return yesNo(c.RemoteInvalidation)
 }

@@ -69,22 +69,24 @@ type reqFields struct {
 	localQPN, startingPSN                       uint32
 	slid, dlid                                  uint16
 	responderResources, initiatorDepth, pathMTU uint8
+	cut                                         record.CMCut
 }
 
 func reqFieldsOf(c *record.CMInfo) reqFields {
-	return reqFields{c.LocalQPN, c.StartingPSN, c.SLID, c.DLID, c.ResponderResources, c.InitiatorDepth, c.PathMTU}
+	return reqFields{c.LocalQPN, c.StartingPSN, c.SLID, c.DLID, c.ResponderResources, c.InitiatorDepth, c.PathMTU, c.Cut}
 }
 
 // info is r as record.CMInfo.
 func (r reqFields) info() record.CMInfo {
 	return record.CMInfo{LocalQPN: r.localQPN, StartingPSN: r.startingPSN, SLID: r.slid, DLID: r.dlid,
-		ResponderResources: r.responderResources, InitiatorDepth: r.initiatorDepth, PathMTU: r.pathMTU}
+		ResponderResources: r.responderResources, InitiatorDepth: r.initiatorDepth, PathMTU: r.pathMTU, Cut: r.cut}
 }
 
 // setInitiator and setResponder record what a side's message said of its
 // RPC-over-RDMA data and upper layer.
 func (c *attempt) setInitiator(m *record.Message) {
 	c.InitiatorRPCRDMA, c.InitiatorULP = nil, m.ULP
+	c.PrivateDataCut = c.PrivateDataCut || m.PrivateDataCut
 	if m.RPCRDMA != nil {
 		c.iniRPCRDMA = *m.RPCRDMA
 		c.InitiatorRPCRDMA = &c.iniRPCRDMA
@@ -92,6 +94,7 @@ func (c *attempt) setInitiator(m *record.Message) {
 }
 
 func (c *attempt) setResponder(m *record.Message) {
+	c.PrivateDataCut = c.PrivateDataCut || m.PrivateDataCut
 	c.ResponderRPCRDMA, c.ResponderULP = nil, m.ULP
 	if m.RPCRDMA != nil {
 		c.resRPCRDMA = *m.RPCRDMA
@@ -465,7 +468,9 @@ func (t *Tracker) accept(c *attempt, m *record.Message) {
 		c.cost += replyCost
 	}
 	c.State = record.Established
-	if c.RPCRDMARules { // the rules on what was agreed are RPC-over-RDMA's
+	// The rules on what was agreed are RPC-over-RDMA's, and need what each
+	// side advertised: not judged when the capture cut it away.
+	if c.RPCRDMARules && c.Inline != nil {
 		c.negotiation = t.agreement(c)
 		t.remember(c)
 	}

@@ -105,6 +105,12 @@ func Negotiate(ini, res *record.RPCRDMA) (record.InlineThresholds, bool) {
 // under any other, nothing.
 func negotiate(c *attempt) {
 	c.RPCRDMARules = decideULP(&c.Connection)
+	if c.RPCRDMARules && c.PrivateDataCut {
+		// What a side advertised was cut away: the thresholds and remote
+		// invalidation are not known (not the defaults of no RFC 8797 data).
+		c.Inline, c.RemoteInvalidation = nil, false
+		return
+	}
 	if c.RPCRDMARules {
 		c.inline, c.RemoteInvalidation = Negotiate(c.InitiatorRPCRDMA, c.ResponderRPCRDMA)
 		c.Inline = &c.inline

@@ -129,6 +129,9 @@ type Negotiated struct {
 	// credits, R bits and Read limits are judged. Otherwise the traffic is
 	// decoded and counted, never judged against what was not seen.
 	Known bool
+	// Unknown: the capture cut the private data of the setup, so the
+	// thresholds and R bits are not known and not judged.
+	Unknown bool
 	// Connection is the request frame of the connection, for the "rpc"
 	// records, and Number its Number; 0 when the setup was not seen.
 	Connection, Number int

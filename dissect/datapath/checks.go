@@ -119,7 +119,7 @@ func (c *Checker) message(s *Send, h *layers.RPCRDMAHeader, err error) {
 	}
 	who, dir := sideNames[s.Side], c.dirName(s.Side)
 
-	if c.neg.Known && judged && s.Length > c.threshold(s.Side) {
+	if c.neg.Known && !c.neg.Unknown && judged && s.Length > c.threshold(s.Side) {
 		add(finding.InlineThresholdExceeded, "a Send of %d octets from the %s, over the %s inline threshold of %d (%s): the %s cannot receive it",
 			s.Length, who, dir, c.threshold(s.Side), c.thresholdWhy(s.Side), sideNames[1-s.Side])
 	}
@@ -477,7 +477,7 @@ func (c *Checker) shrink() {
 // and that it invalidates an STag of the Call it answers (RFC 8797, section
 // 4.1).
 func (c *Checker) invalidation(s *Send, h *layers.RPCRDMAHeader, decoded bool, add func(finding.Code, string, ...any)) {
-	if c.neg.Known {
+	if c.neg.Known && !c.neg.Unknown {
 		switch {
 		case s.Side == 0:
 			add(finding.SendWithInvalidateNotAllowed, "a Send With Invalidate (R_Key 0x%08x) from the initiator: RFC 8797 lets only the responder use it, for RPC Replies",

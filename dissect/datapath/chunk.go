@@ -433,7 +433,7 @@ func (c *Checker) thresholdAdvice() []finding.Finding {
 	var out []finding.Finding
 	for side := range 2 {
 		need := c.chunks.needed[side]
-		if c.chunks.long[side] == 0 || !c.neg.Known || need <= c.threshold(side) {
+		if c.chunks.long[side] == 0 || !c.neg.Known || c.neg.Unknown || need <= c.threshold(side) {
 			continue
 		}
 		var ps []string

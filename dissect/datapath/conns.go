@@ -56,6 +56,7 @@ func negotiatedOf(c *record.Connection) Negotiated {
 	if c.Inline != nil {
 		n.Inline = *c.Inline
 	}
+	n.Unknown = c.PrivateDataCut
 	return n
 }
 
@@ -71,6 +72,9 @@ func (fl *Follower) established(e *conn.Event) {
 		return
 	}
 	req, rep := e.Request, e.Reply
+	if (req.Cut|rep.Cut)&record.CutQPN != 0 {
+		return // the capture cut a QPN away: its traffic cannot be told
+	}
 	f := fl.newFlow()
 	*f = flow{id: c.Number, net: net, peers: Peers{c.Initiator, c.Responder}, neg: negotiatedOf(c)}
 	// Reads the initiator issues go to the responder: the initiator's
@@ -78,12 +82,17 @@ func (fl *Follower) established(e *conn.Event) {
 	// mirror.
 	f.neg.ReadLimit = [2]int{int(min(req.InitiatorDepth, rep.ResponderResources)), int(min(rep.InitiatorDepth, req.ResponderResources))}
 	f.neg.HasReadLimit = [2]bool{true, true}
+	if (req.Cut|rep.Cut)&record.CutDepths != 0 { // the capture cut them away
+		f.neg.HasReadLimit = [2]bool{}
+	}
 	f.neg.readWhy = [2]readWhy{{cmReads, uint16(req.InitiatorDepth), uint16(rep.ResponderResources)},
 		{cmReads | mirrored, uint16(rep.InitiatorDepth), uint16(req.ResponderResources)}}
 	if req.PathMTU >= 1 && req.PathMTU <= 5 {
 		f.mtu = 128 << req.PathMTU
 	}
 	f.start = [2]uint32{rep.StartingPSN, req.StartingPSN}
+	// A Starting PSN the capture cut: the side's first request tells it.
+	f.startCut = [2]bool{rep.Cut&record.CutStartingPSN != 0, req.Cut&record.CutStartingPSN != 0}
 	f.keys = [2]flowKey{{net, ini, res, rep.LocalQPN}, {net, res, ini, req.LocalQPN}}
 	// A reconnection on the same addresses and QPNs takes them over.
 	for side, k := range f.keys {

@@ -117,6 +117,16 @@ func (d *Decoder) cmMessage(f *capture.Frame, fi *frameInfo) *record.Message {
 	var pd []byte
 	if cm := d.ib.CM; cm != nil {
 		pd, carrier, fs = d.cmBody(m, cm, fs)
+		if a := cm.AttributeID(); (a == layers.AttrREQ || a == layers.AttrREP) && len(pd) < m.PrivateDataSize && d.captureCut(f) {
+			m.PrivateDataCut = true // what it advertised is not known
+		}
+	} else if d.ib.Has.MAD && d.captureCut(f) {
+		switch d.ib.MAD.AttributeID {
+		case layers.AttrREQ:
+			d.cutREQ(m, d.ib.MAD.Payload)
+		case layers.AttrREP:
+			d.cutREP(m, d.ib.MAD.Payload)
+		}
 	}
 	carrier.Expected = m.ExpectedOffset
 	carrier.Into = d.msgs.rpcrdma()
@@ -129,6 +139,70 @@ func (d *Decoder) cmMessage(f *capture.Frame, fi *frameInfo) *record.Message {
 	}
 	d.annotate(m, f, fi)
 	return m
+}
+
+// cutREQ takes what a REQ the capture's snap length cut short still holds
+// (at 128 octets of a RoCEv2 frame: its Communication ID, Service ID and
+// QPN, not its Starting PSN): enough to pair it with its REP and follow its
+// traffic, the rest marked unknown (record.CMInfo.Cut). Its private data
+// is gone; capture-truncated says so.
+func (d *Decoder) cutREQ(m *record.Message, b []byte) {
+	if len(b) < 4 {
+		return
+	}
+	m.LocalCommID = binary.BigEndian.Uint32(b[0:4])
+	if len(b) >= 16 {
+		m.ServiceID, m.HasServiceID = binary.BigEndian.Uint64(b[8:16]), true
+	}
+	info := record.CMInfo{Cut: record.CutQPN | record.CutDepths | record.CutStartingPSN | record.CutPathMTU}
+	if len(b) >= 36 {
+		info.LocalQPN, info.ResponderResources = uint32(b[32])<<16|uint32(b[33])<<8|uint32(b[34]), b[35]
+		info.Cut &^= record.CutQPN
+	}
+	if len(b) >= 40 {
+		info.InitiatorDepth = b[39]
+		info.Cut &^= record.CutDepths
+	}
+	if len(b) >= 47 {
+		info.StartingPSN = uint32(b[44])<<16 | uint32(b[45])<<8 | uint32(b[46])
+		info.Cut &^= record.CutStartingPSN
+	}
+	if len(b) >= 51 {
+		info.PathMTU = b[50] >> 4
+		info.Cut &^= record.CutPathMTU
+	}
+	m.CMInfo = d.msgs.cmInfo(info)
+	m.PrivateDataCut = true
+	if d.ib.Has.LRH {
+		m.CMInfo.SLID, m.CMInfo.DLID = d.ib.LRH.SLID, d.ib.LRH.DLID
+	}
+}
+
+// cutREP takes what a REP the capture cut short still holds (over RoCEv1
+// at 128 octets: its Communication IDs, QPN, Starting PSN and depths).
+func (d *Decoder) cutREP(m *record.Message, b []byte) {
+	if len(b) < 8 {
+		return
+	}
+	m.LocalCommID, m.RemoteCommID = binary.BigEndian.Uint32(b[0:4]), binary.BigEndian.Uint32(b[4:8])
+	info := record.CMInfo{Cut: record.CutQPN | record.CutDepths | record.CutStartingPSN}
+	if len(b) >= 15 {
+		info.LocalQPN = uint32(b[12])<<16 | uint32(b[13])<<8 | uint32(b[14])
+		info.Cut &^= record.CutQPN
+	}
+	if len(b) >= 23 {
+		info.StartingPSN = uint32(b[20])<<16 | uint32(b[21])<<8 | uint32(b[22])
+		info.Cut &^= record.CutStartingPSN
+	}
+	if len(b) >= 26 {
+		info.ResponderResources, info.InitiatorDepth = b[24], b[25]
+		info.Cut &^= record.CutDepths
+	}
+	m.CMInfo = d.msgs.cmInfo(info)
+	m.PrivateDataCut = true
+	if d.ib.Has.LRH {
+		m.CMInfo.SLID, m.CMInfo.DLID = d.ib.LRH.SLID, d.ib.LRH.DLID
+	}
 }
 
 // madHeader takes what the MAD header says of the message (which it is,

@@ -62,6 +62,11 @@ type Connection struct {
 	// Disconnected, Terminated, or "" when it does not.
 	End State
 
+	// PrivateDataCut: the capture cut a side's private data short (a small
+	// snap length): what it advertised is not known, so neither are the
+	// inline thresholds nor remote invalidation.
+	PrivateDataCut bool
+
 	InitiatorRPCRDMA *RPCRDMA // what the initiator advertised, nil when nothing usable
 	ResponderRPCRDMA *RPCRDMA
 	// Inline is what the two sides agreed (nil without a reply).

@@ -99,6 +99,9 @@ type Message struct {
 	// size on the wire (fixed for CM messages, PD_Length for MPA).
 	PrivateData     []byte
 	PrivateDataSize int
+	// PrivateDataCut: the capture's snap length cut the private data
+	// short, so what it held (RFC 8797 data or not) is not known.
+	PrivateDataCut bool
 	// AddressesZeroed: --anonymize zeroed the octets of addresses in
 	// PrivateData.
 	AddressesZeroed bool
@@ -160,7 +163,22 @@ type CMInfo struct {
 	// REJ
 	RejectReason uint16
 	ARI          []byte // Additional Reject Information, as long as its length says
+	// Cut says which of the fields above the capture's snap length cut
+	// away from a REQ (its Local Communication ID and Service ID came):
+	// they are zero and unknown.
+	Cut CMCut
 }
+
+// CMCut names fields of a REQ a capture cut away.
+type CMCut uint8
+
+// The fields a cut REQ may lack.
+const (
+	CutQPN         CMCut = 1 << iota // Local QPN: the data path cannot follow its traffic
+	CutDepths                        // Responder Resources, Initiator Depth: no Read limits
+	CutStartingPSN                   // Starting PSN: learnt from the first packet of the traffic
+	CutPathMTU                       // the path MTU: Send packets are not judged against it
+)
 
 // MPAHeader is what an MPA frame's header says, as far as it arrived.
 type MPAHeader struct {
