@@ -88,7 +88,14 @@ func (p *Plan) Update(u *record.ConnectionUpdate) error {
 func (p *Plan) RPC(rec *record.RPC) error {
 	p.Shown.RPCs++
 	if rec.Conn != 0 {
-		p.conn(rec.Conn, rec.Frame)
+		// Up to its Reply, when it names one: a Long Call is put together
+		// from Read Responses after its Send, and its Reply shows it
+		// answered.
+		upto := rec.Frame
+		if m := rec.Message; m != nil && m.ReplyFrame > upto {
+			upto = m.ReplyFrame
+		}
+		p.conn(rec.Conn, upto)
 	} else {
 		p.own(rec.File, rec.Frames)
 	}

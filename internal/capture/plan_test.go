@@ -3,6 +3,8 @@ package capture
 import (
 	"slices"
 	"testing"
+
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
 // TestFrameRuns: frames added in any order become sorted, disjoint runs,
@@ -76,5 +78,17 @@ func TestPlanBounds(t *testing.T) {
 	p.conn(99, 1)
 	if p.Unplanned != 7 || p.wants(99, 1) {
 		t.Errorf("a connection past the bound: unplanned %d", p.Unplanned)
+	}
+}
+
+// TestPlanRPCUpToReply: an rpc record of a Call that names its Reply wants
+// its connection up to the Reply (a Long Call is put together after its
+// Send); one without, up to itself.
+func TestPlanRPCUpToReply(t *testing.T) {
+	p := NewPlan(record.NopSink{})
+	p.RPC(&record.RPC{Conn: 3, Frame: 10, Message: &record.RPCMessage{Type: "call", ReplyFrame: 20}})
+	p.RPC(&record.RPC{Conn: 4, Frame: 10, Message: &record.RPCMessage{Type: "call"}})
+	if !p.wants(3, 20) || p.wants(3, 21) || !p.wants(4, 10) || p.wants(4, 11) {
+		t.Errorf("upto %v", p.upto)
 	}
 }
