@@ -14,7 +14,10 @@ import (
 )
 
 // fpduLog records what a follower reads.
-type fpduLog struct{ got []string }
+type fpduLog struct {
+	got       []string
+	logTagged bool // log the pieces of tagged segments
+}
 
 func (l *fpduLog) segment(d *layers.DDP, payload int) {
 	l.got = append(l.got, fmt.Sprintf("segment op %d tagged %v last %v payload %d", d.Opcode, d.Tagged, d.Last, payload))
@@ -34,6 +37,12 @@ func (l *fpduLog) readRequest(rr *layers.RDMAPReadRequest) {
 	l.got = append(l.got, fmt.Sprintf("read request size %d sink %#x source %#x", rr.Size, rr.SinkSTag, rr.SourceSTag))
 }
 func (l *fpduLog) readResponseDone() { l.got = append(l.got, "read response done") }
+func (l *fpduLog) tagged(off int, t *Tagged) {
+	if l.logTagged {
+		l.got = append(l.got, fmt.Sprintf("tagged at %d op %d stag %#x to %#x n %d data %d start %v seg %d first %v last %v end %v",
+			off, t.Opcode, t.STag, t.TO, t.N, len(t.Data), t.Start, t.SegmentLen, t.First, t.Last, t.End))
+	}
+}
 func (l *fpduLog) terminate(t *layers.RDMAPTerminate) {
 	l.got = append(l.got, "terminate "+t.TermDescription())
 }
@@ -233,6 +242,7 @@ func (l *fuzzLog) message(m *untagged, head []byte) {
 }
 func (l *fuzzLog) readRequest(*layers.RDMAPReadRequest) {}
 func (l *fuzzLog) readResponseDone()                    {}
+func (l *fuzzLog) tagged(int, *Tagged)                  {}
 func (l *fuzzLog) terminate(*layers.RDMAPTerminate)     {}
 func (l *fuzzLog) crcProblem(int, bool, uint32, uint32) {}
 func (l *fuzzLog) framingLost(string)                   { l.lost++ }

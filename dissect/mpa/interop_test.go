@@ -46,6 +46,7 @@ func (nopTraffic) Frame(int)                                                 {}
 func (nopTraffic) Send(*Send)                                                {}
 func (nopTraffic) ReadRequest(int, int, time.Time, *layers.RDMAPReadRequest) {}
 func (nopTraffic) ReadDone(int)                                              {}
+func (nopTraffic) Tagged(*Tagged)                                            {}
 func (nopTraffic) Lost(int)                                                  {}
 func (n *nopTraffic) Finding(f finding.Finding)                              { n.findings = append(n.findings, f) }
 func (nopTraffic) Close()                                                    {}

@@ -17,11 +17,12 @@ import (
 
 // trafficLog is a Traffic that writes down what it is told.
 type trafficLog struct {
-	rr     layers.RDMAPReadRequest // the last Read Request
-	got    []string
-	frames int
-	links  int
-	pair   *Pair
+	rr        layers.RDMAPReadRequest // the last Read Request
+	got       []string
+	frames    int
+	links     int
+	pair      *Pair
+	logTagged bool // log the pieces of tagged segments
 }
 
 func (l *trafficLog) Frame(int) { l.frames++ }
@@ -32,6 +33,12 @@ func (l *trafficLog) Send(s *Send) {
 func (l *trafficLog) ReadRequest(side, frame int, at time.Time, rr *layers.RDMAPReadRequest) {
 	l.rr = *rr
 	l.got = append(l.got, fmt.Sprintf("read request side %d frame %d", side, frame))
+}
+func (l *trafficLog) Tagged(t *Tagged) {
+	if l.logTagged {
+		l.got = append(l.got, fmt.Sprintf("tagged side %d frame %d op %d stag %#x to %#x n %d data %d start %v seg %d first %v last %v end %v",
+			t.Side, t.Frame, t.Opcode, t.STag, t.TO, t.N, len(t.Data), t.Start, t.SegmentLen, t.First, t.Last, t.End))
+	}
 }
 func (l *trafficLog) ReadDone(side int) {
 	l.got = append(l.got, fmt.Sprintf("read done side %d", side))
