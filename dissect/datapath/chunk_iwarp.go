@@ -19,7 +19,8 @@ import (
 // an RC Write is by its RETH: a Write message whose segments fall outside
 // every segment advertised is one chunk-violation, at its first segment
 // outside. The framer hands each segment on in pieces (one per TCP
-// segment it spans); the octets of all of them count as explicit RDMA.
+// segment it spans, or between markers); the octets of a segment inside
+// count as explicit RDMA, those of one outside do not.
 
 // The framer hands on the first mpa.TaggedKeep octets of each tagged
 // message: at least what the Checker keeps of a long message.
@@ -29,8 +30,10 @@ var _ [mpa.TaggedKeep - chunkKeep]struct{}
 // side (the side that sent the Write, or issued the Read).
 type iwChunks struct {
 	// writeBad: the Write message in progress had a segment outside
-	// every segment advertised (its later segments are not judged).
-	writeBad [2]bool
+	// every segment advertised (its later segments are not judged);
+	// segOut: the Write segment in progress is outside (the octets of its
+	// later pieces do not count).
+	writeBad, segOut [2]bool
 	reads    [2][]iwRead
 }
 
@@ -82,15 +85,23 @@ func (t *iwFlow) Tagged(g *mpa.Tagged) {
 	side, n := g.Side, uint32(g.N)
 	switch g.Opcode {
 	case layers.RDMAPOpWrite:
-		if g.First && g.Start {
+		if !g.Start {
+			if !ch.segOut[side] {
+				c.RDMAWrite(side, g.Frame, g.STag, g.TO, g.Data, n, false, 0)
+			}
+			return
+		}
+		if g.First {
 			ch.writeBad[side] = false
 		}
-		judge := g.Start && !ch.writeBad[side]
-		before := c.chunks.violations
-		c.RDMAWrite(side, g.Frame, g.STag, g.TO, g.Data, n, judge, uint32(g.SegmentLen))
-		if c.chunks.violations != before {
-			ch.writeBad[side] = true
+		// The segment, whole, inside a segment advertised (or not: none of
+		// its octets count).
+		_, ok := c.findSeg(side, g.STag, g.TO, uint32(g.SegmentLen), segWrite, segReply)
+		if ok || !ch.writeBad[side] {
+			c.RDMAWrite(side, g.Frame, g.STag, g.TO, g.Data, n, true, uint32(g.SegmentLen))
 		}
+		ch.segOut[side] = !ok
+		ch.writeBad[side] = ch.writeBad[side] || !ok
 	case layers.RDMAPOpReadResponse:
 		reader := 1 - side
 		rs := ch.reads[reader]

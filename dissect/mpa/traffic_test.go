@@ -191,6 +191,41 @@ func TestTrafficFrames(t *testing.T) {
 	}
 }
 
+// TestTrafficTagged: the pieces of a tagged segment name the frames that
+// carried them, the side that sent them and the Read Request's fields.
+func TestTrafficTagged(t *testing.T) {
+	c := newConn()
+	c.log.logTagged = true
+	c.syn()                                                   // frames 1, 2
+	c.send(0, (&craft.MPA{Request: true, Rev: 1}).Bytes(), 0) // 3
+	c.send(1, (&craft.MPA{Rev: 1}).Bytes(), 0)                // 4
+	rr := unit{DDP: layers.DDP{Last: true, Opcode: layers.RDMAPOpReadRequest, QN: 1, MSN: 1}, Payload: make([]byte, 28)}
+	binary.BigEndian.PutUint32(rr.Payload[0:], 0xa1)    // sink STag
+	binary.BigEndian.PutUint64(rr.Payload[4:], 0x1000)  // sink TO
+	binary.BigEndian.PutUint32(rr.Payload[12:], 300)    // size
+	binary.BigEndian.PutUint32(rr.Payload[16:], 0x22)   // source STag
+	binary.BigEndian.PutUint64(rr.Payload[20:], 0x7f00) // source TO
+	c.send(1, stream([]unit{rr}, false, false), 0)      // 5
+	s := stream([]unit{{DDP: layers.DDP{Tagged: true, Last: true, Opcode: layers.RDMAPOpReadResponse, STag: 0xa1, TaggedOffset: 0x1000},
+		Payload: make([]byte, 300)}}, false, false)
+	c.send(0, s[:100], 0) // 6: the headers and 84 octets
+	c.send(0, s[100:], 0) // 7: the rest
+	c.r.flush()
+	want := []string{
+		"read request side 1 frame 5",
+		"tagged side 0 frame 6 op 2 stag 0xa1 to 0x1000 n 84 data 84 start true seg 300 first true last true end false",
+		"tagged side 0 frame 7 op 2 stag 0xa1 to 0x1054 n 216 data 216 start false seg 300 first true last true end true",
+		"read done side 1",
+		"close",
+	}
+	if !reflect.DeepEqual(c.log.got, want) {
+		t.Errorf("got\n%q\nwant\n%q", c.log.got, want)
+	}
+	if r := c.log.rr; r.SinkSTag != 0xa1 || r.SinkTO != 0x1000 || r.Size != 300 || r.SourceSTag != 0x22 || r.SourceTO != 0x7f00 {
+		t.Errorf("read request %+v", r)
+	}
+}
+
 func TestTrafficProblems(t *testing.T) {
 	good := sendUnit(layers.RDMAPOpSend, 1, 0, true, 0, "abcd")
 	bad := good
