@@ -34,7 +34,7 @@ type iwChunks struct {
 	// segOut: the Write segment in progress is outside (the octets of its
 	// later pieces do not count).
 	writeBad, segOut [2]bool
-	reads    [2][]iwRead
+	reads            [2][]iwRead
 }
 
 // iwRead is an outstanding RDMA Read Request: its data sink and source.
