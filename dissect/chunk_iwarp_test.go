@@ -2,6 +2,7 @@ package dissect_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,12 +27,15 @@ const (
 	iwReadCount   = 2048
 )
 
-// longCompound is an NFSv4.1 COMPOUND with RPCSEC_GSS whose long tag
-// makes the Call longer than a 1024-octet inline threshold, and its
-// encoding with xid.
+// longCompound is an NFSv4.1 COMPOUND with RPCSEC_GSS whose path of
+// long names makes the Call longer than a 1024-octet inline threshold
+// (its Reply is short), and its encoding with xid.
 func longCompound(xid uint32) (*craft.Call, *craft.Reply, []byte) {
-	c := craft.Compound{Tag: strings.Repeat("long-call-", 120), Minor: 1, Seq: 1,
-		Ops: []craft.NFS4Op{{Op: craft.OpSequence}, {Op: craft.OpPutfh}, {Op: craft.OpLookup, Name: "notes.txt"}, {Op: craft.OpGetfh}}}
+	ops := []craft.NFS4Op{{Op: craft.OpSequence}, {Op: craft.OpPutfh}}
+	for i := range 5 {
+		ops = append(ops, craft.NFS4Op{Op: craft.OpLookup, Name: fmt.Sprintf("%d-%s", i, strings.Repeat("directory", 22))})
+	}
+	c := craft.Compound{Minor: 1, Seq: 1, Ops: append(ops, craft.NFS4Op{Op: craft.OpGetfh})}
 	cred := craft.GSSCred(craft.GSSIntegrity, 9)
 	call := craft.CompoundCall(c, cred)
 	reply := craft.CompoundReply(c)
@@ -87,7 +91,7 @@ func TestDatapathIWARPChunks(t *testing.T) {
 		{true, 0, nil},
 		{false, 100, nil},      // every FPDU over several TCP segments
 		{true, 700, nil},       // FPDUs split, and several in a segment, with markers
-		{false, 500, []int{5}}, // a segment of the Read Response out of order
+		{false, 500, []int{2}}, // a segment of the Read Response out of order
 	} {
 		for _, bad := range []bool{false, true} {
 			name := fmt.Sprintf("markers %v segment %d reorder %v violations %v", tc.markers, tc.seg, tc.reorder, bad)
@@ -110,8 +114,11 @@ func TestDatapathIWARPChunks(t *testing.T) {
 					}
 				}
 				if m == nil || m.CarriedIn != "read_chunk" || m.ProcedureName != "COMPOUND" || m.AuthFlavor != "RPCSEC_GSS" ||
-					!reflect.DeepEqual(m.Operations, []string{"SEQUENCE", "PUTFH", "LOOKUP", "GETFH"}) {
+					!reflect.DeepEqual(m.Operations, []string{"SEQUENCE", "PUTFH", "LOOKUP", "LOOKUP", "LOOKUP", "LOOKUP", "LOOKUP", "GETFH"}) {
 					t.Errorf("the Long Call: %+v", m)
+				}
+				if fs := rpcRecordCodes(c.rpcs); len(fs) != 0 || len(c.rpcs) != 4 {
+					t.Errorf("%d rpc records, findings %v", len(c.rpcs), fs)
 				}
 				d := c.conns[0].Datapath
 				need := (long + 28 + 1023) / 1024 * 1024
@@ -146,4 +153,20 @@ func TestDatapathIWARPChunks(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The Long Call over iWARP, named as tshark names it after putting its
+// read chunk together (compared by XID, not by frame).
+func TestInteropIWARPLongCall(t *testing.T) {
+	tshark, _ := oracleSetup(t)
+	x, _ := iwChunkExchange(false)
+	frames, err := x.Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "o.pcap")
+	if err := craft.WriteFile(file, frames); err != nil {
+		t.Fatal(err)
+	}
+	rpcMessageOracle(t, tshark, file, frames)
 }
