@@ -9,7 +9,7 @@ import (
 // tagged DDP message: its segments name the data sink (the STag the
 // requester advertised as a handle) and the Tagged Offset of their first
 // octet, and carry no total length. An RDMA Read Request (RFC 5040,
-// section 4.4) names the octets it pulls, the Data Source STag and TO
+// section 4) names the octets it pulls, the Data Source STag and TO
 // (the requester's chunk) and the RDMA Read Message Size, and where they
 // land, the Data Sink STag and TO of the reader's own buffer. Its Read
 // Response is tagged by that sink: the Request maps each of its octets
