@@ -220,6 +220,19 @@ func FuzzFollower(f *testing.F) {
 	})
 }
 
+// tagged checks a piece: its octets within its segment, no more data
+// than octets, and a Read Response or Write.
+func (l *fuzzLog) tagged(off int, p *Tagged) {
+	switch {
+	case l.lost > 0:
+		l.bad = "a tagged piece after the loss"
+	case p.N < 0 || p.N > p.SegmentLen || len(p.Data) > p.N || len(p.Data) > TaggedKeep:
+		l.bad = fmt.Sprintf("a piece of %d octets, %d of data, in a segment of %d", p.N, len(p.Data), p.SegmentLen)
+	case p.Opcode != layers.RDMAPOpWrite && p.Opcode != layers.RDMAPOpReadResponse:
+		l.bad = fmt.Sprintf("a tagged piece of opcode %d", p.Opcode)
+	}
+}
+
 // fuzzLog checks what a follower says.
 type fuzzLog struct {
 	lost int
@@ -243,7 +256,6 @@ func (l *fuzzLog) message(m *untagged, head []byte) {
 }
 func (l *fuzzLog) readRequest(*layers.RDMAPReadRequest) {}
 func (l *fuzzLog) readResponseDone()                    {}
-func (l *fuzzLog) tagged(int, *Tagged)                  {}
 func (l *fuzzLog) terminate(*layers.RDMAPTerminate)     {}
 func (l *fuzzLog) crcProblem(int, bool, uint32, uint32) {}
 func (l *fuzzLog) framingLost(string)                   { l.lost++ }
