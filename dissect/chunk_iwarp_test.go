@@ -47,7 +47,9 @@ func longCompound(xid uint32) (*craft.Call, *craft.Reply, []byte) {
 // iwChunkExchange is an MPA exchange with thresholds of 1024 each way,
 // then a Long Call and its Reply, and a READ whose data the responder
 // writes into its write chunk; bad adds, before the READ's Reply, a Write
-// past the end of the write chunk and one to an STag nobody advertised.
+// past the end of the write chunk (its two segments outside: one
+// violation), one to an STag nobody advertised, one whose second
+// segment goes past the end, and a Read of an STag nobody advertised.
 func iwChunkExchange(bad bool) (craft.IWARPExchange, int) {
 	p := craft.Peer{SendSize: 1024, ReceiveSize: 1024}
 	x := craft.IWARPExchange{Rev: 2, Initiator: p, Responder: p}
@@ -75,7 +77,11 @@ func iwChunkExchange(bad bool) (craft.IWARPExchange, int) {
 		send(false, craft.RPCMessage{XID: xid + 1, RPC: craft.NFS3Call(o, craft.SysCred()), WriteList: []layers.RPCRDMAChunk{{wc}}}),
 		write(wc.Handle, wc.Offset, iwReadCount))
 	if bad {
-		x.Traffic = append(x.Traffic, write(wc.Handle, wc.Offset+1024, iwReadCount), write(0x00099999, 0, 100))
+		x.Traffic = append(x.Traffic, write(wc.Handle, wc.Offset+1024, iwReadCount), write(0x00099999, 0, 100),
+			write(wc.Handle, wc.Offset, 2*1400), // its second segment past the end
+			craft.IWARPMessage{FromResponder: true, Opcode: layers.RDMAPOpReadRequest, Read: &layers.RDMAPReadRequest{
+				SinkSTag: iwSink + 1, SinkTO: 0x3000, Size: 512, SourceSTag: 0x00088888, SourceTO: 0x4000}},
+			craft.IWARPMessage{Opcode: layers.RDMAPOpReadResponse, STag: iwSink + 1, TO: 0x3000, Payload: make([]byte, 512)})
 	}
 	x.Traffic = append(x.Traffic, send(true, craft.RPCMessage{XID: xid + 1, Reply: true, RPC: craft.NFS3Reply(o), WriteList: []layers.RPCRDMAChunk{{wc}}}))
 	return x, len(body)
@@ -122,12 +128,12 @@ func TestDatapathIWARPChunks(t *testing.T) {
 				}
 				d := c.conns[0].Datapath
 				need := (long + 28 + 1023) / 1024 * 1024
-				violations := 0
+				violations, written := 0, int64(iwReadCount)
 				if bad {
-					violations = 2
+					violations, written = 4, iwReadCount+1400 // the first segment of the last Write is inside
 				}
 				if d.LongMessages != [2]int{1, 0} || d.InlineNeeded != [2]int{need, 0} ||
-					d.ExplicitRDMAOctets != [2]int64{int64(long), iwReadCount} || d.ChunkViolations != violations {
+					d.ExplicitRDMAOctets != [2]int64{int64(long), written} || d.ChunkViolations != violations {
 					t.Errorf("long %v, needed %v, octets %v, violations %d", d.LongMessages, d.InlineNeeded, d.ExplicitRDMAOctets, d.ChunkViolations)
 				}
 				var notes []string
@@ -146,7 +152,9 @@ func TestDatapathIWARPChunks(t *testing.T) {
 					}
 					return
 				}
-				if len(notes) != 2 || !strings.Contains(notes[0], "an RDMA Write from the responder of 1400 octets at offset 0x00007f0000210400, outside the write chunk segment the Call of XID 0x71000001 advertised for handle 0x00060001 (offset 0x00007f0000210000, 2048 octets)") ||
+				if len(notes) != 4 || !strings.Contains(notes[3], "an RDMA Read Request from the responder to handle 0x00088888 (offset 0x0000000000004000, 512 octets), which no outstanding Call advertised") ||
+					!strings.Contains(notes[2], "an RDMA Write from the responder of 1400 octets at offset 0x00007f0000210578, outside the write chunk segment") ||
+					!strings.Contains(notes[0], "an RDMA Write from the responder of 1400 octets at offset 0x00007f0000210400, outside the write chunk segment the Call of XID 0x71000001 advertised for handle 0x00060001 (offset 0x00007f0000210000, 2048 octets)") ||
 					!strings.Contains(notes[1], "an RDMA Write from the responder to handle 0x00099999 (offset 0x0000000000000000, 100 octets), which no outstanding Call advertised") {
 					t.Errorf("violations %q", notes)
 				}
