@@ -123,27 +123,21 @@ func checkNFSExchange(t *testing.T, c *dpCollect, longCall []int, frames int) {
 		calls, replies = calls+p.Calls, replies+p.Replies
 	}
 	// The fifth Reply is an RDMA_NOMSG (a Long Reply): its RPC message is in
-	// the reply chunk, decoded from the Writes into it (not yet on iWARP).
-	wantReplies := 5
-	if c.conns[0].Transport == record.IWARP {
-		wantReplies = 4
-	}
-	if calls != 5 || replies != wantReplies || got.UnansweredCalls != 0 || got.ReverseCalls != 0 {
+	// the reply chunk, decoded from the Writes into it.
+	if calls != 5 || replies != 5 || got.UnansweredCalls != 0 || got.ReverseCalls != 0 {
 		t.Errorf("RPC: %d Calls, %d Replies by procedure (%+v), %d unanswered, %d reverse", calls, replies, got.RPCProcedures,
 			got.UnansweredCalls, got.ReverseCalls)
 	}
-	if c.conns[0].Transport != record.IWARP { // iWARP's tagged segments are not followed into chunks yet
-		// The READ's 8192 octets and the Long Reply's 6000 written by the
-		// responder, the WRITE's 4096 pulled from the initiator; the
-		// READDIRPLUS Reply went long, and 6144 would have carried it.
-		if got.LongMessages != [2]int{0, 1} || got.InlineNeeded != [2]int{0, 6144} ||
-			got.ExplicitRDMAOctets != [2]int64{4096, 14192} || got.ChunkViolations != 0 {
-			t.Errorf("chunks: long %v, needed %v, octets %v, violations %d", got.LongMessages, got.InlineNeeded,
-				got.ExplicitRDMAOctets, got.ChunkViolations)
-		}
-		if fs := codes(c.conns[0].Findings); !reflect.DeepEqual(fs, []string{"inline-threshold-too-small"}) {
-			t.Errorf("connection findings %v", fs)
-		}
+	// The READ's 8192 octets and the Long Reply's 6000 written by the
+	// responder, the WRITE's 4096 pulled from the initiator; the
+	// READDIRPLUS Reply went long, and 6144 would have carried it.
+	if got.LongMessages != [2]int{0, 1} || got.InlineNeeded != [2]int{0, 6144} ||
+		got.ExplicitRDMAOctets != [2]int64{4096, 14192} || got.ChunkViolations != 0 {
+		t.Errorf("chunks: long %v, needed %v, octets %v, violations %d", got.LongMessages, got.InlineNeeded,
+			got.ExplicitRDMAOctets, got.ChunkViolations)
+	}
+	if fs := codes(c.conns[0].Findings); !reflect.DeepEqual(fs, []string{"inline-threshold-too-small"}) {
+		t.Errorf("connection findings %v", fs)
 	}
 	got.RPCProcedures, got.NFSOperations = nil, nil
 	// Every Send acknowledged, nothing lost or sent again (health_test.go

@@ -91,13 +91,18 @@ func TestIWARPWorkload(t *testing.T) {
 			s.Frames, s.Connections, s.RPCMessages, s.DatapathOrphanFrames, s.Findings, s.StateDrops, counts)
 	}
 	invalidating := 0
+	var written int64 // into the write chunks, by RDMA Write
 	for _, conn := range c.conns {
 		if conn.Datapath == nil {
 			t.Fatalf("connection of frame %d: no data path", conn.RequestFrame)
 		}
 		invalidating += conn.Datapath.SendWithInvalidate
+		written += conn.Datapath.ExplicitRDMAOctets[1]
 	}
 	if invalidating != counts.SendWithInvalidates {
 		t.Errorf("%d Sends with Invalidate; workload %v", invalidating, counts)
+	}
+	if want := int64(counts.Calls) * 32 << 10; written != want { // every READ's 32 KiB
+		t.Errorf("%d octets written into chunks, want %d", written, want)
 	}
 }

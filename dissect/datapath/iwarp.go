@@ -13,7 +13,8 @@ import (
 
 // The iWARP data path. The MPA framer follows the FPDUs of each connection
 // after its MPA Request and Reply (dissect/mpa: framing, markers, CRC,
-// DDP reassembly of Sends, RDMAP Read Requests and Terminates); what it
+// DDP reassembly of Sends, RDMAP Read Requests and Terminates, the tagged
+// segments of RDMA Writes and Read Responses); what it
 // reads of a connection reaches an iwFlow, which feeds the same Checker as
 // the InfiniBand family: inline thresholds, Send With Invalidate, STags,
 // credits, header validity, RDMA_ERROR, and Reads outstanding against MPA
@@ -46,6 +47,7 @@ type iwFlow struct {
 	key     iwKey
 	req     *record.MPAHeader
 	sent    bool // a Send or Read Request was read
+	ch      *iwChunks
 }
 
 // iwSetup is an established iWARP connection waiting for its traffic.
@@ -219,10 +221,11 @@ func (t *iwFlow) Send(s *mpa.Send) {
 }
 
 // ReadRequest takes an RDMA Read Request of side.
-func (t *iwFlow) ReadRequest(side, frame int, _ time.Time, _ *layers.RDMAPReadRequest) {
+func (t *iwFlow) ReadRequest(side, frame int, _ time.Time, rr *layers.RDMAPReadRequest) {
 	t.resolve()
 	t.sent = true
 	t.chk.ReadRequest(side, frame)
+	t.readChunk(side, frame, rr)
 }
 
 // ReadDone retires a Read of side.

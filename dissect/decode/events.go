@@ -99,8 +99,27 @@ func (t *recorded) Send(s *mpa.Send) {
 	t.add(ev)
 }
 
-func (t *recorded) ReadRequest(side, frame int, at time.Time, _ *layers.RDMAPReadRequest) {
-	t.add(mpa.TrafficEvent{Kind: mpa.TrafficReadRequest, Side: side, Frame: frame, Time: at})
+// ReadRequest records a Read Request's fields (not its layer's octets).
+func (t *recorded) ReadRequest(side, frame int, at time.Time, rr *layers.RDMAPReadRequest) {
+	ev := mpa.TrafficEvent{Kind: mpa.TrafficReadRequest, Side: side, Frame: frame, Time: at}
+	if rr != nil {
+		ev.Read = layers.RDMAPReadRequest{SinkSTag: rr.SinkSTag, SinkTO: rr.SinkTO, Size: rr.Size, SourceSTag: rr.SourceSTag,
+			SourceTO: rr.SourceTO}
+	}
+	t.add(ev)
+}
+
+// Tagged records a piece of a tagged segment with a copy of the octets
+// it lends (at most mpa.TaggedKeep of a message), in the heads arena.
+func (t *recorded) Tagged(g *mpa.Tagged) {
+	e := t.e
+	ev := mpa.TrafficEvent{Kind: mpa.TrafficTagged, Side: g.Side, Frame: g.Frame, Tagged: *g}
+	if g.Data != nil {
+		at := len(e.heads)
+		e.heads = append(e.heads, g.Data...)
+		ev.Tagged.Data = e.heads[at:len(e.heads):len(e.heads)]
+	}
+	t.add(ev)
 }
 
 func (t *recorded) ReadDone(side int) { t.add(mpa.TrafficEvent{Kind: mpa.TrafficReadDone, Side: side}) }

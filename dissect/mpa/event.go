@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // The framer's calls of a connection's Traffic, as values: the decoder
@@ -24,6 +25,7 @@ const (
 	TrafficSend
 	TrafficReadRequest
 	TrafficReadDone
+	TrafficTagged
 	TrafficLost
 	TrafficFinding
 	TrafficClose
@@ -31,8 +33,9 @@ const (
 
 // TrafficEvent is one call of a connection's Traffic. Conn numbers the
 // connection (from 1 in the order they were linked); Pair, Send (whose Head
-// and Frames are copies the recorder keeps until its next frame) and
-// Finding are the call's argument.
+// and Frames are copies the recorder keeps until its next frame), Read (a
+// Read Request's fields, without its layer's octets), Tagged (whose Data is
+// such a copy too) and Finding are the call's argument.
 type TrafficEvent struct {
 	Kind    TrafficKind
 	Conn    int
@@ -41,6 +44,8 @@ type TrafficEvent struct {
 	Time    time.Time
 	Pair    *Pair
 	Send    Send
+	Read    layers.RDMAPReadRequest
+	Tagged  Tagged
 	Finding finding.Finding
 }
 
@@ -52,7 +57,9 @@ func (e *TrafficEvent) Replay(t Traffic) {
 	case TrafficSend:
 		t.Send(&e.Send)
 	case TrafficReadRequest:
-		t.ReadRequest(e.Side, e.Frame, e.Time, nil)
+		t.ReadRequest(e.Side, e.Frame, e.Time, &e.Read)
+	case TrafficTagged:
+		t.Tagged(&e.Tagged)
 	case TrafficReadDone:
 		t.ReadDone(e.Side)
 	case TrafficLost:

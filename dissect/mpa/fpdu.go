@@ -44,6 +44,10 @@ type fpduEvents interface {
 	readRequest(rr *layers.RDMAPReadRequest)
 	// readResponseDone: the last segment of an RDMA Read Response was read.
 	readResponseDone()
+	// tagged: octets of a tagged DDP segment (an RDMA Write's or Read
+	// Response's) passed at stream offset off; t and its Data are the
+	// follower's, read during the call only.
+	tagged(off int, t *Tagged)
 	// terminate: a Terminate was read.
 	terminate(t *layers.RDMAPTerminate)
 	// crcProblem: the CRC field of the FPDU at stream offset off is wrong
@@ -141,6 +145,16 @@ type follower struct {
 	buf  []byte
 	// heads lends buf.
 	heads headPool
+
+	// The tagged message in progress (RDMA Write or Read Response): its
+	// STag, the TO of its first octet, and whether its last segment is
+	// still to come; tagFirst: the segment being read begins it. tag is
+	// the piece handed on.
+	tagSTag  uint32
+	tagBase  uint64
+	tagOpen  bool
+	tagFirst bool
+	tag      Tagged
 
 	inMarker int // octets of the current marker read, 0 when not in one
 	marker   [4]byte
@@ -319,6 +333,7 @@ func (f *follower) fpduOctets(b []byte) int {
 
 // segmentOctets reads octets of the DDP segment at offset h in it.
 func (f *follower) segmentOctets(h int, b []byte) {
+	off, start := f.pos, false // the stream offset of b[0]
 	if h < f.hdrNeed {
 		n := min(len(b), f.hdrNeed-h)
 		copy(f.hdr[h:], b[:n])
@@ -341,6 +356,14 @@ func (f *follower) segmentOctets(h int, b []byte) {
 		if f.done {
 			return
 		}
+		start = true
+		off += h - (f.o - layers.FPDUHeaderLen) // past the headers
+	}
+	if f.ddp.Tagged {
+		if start || len(b) > 0 {
+			f.taggedOctets(off, h-f.hdrNeed, b, start)
+		}
+		return
 	}
 	if m := f.msg; m != nil && len(b) > 0 {
 		at := int(f.ddp.MO) + h - f.hdrNeed // the message offset of b[0]
@@ -353,6 +376,27 @@ func (f *follower) segmentOctets(h int, b []byte) {
 		}
 		f.keep(at, b)
 	}
+}
+
+// TaggedKeep bounds the octets of a tagged message handed on with its
+// pieces (Tagged.Data): those at message offsets below it, enough for the
+// first octets of a Long Call or Long Reply.
+const TaggedKeep = 4096
+
+// taggedOctets hands on a piece of the tagged segment being read: b, at
+// offset at of its payload and stream offset off; start says its headers
+// just came in (b may then be empty).
+func (f *follower) taggedOctets(off, at int, b []byte, start bool) {
+	d := &f.ddp
+	payload := f.ulpdu - f.hdrNeed
+	to := d.TaggedOffset + uint64(at)
+	t := &f.tag
+	*t = Tagged{Opcode: d.Opcode, STag: d.STag, TO: to, N: len(b), Start: start, SegmentLen: payload,
+		First: f.tagFirst, Last: d.Last, End: at+len(b) == payload}
+	if mo := to - f.tagBase; to >= f.tagBase && mo < TaggedKeep {
+		t.Data = b[:min(uint64(len(b)), TaggedKeep-mo)]
+	}
+	f.ev.tagged(off, t)
 }
 
 // keep copies octets of the Send at message offset at, as far as they
@@ -433,6 +477,16 @@ func (f *follower) startSegment() {
 	}
 	f.msg = nil
 	payload := f.ulpdu - f.hdrNeed
+	if d := &f.ddp; d.Tagged {
+		// A segment begins a message after the last segment of another,
+		// or when it names another STag or comes before the message's
+		// first octet (the segments of a message come in order).
+		f.tagFirst = !f.tagOpen || d.STag != f.tagSTag || d.TaggedOffset < f.tagBase
+		if f.tagFirst {
+			f.tagSTag, f.tagBase = d.STag, d.TaggedOffset
+		}
+		f.tagOpen = !d.Last
+	}
 	if !f.ddp.Tagged {
 		if want := queueOf(f.ddp.Opcode); f.ddp.QN != want {
 			f.lose(fmt.Sprintf("the FPDU at stream offset %d carries RDMAP opcode %d on DDP queue %d, not on queue %d", f.start, f.ddp.Opcode, f.ddp.QN, want))

@@ -1,6 +1,7 @@
 package mpa
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"reflect"
@@ -14,7 +15,10 @@ import (
 )
 
 // fpduLog records what a follower reads.
-type fpduLog struct{ got []string }
+type fpduLog struct {
+	got       []string
+	logTagged bool // log the pieces of tagged segments
+}
 
 func (l *fpduLog) segment(d *layers.DDP, payload int) {
 	l.got = append(l.got, fmt.Sprintf("segment op %d tagged %v last %v payload %d", d.Opcode, d.Tagged, d.Last, payload))
@@ -34,6 +38,12 @@ func (l *fpduLog) readRequest(rr *layers.RDMAPReadRequest) {
 	l.got = append(l.got, fmt.Sprintf("read request size %d sink %#x source %#x", rr.Size, rr.SinkSTag, rr.SourceSTag))
 }
 func (l *fpduLog) readResponseDone() { l.got = append(l.got, "read response done") }
+func (l *fpduLog) tagged(off int, t *Tagged) {
+	if l.logTagged {
+		l.got = append(l.got, fmt.Sprintf("tagged at %d op %d stag %#x to %#x n %d data %d start %v seg %d first %v last %v end %v",
+			off, t.Opcode, t.STag, t.TO, t.N, len(t.Data), t.Start, t.SegmentLen, t.First, t.Last, t.End))
+	}
+}
 func (l *fpduLog) terminate(t *layers.RDMAPTerminate) {
 	l.got = append(l.got, "terminate "+t.TermDescription())
 }
@@ -210,6 +220,19 @@ func FuzzFollower(f *testing.F) {
 	})
 }
 
+// tagged checks a piece: its octets within its segment, no more data
+// than octets, and a Read Response or Write.
+func (l *fuzzLog) tagged(off int, p *Tagged) {
+	switch {
+	case l.lost > 0:
+		l.bad = "a tagged piece after the loss"
+	case p.N < 0 || p.N > p.SegmentLen || len(p.Data) > p.N || len(p.Data) > TaggedKeep:
+		l.bad = fmt.Sprintf("a piece of %d octets, %d of data, in a segment of %d", p.N, len(p.Data), p.SegmentLen)
+	case p.Opcode != layers.RDMAPOpWrite && p.Opcode != layers.RDMAPOpReadResponse:
+		l.bad = fmt.Sprintf("a tagged piece of opcode %d", p.Opcode)
+	}
+}
+
 // fuzzLog checks what a follower says.
 type fuzzLog struct {
 	lost int
@@ -236,3 +259,115 @@ func (l *fuzzLog) readResponseDone()                    {}
 func (l *fuzzLog) terminate(*layers.RDMAPTerminate)     {}
 func (l *fuzzLog) crcProblem(int, bool, uint32, uint32) {}
 func (l *fuzzLog) framingLost(string)                   { l.lost++ }
+
+// pieceLog puts the tagged segments back together from their pieces,
+// checking each piece as it comes.
+type pieceLog struct {
+	fpduLog
+	t     *testing.T
+	segs  []string          // one line a segment
+	octs  map[uint32][]byte // the octets handed on, by STag, at TO - base
+	base  map[uint32]uint64
+	next  uint64 // the TO the next piece must start at
+	n, in int    // the segment's payload octets, and those seen
+}
+
+func (l *pieceLog) tagged(off int, p *Tagged) {
+	switch {
+	case p.Start:
+		if l.n != l.in {
+			l.t.Errorf("a segment began at TO %#x with %d of %d octets of the last one seen", p.TO, l.in, l.n)
+		}
+		l.n, l.in, l.next = p.SegmentLen, 0, p.TO
+		l.segs = append(l.segs, fmt.Sprintf("op %d stag %#x to %#x len %d first %v last %v", p.Opcode, p.STag, p.TO, p.SegmentLen, p.First, p.Last))
+		if p.First {
+			l.base[p.STag] = p.TO
+		}
+	case p.N == 0:
+		l.t.Errorf("an empty piece at TO %#x", p.TO)
+	}
+	if p.TO != l.next {
+		l.t.Errorf("a piece at TO %#x, where %#x was next", p.TO, l.next)
+	}
+	if len(p.Data) > p.N {
+		l.t.Errorf("a piece of %d octets with %d of data", p.N, len(p.Data))
+	}
+	l.next += uint64(p.N)
+	l.in += p.N
+	if p.End != (l.in == l.n) {
+		l.t.Errorf("a piece at TO %#x: end %v, %d of %d octets", p.TO, p.End, l.in, l.n)
+	}
+	if at := int(p.TO - l.base[p.STag]); len(p.Data) > 0 {
+		b := l.octs[p.STag]
+		if at != len(b) {
+			l.t.Errorf("data at message offset %d, after %d octets", at, len(b))
+		}
+		l.octs[p.STag] = append(b, p.Data...)
+	}
+}
+
+// The tagged segments of Writes and Read Responses are handed on in
+// pieces, whatever cuts them (deliveries, markers): each piece continues
+// the last, a segment's pieces hold all its octets, and a message's first
+// TaggedKeep octets come with them.
+func TestFollowerTagged(t *testing.T) {
+	tagged := func(op uint8, stag uint32, to uint64, p []byte, maxSeg int) []unit {
+		var out []unit
+		for off := 0; ; off += maxSeg {
+			end := min(len(p), off+maxSeg)
+			out = append(out, unit{DDP: layers.DDP{Tagged: true, Last: end == len(p), Opcode: op, STag: stag, TaggedOffset: to + uint64(off)},
+				Payload: p[off:end]})
+			if end == len(p) {
+				return out
+			}
+		}
+	}
+	write := make([]byte, 6000)
+	for i := range write {
+		write[i] = byte(i * 7)
+	}
+	resp := []byte(strings.Repeat("response", 100))
+	units := append(tagged(layers.RDMAPOpWrite, 0x31, 0x7f00, write, 1400), send(1, 0, true, "between"))
+	units = append(units, tagged(layers.RDMAPOpReadResponse, 0xa1, 0x1000, resp, 500)...)
+	units = append(units, tagged(layers.RDMAPOpWrite, 0x32, 0, nil, 1400)...) // a zero-length Write
+	want := []string{
+		"op 0 stag 0x31 to 0x7f00 len 1400 first true last false",
+		"op 0 stag 0x31 to 0x8478 len 1400 first false last false",
+		"op 0 stag 0x31 to 0x89f0 len 1400 first false last false",
+		"op 0 stag 0x31 to 0x8f68 len 1400 first false last false",
+		"op 0 stag 0x31 to 0x94e0 len 400 first false last true",
+		"op 2 stag 0xa1 to 0x1000 len 500 first true last false",
+		"op 2 stag 0xa1 to 0x11f4 len 300 first false last true",
+		"op 0 stag 0x32 to 0x0 len 0 first true last true",
+	}
+	for _, markers := range []bool{false, true} {
+		s := stream(units, markers, true)
+		for _, sizes := range [][]int{nil, {1}, {7, 13}, {1460}, {3, 500, 2}} {
+			l := &pieceLog{t: t, octs: map[uint32][]byte{}, base: map[uint32]uint64{}}
+			var f follower
+			var h heap
+			f.init(l, &h, 1000, modeOf(markers), modeOn)
+			off := 1000
+			for i, rest := 0, s; len(rest) > 0; i++ {
+				n := len(rest)
+				if len(sizes) > 0 {
+					n = min(n, sizes[i%len(sizes)])
+				}
+				f.feed(off, rest[:n])
+				off += n
+				rest = rest[n:]
+			}
+			f.end()
+			name := fmt.Sprintf("markers %v pieces %v", markers, sizes)
+			if !reflect.DeepEqual(l.segs, want) {
+				t.Errorf("%s: segments\n%q\nwant\n%q", name, l.segs, want)
+			}
+			if !bytes.Equal(l.octs[0x31], write[:TaggedKeep]) || !bytes.Equal(l.octs[0xa1], resp) {
+				t.Errorf("%s: %d and %d octets of data", name, len(l.octs[0x31]), len(l.octs[0xa1]))
+			}
+			if len(l.got) != 2 || !strings.Contains(l.got[0], `"between"`) || l.got[1] != "read response done" {
+				t.Errorf("%s: %q", name, l.got)
+			}
+		}
+	}
+}

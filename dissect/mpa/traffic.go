@@ -34,6 +34,10 @@ type Traffic interface {
 	ReadRequest(side, frame int, at time.Time, rr *layers.RDMAPReadRequest)
 	// ReadDone: the RDMA Read Response to a Read Request of side ended.
 	ReadDone(side int)
+	// Tagged: octets of a tagged DDP segment (an RDMA Write or Read
+	// Response) passed, in the frame that carried them (t and its Data
+	// are read during the call only).
+	Tagged(t *Tagged)
 	// Lost: what follows of side's traffic is not seen.
 	Lost(side int)
 	// Finding is a finding of the connection (its message names the
@@ -66,6 +70,29 @@ type Send struct {
 	Head      []byte
 	HeadWhole bool
 	HeadCut   string
+}
+
+// Tagged is a piece of a tagged DDP segment (RFC 5041, section 4.2): of
+// an RDMA Write, or of an RDMA Read Response (RFC 5040, section 4), whose
+// octets land in the data sink buffer STag names, from TO on. A segment
+// comes in as many pieces as the TCP segments (and markers) cut it into,
+// in order: the first (Start) when its headers are in, with the payload
+// octets that came with them (maybe none), the last with End.
+type Tagged struct {
+	Side   int // the sender
+	Frame  int // the frame that carried the piece (its first octet, or the headers')
+	Opcode uint8
+	STag   uint32
+	TO     uint64 // the Tagged Offset of the piece's first octet
+	N      int    // the piece's octets
+	// Data holds the piece's octets as captured, those at offsets of the
+	// message below TaggedKeep (nil past them).
+	Data       []byte
+	Start      bool // the piece begins the segment: TO is the segment's
+	SegmentLen int  // the segment's payload octets
+	First      bool // the segment begins its message
+	Last       bool // the segment is its message's last (L)
+	End        bool // the piece ends the segment
 }
 
 // Pair is a connection whose traffic is about to be followed: its MPA
@@ -484,6 +511,16 @@ func (r *reader) readRequest(rr *layers.RDMAPReadRequest) {
 	if t := r.traffic(); t != nil {
 		t.ReadRequest(r.side, r.fol.endFrame, r.fol.endTime, rr)
 	}
+}
+
+func (r *reader) tagged(off int, t *Tagged) {
+	tr := r.traffic()
+	if tr == nil {
+		return
+	}
+	t.Side = r.side
+	t.Frame, _ = r.frameAt(off)
+	tr.Tagged(t)
 }
 
 func (r *reader) readResponseDone() {

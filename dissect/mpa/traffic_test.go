@@ -17,11 +17,12 @@ import (
 
 // trafficLog is a Traffic that writes down what it is told.
 type trafficLog struct {
-	rr     layers.RDMAPReadRequest // the last Read Request
-	got    []string
-	frames int
-	links  int
-	pair   *Pair
+	rr        layers.RDMAPReadRequest // the last Read Request
+	got       []string
+	frames    int
+	links     int
+	pair      *Pair
+	logTagged bool // log the pieces of tagged segments
 }
 
 func (l *trafficLog) Frame(int) { l.frames++ }
@@ -32,6 +33,12 @@ func (l *trafficLog) Send(s *Send) {
 func (l *trafficLog) ReadRequest(side, frame int, at time.Time, rr *layers.RDMAPReadRequest) {
 	l.rr = *rr
 	l.got = append(l.got, fmt.Sprintf("read request side %d frame %d", side, frame))
+}
+func (l *trafficLog) Tagged(t *Tagged) {
+	if l.logTagged {
+		l.got = append(l.got, fmt.Sprintf("tagged side %d frame %d op %d stag %#x to %#x n %d data %d start %v seg %d first %v last %v end %v",
+			t.Side, t.Frame, t.Opcode, t.STag, t.TO, t.N, len(t.Data), t.Start, t.SegmentLen, t.First, t.Last, t.End))
+	}
 }
 func (l *trafficLog) ReadDone(side int) {
 	l.got = append(l.got, fmt.Sprintf("read done side %d", side))
@@ -181,6 +188,41 @@ func TestTrafficFrames(t *testing.T) {
 	c.r.flush()
 	if len(c.log.got) == 0 || !strings.Contains(c.log.got[0], "len 101 known true complete true frame 7 frames [5 7]") {
 		t.Errorf("got %q", c.log.got)
+	}
+}
+
+// TestTrafficTagged: the pieces of a tagged segment name the frames that
+// carried them, the side that sent them and the Read Request's fields.
+func TestTrafficTagged(t *testing.T) {
+	c := newConn()
+	c.log.logTagged = true
+	c.syn()                                                   // frames 1, 2
+	c.send(0, (&craft.MPA{Request: true, Rev: 1}).Bytes(), 0) // 3
+	c.send(1, (&craft.MPA{Rev: 1}).Bytes(), 0)                // 4
+	rr := unit{DDP: layers.DDP{Last: true, Opcode: layers.RDMAPOpReadRequest, QN: 1, MSN: 1}, Payload: make([]byte, 28)}
+	binary.BigEndian.PutUint32(rr.Payload[0:], 0xa1)    // sink STag
+	binary.BigEndian.PutUint64(rr.Payload[4:], 0x1000)  // sink TO
+	binary.BigEndian.PutUint32(rr.Payload[12:], 300)    // size
+	binary.BigEndian.PutUint32(rr.Payload[16:], 0x22)   // source STag
+	binary.BigEndian.PutUint64(rr.Payload[20:], 0x7f00) // source TO
+	c.send(1, stream([]unit{rr}, false, false), 0)      // 5
+	s := stream([]unit{{DDP: layers.DDP{Tagged: true, Last: true, Opcode: layers.RDMAPOpReadResponse, STag: 0xa1, TaggedOffset: 0x1000},
+		Payload: make([]byte, 300)}}, false, false)
+	c.send(0, s[:100], 0) // 6: the headers and 84 octets
+	c.send(0, s[100:], 0) // 7: the rest
+	c.r.flush()
+	want := []string{
+		"read request side 1 frame 5",
+		"tagged side 0 frame 6 op 2 stag 0xa1 to 0x1000 n 84 data 84 start true seg 300 first true last true end false",
+		"tagged side 0 frame 7 op 2 stag 0xa1 to 0x1054 n 216 data 216 start false seg 300 first true last true end true",
+		"read done side 1",
+		"close",
+	}
+	if !reflect.DeepEqual(c.log.got, want) {
+		t.Errorf("got\n%q\nwant\n%q", c.log.got, want)
+	}
+	if r := c.log.rr; r.SinkSTag != 0xa1 || r.SinkTO != 0x1000 || r.Size != 300 || r.SourceSTag != 0x22 || r.SourceTO != 0x7f00 {
+		t.Errorf("read request %+v", r)
 	}
 }
 
