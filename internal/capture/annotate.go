@@ -168,7 +168,7 @@ type Annotated struct {
 	// Frames, Annotated and Comments count the frames written, those with
 	// a comment, and the comments.
 	Frames, Annotated, Comments int
-	err              error
+	err                         error
 }
 
 // CreateAnnotated creates the pcapng file at path for the frames, with
