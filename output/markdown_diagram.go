@@ -38,7 +38,6 @@ type ladder struct {
 // ladderStep is one arrow (and its note, if any).
 type ladderStep struct {
 	fromInitiator bool
-	dashed        bool
 	label         string
 	note          string // the worst finding, "" when none
 	rpc           bool
