@@ -104,7 +104,7 @@ func TestDissectExitCodes(t *testing.T) {
 		{"bad color", []string{"dissect", "--color", "pink", nfs}, 2, "", `rdmacm-pd: --color: unknown mode "pink" (want auto, always or never)`, true},
 		{"bad port", []string{"dissect", "--roce-port", "70000", nfs}, 2, "", "rdmacm-pd: --roce-port: 70000 is not a UDP port", true},
 		{"unknown flag", []string{"dissect", "--bogus", nfs}, 2, "", "rdmacm-pd: unknown flag --bogus; see rdmacm-pd dissect --help", true},
-		{"unknown command", []string{"frobnicate"}, 2, "", `rdmacm-pd: unknown command "frobnicate"; the commands are completion, craft, decode, dissect, version`, true},
+		{"unknown command", []string{"frobnicate"}, 2, "", `rdmacm-pd: unknown command "frobnicate"; the commands are completion, craft, decode, dissect, version, wireshark-plugin`, true},
 		{"stdin twice", []string{"dissect", "-", "-"}, 2, "", "rdmacm-pd: standard input (-) can be read only once", true},
 	}
 	for _, tc := range cases {

@@ -44,6 +44,7 @@ type inputOptions struct {
 	Files     []string
 	Count     int    // stop after this many frames (0: no limit)
 	Write     string // -w: files: the frames of the messages shown; live: every frame
+	Annotate  bool   // --annotate: -w writes every frame, the findings as packet comments
 	RoCEPorts []uint16
 	Datapath  datapath.Mode
 	SHA256    bool
@@ -142,6 +143,7 @@ attachment for a bug, which dissects to the same findings.`,
   rdmacm-pd dissect -T markdown --basename capture.pcap > report.md
   rdmacm-pd dissect -T markdown --anonymize capture.pcap   # host1, gid1, guid1 in place of addresses
   rdmacm-pd dissect -Y 'severity >= warning' -w evidence.pcapng capture.pcap
+  rdmacm-pd dissect --annotate -w annotated.pcapng capture.pcap   # every frame, findings as comments
   rdmacm-pd dissect --datapath all capture.pcap     # and every RPC-over-RDMA message after it
   rdmacm-pd dissect -T json capture.pcap | jq -c 'select(.record == "connection") | .inline_threshold'
   tcpdump -r capture.pcap -w - udp port 4791 | rdmacm-pd dissect -
@@ -187,6 +189,8 @@ attachment for a bug, which dissects to the same findings.`,
 	f.BoolVar(&opts.Input.SHA256, "sha256", false, "put each input's SHA-256 in the JSON summary (the Markdown report always has it); costs about 0.7 s per GiB")
 	sizeVarP(f, &opts.Input.Count, "count", "c", 0, "stop after this many frames")
 	f.StringVarP(&opts.Input.Write, "write", "w", "", "files: write the frames behind the records shown (reads the inputs twice); live: every captured frame (pcapng, or pcap for a .pcap name)")
+
+	f.BoolVar(&opts.Input.Annotate, "annotate", false, "with -w FILE.pcapng: write every frame of the inputs, each finding a packet comment on its frame (Wireshark: frame.comment, Expert Information)")
 
 	f.StringArrayVarP(&opts.Live.Interfaces, "interface", "i", nil, "capture live on this interface (repeatable)")
 	f.BoolVar(&opts.Live.NoPromisc, "no-promisc", false, "live: do not put the interface in promiscuous mode")
@@ -245,6 +249,9 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	chain, err := newSinkChain(opts, live, sel, r, stats, s.Out, ro.Width)
 	if err != nil {
 		return err
+	}
+	if chain.ev != nil {
+		chain.ev.command = ro.Command
 	}
 	var sources []dissect.Source
 	if !live {
@@ -337,11 +344,15 @@ func newSinkChain(opts *dissectOptions, live bool, sel *output.Selection, r reco
 		ch.head = renamer{ch.head}
 	}
 	if opts.Input.Write != "" && !live {
-		ev, err := newEvidence(opts.Input.Write, opts.Show.Basename, ch.head)
+		newWriter := newEvidence
+		if opts.Input.Annotate {
+			newWriter = newAnnotation
+		}
+		ev, err := newWriter(opts.Input.Write, opts.Show.Basename, ch.head)
 		if err != nil {
 			return nil, err
 		}
-		ch.head, ch.ev = ev.plan, ev
+		ch.head, ch.ev = ev.head(), ev
 	}
 	if sel != nil {
 		ch.head = sel.Filter(ch.head)

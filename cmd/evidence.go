@@ -24,6 +24,11 @@ import (
 type evidence struct {
 	plan *capture.Plan
 	file *capture.Excerpt
+	// With --annotate, notes and ann take the place of plan and file:
+	// every frame is written, with its findings as comments.
+	notes   *capture.Notes
+	ann     *capture.Annotated
+	command string // the command line, for the section header's comment
 	// spools are the copies of the inputs read once, by their place
 	// among the inputs.
 	spools map[int]*os.File
@@ -44,6 +49,29 @@ func newEvidence(path string, basename bool, next record.Sink) (*evidence, error
 		return nil, failure(fmt.Errorf("--write: %w", err))
 	}
 	return &evidence{plan: plan, file: file}, nil
+}
+
+// newAnnotation creates the --annotate -w file at path, and the Notes in
+// front of next.
+func newAnnotation(path string, basename bool, next record.Sink) (*evidence, error) {
+	notes := capture.NewNotes(next)
+	var rename func(string) string
+	if basename {
+		rename = baseName
+	}
+	ann, err := capture.CreateAnnotated(path, notes, rename)
+	if err != nil {
+		return nil, failure(fmt.Errorf("--write: %w", err))
+	}
+	return &evidence{notes: notes, ann: ann}, nil
+}
+
+// head is the sink the records shown go to first.
+func (ev *evidence) head() record.Sink {
+	if ev.notes != nil {
+		return ev.notes
+	}
+	return ev.plan
 }
 
 // sources are the run's inputs. An input a -w run cannot read twice
@@ -128,6 +156,10 @@ func (ev *evidence) rereads(files []string) ([]dissect.Source, error) {
 // connection's traffic. Its budget is its own, and the Excerpt charges
 // none: the data path must keep what it kept in the first pass.
 func (ev *evidence) write(ctx context.Context, in *inputOptions, cfg dissect.Config, frames int) {
+	if ev.ann != nil {
+		ev.annotate(ctx, in, frames)
+		return
+	}
 	if ev.err != nil || frames == 0 || ev.plan.Empty() {
 		return
 	}
@@ -153,6 +185,9 @@ func (ev *evidence) write(ctx context.Context, in *inputOptions, cfg dissect.Con
 func (ev *evidence) close(s *IOStreams, name string) error {
 	for _, f := range ev.spools {
 		f.Close()
+	}
+	if ev.ann != nil {
+		return ev.closeAnnotated(s, name)
 	}
 	st, err := ev.file.Close()
 	if err == nil {

@@ -49,7 +49,7 @@ func TestFlagValues(t *testing.T) {
 		{[]string{"craft", "--split", "a,b"}, `--split: "a,b" is not a list of whole numbers (like 7,30)`},
 		{[]string{"craft", "--mpa-rev", "x"}, `--mpa-rev: "x" is not a whole number`},
 		// Typos: one line, with the nearest name.
-		{[]string{"dissec", "x.pcap"}, `unknown command "dissec" (did you mean dissect?); the commands are completion, craft, decode, dissect, version`},
+		{[]string{"dissec", "x.pcap"}, `unknown command "dissec" (did you mean dissect?); the commands are completion, craft, decode, dissect, version, wireshark-plugin`},
 		{[]string{"dissect", "--fail-of", "info", "x.pcap"}, "unknown flag --fail-of (did you mean --fail-on?); see rdmacm-pd dissect --help"},
 		{[]string{"dissect", "-j", "x.pcap"}, "unknown flag -j; see rdmacm-pd dissect --help"},
 		{[]string{"dissect", "--format"}, "--format needs a value; see rdmacm-pd dissect --help"},

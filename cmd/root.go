@@ -101,6 +101,8 @@ func newRootCmd(s *IOStreams) *cobra.Command {
   rdmacm-pd dissect nfs.pcap                      # what each connection agreed
   rdmacm-pd dissect -T markdown nfs.pcap > report.md   # a report for a bug
   rdmacm-pd decode f6ab0e18 01 01 03 03           # a private-data blob from a log
+  rdmacm-pd dissect --annotate -w annotated.pcapng nfs.pcap   # the findings as comments, for Wireshark
+  rdmacm-pd wireshark-plugin > rpcrdma_cm.lua     # Wireshark learns RFC 8797
   rdmacm-pd version`,
 		Version:       ToolVersion(),
 		SilenceUsage:  true,
@@ -113,7 +115,7 @@ func newRootCmd(s *IOStreams) *cobra.Command {
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err, s.Args) })
-	root.AddCommand(newDissectCmd(s), newDecodeCmd(s), newCraftCmd(s), newVersionCmd(s))
+	root.AddCommand(newDissectCmd(s), newDecodeCmd(s), newCraftCmd(s), newVersionCmd(s), newWiresharkPluginCmd(s))
 	return root
 }
 

@@ -56,6 +56,10 @@ func dissectRules(opts *dissectOptions, live bool) []flagRule {
 		{"--budget", show.Budget < 0, fmt.Sprintf("--budget: %d is negative (0 sets no limit)", show.Budget)},
 		{"--write", in.Write == "-", "--write: - is standard output, which carries the report; give -w a file name"},
 		liveOnlyRule(opts.Changed, live),
+		{"--annotate", in.Annotate && in.Write == "", "--annotate: give -w FILE.pcapng, the capture file to write the annotated frames to"},
+		{"--annotate", in.Annotate && strings.HasSuffix(strings.ToLower(in.Write), ".pcap"),
+			fmt.Sprintf("--annotate: %s is a pcap file, which has no packet comments: name it .pcapng", in.Write)},
+		{"--annotate", in.Annotate && live, "--annotate applies to capture files (and standard input), not to live capture"},
 		{"--write", !live && in.Write != "" && slices.Contains(in.Files, in.Write),
 			fmt.Sprintf("--write: %s is also an input: it would be overwritten", in.Write)},
 	}

@@ -469,7 +469,7 @@ func TestCompletion(t *testing.T) {
 func TestRootHelp(t *testing.T) {
 	_, out, _ := run(t, nil, nil, false, "--help")
 	for _, want := range []string{"Examples:\n  rdmacm-pd craft -w nfs.pcap", "Exit codes:\n  0  success", "  1  a finding reached --fail-on",
-		"Environment:\n  NO_COLOR", "CLICOLOR_FORCE", "GOMEMLIMIT", "  version     Print the version"} {
+		"Environment:\n  NO_COLOR", "CLICOLOR_FORCE", "GOMEMLIMIT", "  version          Print the version", "  wireshark-plugin Print a Wireshark Lua dissector"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("root help lacks %q:\n%s", want, out)
 		}

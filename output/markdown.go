@@ -61,6 +61,7 @@ type markdownRenderer struct {
 	nFind    int                  // findings in all, listed or not
 	codes    map[finding.Code]int // the same, by code
 	worst    worstFindings        // of the connections' messages and rpc records
+	ladders  map[int]*ladder      // the diagrams' steps, by connection (markdown_diagram.go)
 
 	// detailChars is the size of the details kept, in characters. Past
 	// the budget no more are kept: the report shows a prefix of them, so
@@ -137,6 +138,7 @@ func newMarkdown(w *bufio.Writer, opts Options) *markdownRenderer {
 
 func (m *markdownRenderer) Message(msg *record.Message) error {
 	m.messages++
+	m.ladderMessage(msg)
 	at := m.frame(msg.File, msg.Frame)
 	where, group := at, ""
 	if msg.Conn != 0 {

@@ -689,6 +689,7 @@ func (m *markdownRenderer) datapathTable(w reportWriter, conns []*record.Connect
 
 func (m *markdownRenderer) RPC(rec *record.RPC) error {
 	m.rpcs++
+	m.ladderRPC(rec)
 	at := m.frame(rec.File, rec.Frame) + " (rpc)"
 	group := ""
 	if rec.Conn != 0 {
