@@ -71,6 +71,8 @@ type showOptions struct {
 	Anonymize bool
 	// Stats are the -z tables asked for (rpc,programs, rpc,srt,...).
 	Stats []string
+	// Progress is --progress: auto, always or never.
+	Progress string
 }
 
 // limitOptions bound the state the dissector holds: TCP reassembly, IP
@@ -165,6 +167,7 @@ attachment for a bug, which dissects to the same findings.`,
 	f.Var(colorFlag(&opts.Show.Color), "color", "colour the text output: auto, always or never")
 	f.Var(failOnFlag(&opts.FailOn), "fail-on", "exit 1 when a finding reaches this severity: never, info, warning or error")
 	f.BoolVarP(&opts.Show.Quiet, "quiet", "q", false, "only the connections, the findings and the totals (json: no message records; markdown: no message details)")
+	f.StringVar(&opts.Show.Progress, "progress", string(progressAuto), "a progress line on standard error when it is a terminal: auto (after a second, not with -q or CI set), always, never")
 	f.StringArrayVarP(&opts.Show.Stats, "statistics", "z", nil, "after the output, a table as tshark -z gives it: rpc,programs or rpc,srt,PROGRAM,VERSION[,FILTER] (FILTER: a -Y expression on the connections counted; repeatable)")
 	f.StringVarP(&opts.Show.Select, "display-filter", "Y", "", "show only the messages and connections this expression selects, as tshark -Y does (e.g. 'addr == 192.0.2.1 and severity >= warning')")
 	f.VarP(oneOf(&opts.Show.Time, output.TimeRelative, "time format", output.TimeModes...), "time-format", "t",
@@ -252,6 +255,14 @@ func runDissect(ctx context.Context, s *IOStreams, opts *dissectOptions) error {
 	}
 	if chain.ev != nil {
 		chain.ev.command = ro.Command
+	}
+	if p := newProgress(s, progressMode(opts.Show.Progress), opts.Show.Quiet); p != nil {
+		cfg.Progress = p.Update
+		chain.head = p.sink(chain.head)
+		defer p.Clear(true)
+		es := *s
+		es.ErrOut = p // what goes to standard error clears the line first
+		s = &es
 	}
 	var sources []dissect.Source
 	if !live {

@@ -75,6 +75,11 @@ func dissectRules(opts *dissectOptions, live bool) []flagRule {
 		_, selErr = output.ParseSelection(show.Select)
 	}
 	rules = append(rules, flagRule{"--display-filter", selErr != nil, fmt.Sprintf("--display-filter: %v", selErr)})
+	switch progressMode(show.Progress) {
+	case progressAuto, progressAlways, progressNever, "":
+	default:
+		rules = append(rules, flagRule{"--progress", true, fmt.Sprintf("--progress: %q is not auto, always or never", show.Progress)})
+	}
 	for _, z := range show.Stats {
 		_, err := output.ParseRPCStat(z)
 		rules = append(rules, flagRule{"--statistics", err != nil, fmt.Sprint(err)})

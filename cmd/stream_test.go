@@ -299,3 +299,33 @@ func TestTerminalWidth(t *testing.T) {
 		t.Errorf("--width 100 on a terminal of 60: no line is longer than 60")
 	}
 }
+
+// TestProgress: under a pseudo-terminal, --progress always draws its line
+// on standard error and clears it at the end; in a pipe it draws nothing,
+// and auto draws nothing on a run shorter than a second.
+func TestProgress(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) for a pseudo-terminal")
+	}
+	bin := rdmacmBinary(t)
+	tty := func(args string) string {
+		out, err := exec.Command("script", "-qec", bin+" "+args+" >/dev/null", "/dev/null").Output()
+		if err != nil {
+			t.Fatalf("script: %v", err)
+		}
+		return string(out)
+	}
+	got := tty("dissect -q --progress always ../pcaps/rocev2-nfs.pcap")
+	if !regexp.MustCompile(`^\r\x1b\[K[0-9.]+ [KMG]?i?B of 1\.0 KiB \([0-9]+%\), [^\r]* frames?, \d+ connections, \d+ findings\r\x1b\[K$`).MatchString(got) {
+		t.Errorf("always, on a terminal: %q", got)
+	}
+	if got := tty("dissect -q ../pcaps/rocev2-nfs.pcap"); got != "" {
+		t.Errorf("auto on a short run: %q", got)
+	}
+	cmd := exec.Command(bin, "dissect", "-q", "--progress", "always", "../pcaps/rocev2-nfs.pcap")
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Run(); err != nil || errOut.String() != "" {
+		t.Errorf("always, in a pipe: %v, %q", err, errOut.String())
+	}
+}

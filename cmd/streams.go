@@ -20,6 +20,8 @@ type IOStreams struct {
 	// --width is given.
 	OutTerminal bool
 	Columns     int
+	// ErrTerminal says whether ErrOut is a terminal (for --progress).
+	ErrTerminal bool
 	// Getenv reads the environment (NO_COLOR and friends).
 	Getenv func(string) string
 	// Args is the command line after the program name, as given (for
@@ -38,6 +40,7 @@ func SystemStreams() *IOStreams {
 		Out:         os.Stdout,
 		ErrOut:      os.Stderr,
 		OutTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
+		ErrTerminal: isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd()),
 		Columns:     terminalColumns(fd),
 		Getenv:      os.Getenv,
 		Process:     true,

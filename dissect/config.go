@@ -44,6 +44,9 @@ type Config struct {
 	// Writer, when set, receives every frame read, in the order they are
 	// dissected.
 	Writer FrameWriter
+	// Progress, when set, is told how far the run is, every few thousand
+	// frames and at each input's start (a terminal's progress line).
+	Progress func(Progress)
 	// Evidence, when set, is told which connection (by its Number) each
 	// frame of the data-path traffic followed belongs to (see
 	// datapath.Output.Evidence).

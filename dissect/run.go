@@ -220,6 +220,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 		}
 		r.frames++
 		r.keepBudget(p, f)
+		if r.cfg.Progress != nil && (r.frames&progressEvery == 0 || r.frames == 1) {
+			r.progress(src, f)
+		}
 		if f.Input != at {
 			p.tallies[at], at = cur, f.Input
 			cur = p.tallies[at]
@@ -258,6 +261,34 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			}
 		}
 	}
+}
+
+// Progress is how far a run is: the frames read in all, and of the input
+// of the last frame its name, the offset of that frame in it (decompressed),
+// and its size when that offset can be measured against it (0: a stream,
+// or a compressed file whose decompressed size is not known).
+type Progress struct {
+	Frames int
+	Input  string
+	Offset int64
+	Size   int64
+	Live   bool
+}
+
+// progressEvery: the run loop says how far it is every this many frames
+// (plus one).
+const progressEvery = 1<<12 - 1
+
+func (r *run) progress(src Source, f *Frame) {
+	pr := Progress{Frames: r.frames, Offset: f.Offset, Live: r.cfg.Live}
+	if ins := src.Inputs(); f.Input < len(ins) {
+		in := &ins[f.Input]
+		pr.Input = in.Name
+		if !in.Compressed && in.Size > 0 {
+			pr.Size = in.Size
+		}
+	}
+	r.cfg.Progress(pr)
 }
 
 // keepBudget has the largest holders make room when the budget is over:
