@@ -2,7 +2,9 @@ package datapath
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
+	"unsafe"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -62,12 +64,13 @@ const maxSegs = 512
 const chunkKeep = 4096
 
 // longBuf is the first octets of a Long Call or a Long Reply, as they
-// come: have counts the octets copied in (the RDMA operations come in
-// order of offset, as requesters and responders issue them).
+// come: in any order (a capture may show Read Responses out of order),
+// each octet counted once (a retransmission brings it again).
 type longBuf struct {
-	b    []byte
+	b    []byte // want octets: those not in yet are zeros
+	in   [chunkKeep / 64]uint64
 	want uint32 // the octets to wait for: the message's length, at most chunkKeep
-	have uint32
+	have uint32 // the octets of b in: the bits set in in
 	len  uint32 // the message's length: its segments' lengths together
 }
 
@@ -172,12 +175,15 @@ func (c *Checker) newLong(n uint32) *longBuf {
 	} else {
 		l = &longBuf{b: make([]byte, 0, chunkKeep)}
 	}
-	l.b, l.have, l.len, l.want = l.b[:0], 0, n, min(n, chunkKeep)
+	l.have, l.len, l.want = 0, n, min(n, chunkKeep)
+	l.b = l.b[:l.want]
+	clear(l.b)
+	clear(l.in[:])
 	return l
 }
 
 // longCost is what a long message's buffer holds.
-const longCost = chunkKeep + 64
+const longCost = chunkKeep + int(unsafe.Sizeof(longBuf{})) + 16
 
 // freeLong gives a buffer back.
 func (c *Checker) freeLong(l *longBuf) {
@@ -235,10 +241,13 @@ func (c *Checker) findSeg(side int, handle uint32, va uint64, n uint32, kinds ..
 
 // RDMAWrite takes the octets of an RDMA Write packet side sent: n octets
 // at (handle, va), data those captured. first says it begins the Write
-// (it carries the RETH), and is the one judged.
-func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []byte, n uint32, first bool, whole uint32) {
+// (it carries the RETH), and is the one judged. It reports whether the
+// octets fell inside a segment: the transport hands on no more packets of
+// a Write whose first did not (the peer refuses it: its octets did not
+// move).
+func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []byte, n uint32, first bool, whole uint32) bool {
 	if len(c.segs) == 0 && !c.judgeChunks() {
-		return
+		return false
 	}
 	check := n
 	if first {
@@ -249,7 +258,7 @@ func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []by
 		if first && c.judgeChunks() {
 			c.violation(frame, "an RDMA Write", side, handle, va, whole, i)
 		}
-		return
+		return false
 	}
 	c.chunks.octets[side] += int64(n)
 	c.fig.ExplicitRDMAOctets = c.chunks.octets
@@ -259,17 +268,22 @@ func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []by
 			k.reply.fill(s.at+uint32(va-s.offset), data)
 		}
 	}
+	return true
 }
 
 // RDMARead takes an RDMA Read Request side sent: n octets at (handle, va)
-// of the other side's memory; it is judged.
-func (c *Checker) RDMARead(side, frame int, handle uint32, va uint64, n uint32) {
+// of the other side's memory; it is judged. It reports false for a Read
+// outside every segment: the transport counts none of its responses (the
+// peer refuses it).
+func (c *Checker) RDMARead(side, frame int, handle uint32, va uint64, n uint32) bool {
 	if !c.judgeChunks() {
-		return
+		return true
 	}
 	if i, ok := c.findSeg(side, handle, va, n, segRead); !ok {
 		c.violation(frame, "an RDMA Read Request", side, handle, va, n, i)
+		return false
 	}
+	return true
 }
 
 // RDMAReadData takes the octets an RDMA Read Response brought to side,
@@ -298,17 +312,33 @@ func (c *Checker) RDMAReadData(side, frame int, handle uint32, va uint64, data [
 }
 
 // fill copies data, which belongs at offset at of the message, into what
-// is kept of it.
+// is kept of it, and counts the octets new to it.
 func (l *longBuf) fill(at uint32, data []byte) {
-	if at >= chunkKeep || at > uint32(len(l.b)) {
-		return // past what is kept, or after a gap: not kept
+	if at >= l.want {
+		return // past what is kept
 	}
-	end := min(int(at)+len(data), chunkKeep)
-	if end <= len(l.b) {
-		return // already in (a retransmission)
+	end := min(at+uint32(min(len(data), chunkKeep)), l.want)
+	copy(l.b[at:end], data)
+	for i := at; i < end; {
+		bit := i % 64
+		n := min(64-bit, end-i)
+		mask := ^uint64(0) >> (64 - n) << bit
+		l.have += uint32(bits.OnesCount64(mask &^ l.in[i/64]))
+		l.in[i/64] |= mask
+		i += n
 	}
-	l.b = append(l.b[:at], data[:end-int(at)]...)
-	l.have = uint32(len(l.b))
+}
+
+// prefix is the first octets of the message, as far as they are all in.
+func (l *longBuf) prefix() []byte {
+	n := 0
+	for _, w := range l.in {
+		n += bits.TrailingZeros64(^w)
+		if w != ^uint64(0) {
+			break
+		}
+	}
+	return l.b[:min(n, len(l.b))]
 }
 
 // callOf is the outstanding Call a segment belongs to.
