@@ -105,6 +105,10 @@ func (c *Checker) violated(describe func() finding.Finding) {
 func (c *Checker) chunkNotes() []finding.Finding {
 	f := &c.chunks
 	out := append([]finding.Finding(nil), f.notes...)
+	if c.segsRefused > 0 {
+		out = append(out, finding.New(finding.StateLimitReached, "%d chunk %s of outstanding Calls %s not tracked (more than %d at once): from then on RDMA Reads and Writes were not matched to chunks or judged",
+			c.segsRefused, plural(c.segsRefused, "segment", "segments"), plural(c.segsRefused, "was", "were"), maxSegs))
+	}
 	if c.longRefused > 0 {
 		out = append(out, finding.New(finding.StateLimitReached, "%d long %s not put together for its decode: the memory budget was full",
 			c.longRefused, plural(c.longRefused, "message was", "messages were")))
@@ -122,11 +126,16 @@ type named struct {
 }
 
 // addSegments tracks the segments of the Call just registered at index i.
+// Past maxSegs they are counted, and chunks are no longer judged; a long
+// message none of whose segments are tracked is not kept for its decode.
 func (c *Checker) addSegments(i int, h *layers.RPCRDMAHeader) {
 	k := &c.calls[i]
+	tracked := true
 	add := func(kind segKind, pos uint32, s layers.RPCRDMASegment, at uint32) {
 		if len(c.segs) >= maxSegs {
-			c.segsCut = true
+			c.segsCut, tracked = true, false
+			c.segsRefused++
+			c.out.SegmentsUntracked++
 			return
 		}
 		c.segs = append(c.segs, advSeg{xid: k.xid, callSide: k.side, kind: kind, pos: pos, handle: s.Handle, offset: s.Offset,
@@ -141,7 +150,7 @@ func (c *Checker) addSegments(i int, h *layers.RPCRDMAHeader) {
 		}
 		add(segRead, r.Position, r.RPCRDMASegment, a)
 	}
-	if at > 0 && h.Proc == layers.RPCRDMANoMsg {
+	if at > 0 && h.Proc == layers.RPCRDMANoMsg && tracked {
 		k.longCall = c.newLong(at)
 	}
 	for _, ch := range h.WriteList {
@@ -149,12 +158,12 @@ func (c *Checker) addSegments(i int, h *layers.RPCRDMAHeader) {
 			add(segWrite, 0, s, 0)
 		}
 	}
-	at = 0
+	at, tracked = 0, true
 	for _, s := range h.ReplyChunk {
 		add(segReply, 0, s, at)
 		at += s.Length
 	}
-	if at > 0 {
+	if at > 0 && tracked {
 		k.reply = c.newLong(at)
 	}
 }
@@ -167,8 +176,10 @@ func (c *Checker) newLong(n uint32) *longBuf {
 	if !b.Charge(budget.Datapath, longCost) {
 		b.Lost(budget.Datapath)
 		c.longRefused++
+		c.out.LongsRefused++
 		return nil
 	}
+	c.out.longsOut++
 	var l *longBuf
 	if k := len(c.out.longs); k > 0 {
 		l, c.out.longs = c.out.longs[k-1], c.out.longs[:k-1]
@@ -191,6 +202,7 @@ func (c *Checker) freeLong(l *longBuf) {
 		return
 	}
 	c.out.Limits.Budget.Release(budget.Datapath, longCost)
+	c.out.longsOut--
 	if len(c.out.longs) < 64 {
 		c.out.longs = append(c.out.longs, l)
 	}
