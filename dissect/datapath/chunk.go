@@ -429,6 +429,9 @@ func (c *Checker) longCallIn(k *call, frame int) {
 	k.info = m.CallInfo()
 	c.countCall(int(k.side))
 	c.longMessage(int(k.side), l.len, &k.info)
+	if k.longSeq == 0 {
+		return // no record waits for it (--datapath findings, no finding)
+	}
 	c.releaseLong(k, messageRecord(m, false, k, k.at, "read_chunk"))
 }
 
