@@ -151,7 +151,7 @@ perftest's on port 18515.`,
 	f.StringVar(&opts.NoCM, "no-cm", "", "write RoCEv2 traffic set up without CM instead, of this kind: "+strings.Join(craft.NoCMKinds, ", "))
 	f.Uint16Var(&opts.OOBPort, "oob-port", 0, "with --no-cm: a TCP exchange on this port first, and its closing after (perftest's is 18515); 0: none")
 	f.BoolVar(&opts.Traffic, "traffic", false, "an NFS exchange after the setup (NFSv3 and NFSv4.1 Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R; on the InfiniBand family then DREQ and DREP)")
-	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA workload instead: RoCEv2 connections set up with RFC 8797 data, NFSv3 and NFSv4.1 Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
+	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA workload instead: RoCEv2 connections set up with RFC 8797 data, NFSv3 and NFSv4.1 Calls and Replies with chunks, Long Calls and Long Replies, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
 	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path or RPC finding (repeatable): "+
 		strings.Join(craft.DatapathFindings, ", ")+", "+strings.Join(craft.RPCFindings, ", ")+"; on the InfiniBand family also "+
 		strings.Join(craft.ChunkFindings, ", ")+"; with --transport iwarp also "+strings.Join(craft.IWARPFindings, ", "))

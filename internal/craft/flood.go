@@ -30,8 +30,8 @@ const (
 
 // FloodKinds lists the kinds Flood knows.
 var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD,
-	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodRecordsFirst, FloodIWARPHole, FloodIWARPLostResponder, FloodIWARPSequential, FloodTCPThenRDMA, FloodCombined,
-	FloodRCChunks}
+	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodRecordsFirst, FloodIWARPHole, FloodIWARPLostResponder, FloodIWARPSequential, FloodTCPThenRDMA, FloodRCChunks,
+	FloodCombined}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
