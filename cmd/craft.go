@@ -40,6 +40,8 @@ type craftOptions struct {
 	Findings  []string // data-path and RPC findings to produce in it
 	RPC       string   // --rpc: the NFS version of the traffic and the NFS workloads (rpcMix: both)
 	Callback  bool     // --callback: a backchannel CB_COMPOUND in the traffic
+	Long      bool     // --long: Long Calls and a Long Reply in the traffic
+	Violation []string // --chunk-violation: kinds of chunk violation in the traffic
 	NFS       bool     // --workload: the NFS/RDMA-like workload
 	NoCM      string   // --no-cm: traffic set up without CM, of this kind
 	OOBPort   uint16   // --oob-port: its out-of-band TCP exchange's port
@@ -86,7 +88,11 @@ With --traffic, an NFS exchange follows the setup (RC traffic on the
 InfiniBand family, FPDUs on iWARP): real NFSv3 and NFSv4.1 Calls and
 Replies (--rpc nfs3 or nfs4 for one version only), with --callback the
 server's CB_COMPOUND on the backchannel, and --finding CODE adds the traffic
-that raises one data-path or RPC finding.
+that raises one data-path or RPC finding. On the InfiniBand family, --long
+adds Long Calls (RPCSEC_GSS COMPOUNDs pulled by RDMA Read from a
+position-zero read chunk) and a Long Reply (written into a reply chunk), and
+--chunk-violation KIND each way to break a chunk (--finding chunk-violation:
+all of them).
 
 With --no-cm KIND, RoCEv2 traffic set up without CM instead: RC, UC, UD or
 DC (Mellanox's Dynamically Connected transport, on the Reliable Datagram
@@ -102,6 +108,8 @@ perftest's on port 18515.`,
   rdmacm-pd craft --traffic --remote-invalidate --reply-remote-invalidate -w nfs-traffic.pcap
   rdmacm-pd craft --finding send-with-invalidate-not-allowed -w linux-swi.pcap
   rdmacm-pd craft --rpc nfs4 --callback --finding rpc-call-resent -w nfs4-resent.pcap
+  rdmacm-pd craft --long --chunk-violation write-past-end -w chunks.pcap
+  rdmacm-pd craft --finding inline-threshold-too-small -w long-calls.pcap   # Long Calls on a 1024 threshold
   rdmacm-pd craft --transport iwarp --finding mpa-crc-mismatch -w bad-crc.pcap
   rdmacm-pd craft --workload 64MiB -w workload.pcap
   rdmacm-pd craft --workload 64MiB --iwarp-conns 64 --iwarp-crc-every 2 -w iwarp.pcap
@@ -143,9 +151,13 @@ perftest's on port 18515.`,
 	f.StringVar(&opts.NoCM, "no-cm", "", "write RoCEv2 traffic set up without CM instead, of this kind: "+strings.Join(craft.NoCMKinds, ", "))
 	f.Uint16Var(&opts.OOBPort, "oob-port", 0, "with --no-cm: a TCP exchange on this port first, and its closing after (perftest's is 18515); 0: none")
 	f.BoolVar(&opts.Traffic, "traffic", false, "an NFS exchange after the setup (NFSv3 and NFSv4.1 Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate when both sides set R; on the InfiniBand family then DREQ and DREP)")
-	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA workload instead: RoCEv2 connections set up with RFC 8797 data, NFSv3 and NFSv4.1 Calls and Replies with chunks, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
+	f.BoolVar(&opts.NFS, "nfs", false, "workload: the NFS/RDMA workload instead: RoCEv2 connections set up with RFC 8797 data, NFSv3 and NFSv4.1 Calls and Replies with chunks, Long Calls and Long Replies, RDMA WRITEs and READs, Send With Invalidate, TCP bulk, reconnections")
 	f.StringSliceVar(&opts.Findings, "finding", nil, "with --traffic (implied): also produce this data-path or RPC finding (repeatable): "+
-		strings.Join(craft.DatapathFindings, ", ")+", "+strings.Join(craft.RPCFindings, ", ")+"; with --transport iwarp also "+strings.Join(craft.IWARPFindings, ", "))
+		strings.Join(craft.DatapathFindings, ", ")+", "+strings.Join(craft.RPCFindings, ", ")+"; on the InfiniBand family also "+
+		strings.Join(craft.ChunkFindings, ", ")+"; with --transport iwarp also "+strings.Join(craft.IWARPFindings, ", "))
+	f.BoolVar(&opts.Long, "long", false, "with --traffic (implied), InfiniBand family: also Long Calls (RPCSEC_GSS COMPOUNDs in position-zero read chunks, pulled by RDMA Read) and a Long Reply (an NFS directory listing RDMA-written into a reply chunk of two segments)")
+	f.StringSliceVar(&opts.Violation, "chunk-violation", nil, "with --traffic (implied), InfiniBand family: also this chunk violation (repeatable): "+
+		strings.Join(craft.ChunkViolations, ", ")+"; --finding chunk-violation alone gives them all")
 	f.Var(oneOf(&opts.RPC, rpcMix, "NFS version", rpcMix, craft.NFSv3, craft.NFSv4), "rpc",
 		"with --traffic (implied), or a --workload with --nfs or --iwarp-conns: the NFS version of the Calls: "+craft.NFSv3+", "+craft.NFSv4+" (4.1) or "+rpcMix+" (both)")
 	f.BoolVar(&opts.Callback, "callback", false, "with --traffic (implied): the server also sends a CB_COMPOUND Call (CB_SEQUENCE, CB_RECALL) on the backchannel, and the client its Reply")
@@ -221,7 +233,8 @@ func craftModeOf(opts *craftOptions) craftMode {
 // traffic reports whether the setup is to be followed by traffic: --rpc
 // implies it only outside a workload.
 func (opts *craftOptions) traffic() bool {
-	return opts.Traffic || len(opts.Findings) > 0 || len(opts.Health) > 0 || opts.Callback || opts.RPC != rpcMix && opts.Workload == ""
+	return opts.Traffic || len(opts.Findings) > 0 || len(opts.Health) > 0 || opts.Callback || opts.Long || len(opts.Violation) > 0 ||
+		opts.RPC != rpcMix && opts.Workload == ""
 }
 
 // nfsVersion is the craft.Traffic and workload NFS version --rpc gives.
@@ -274,6 +287,8 @@ func craftRules(opts *craftOptions) []craftRule {
 		{modeWorkload, flagRule{"--rpc", opts.RPC != rpcMix && !opts.NFS && opts.IWARPConn == 0,
 			"--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"}},
 		{modeWorkload | modeFlood | modeNoCM | modeHex, flagRule{"--callback", opts.Callback, "--callback applies to --traffic only"}},
+		{modeWorkload | modeFlood | modeNoCM | modeHex, flagRule{"--long", opts.Long, "--long applies to --traffic only"}},
+		{modeWorkload | modeFlood | modeNoCM | modeHex, flagRule{"--chunk-violation", len(opts.Violation) > 0, "--chunk-violation applies to --traffic only"}},
 		{modeFlood | modeNoCM | modeHex, flagRule{"--rpc", opts.RPC != rpcMix,
 			"--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"}},
 
@@ -316,6 +331,9 @@ func craftRules(opts *craftOptions) []craftRule {
 		{modeExchange | modeULP | modeTraffic, flagRule{"--mpa-rev", opts.MPARevSet && !iwarp,
 			"--mpa-rev applies to --transport iwarp only"}},
 		{modeTraffic, flagRule{"--reject", opts.Reject, "--traffic and --finding need an accepted connection, not --reject"}},
+		{modeTraffic, flagRule{"--long", opts.Long && iwarp, "--long is built on the InfiniBand family only, not --transport iwarp"}},
+		{modeTraffic, flagRule{"--chunk-violation", len(opts.Violation) > 0 && iwarp,
+			"--chunk-violation is built on the InfiniBand family only, not --transport iwarp"}},
 		// Only the RFC 8797 setups check the revision: --ulp hands it on.
 		{modeIWARP | modeTraffic, flagRule{"--mpa-rev", iwarp && !within(opts.MPARev, 1, 2),
 			fmt.Sprintf("--mpa-rev: %d (want 1 or 2)", opts.MPARev)}},
@@ -390,7 +408,8 @@ func runTraffic(s *IOStreams, opts *craftOptions) error {
 	if len(opts.Health) > 0 {
 		return runHealth(s, opts)
 	}
-	t := craft.Traffic{Findings: opts.Findings, NFSVersion: opts.nfsVersion(), Callback: opts.Callback}
+	t := craft.Traffic{Findings: opts.Findings, NFSVersion: opts.nfsVersion(), Callback: opts.Callback, Long: opts.Long,
+		Violations: opts.Violation}
 	if opts.Transport == craft.IWARP {
 		frames, err := opts.iwarpExchange().NFSTraffic(t)
 		if err != nil {

@@ -27,6 +27,10 @@ func TestCraftRPC(t *testing.T) {
 			craft.Traffic{NFSVersion: craft.NFSv3, Findings: []string{"rpc-call-resent"}}, true},
 		{[]string{"--finding", "rpc-reply-error,rpc-call-unanswered"},
 			craft.Traffic{Findings: []string{"rpc-reply-error", "rpc-call-unanswered"}}, false},
+		{[]string{"--long", "--chunk-violation", "write-past-end,reply-unknown-handle"},
+			craft.Traffic{Long: true, Violations: []string{"write-past-end", "reply-unknown-handle"}}, false},
+		{[]string{"--finding", "chunk-violation,inline-threshold-too-small"},
+			craft.Traffic{Findings: []string{"chunk-violation", "inline-threshold-too-small"}}, false},
 	} {
 		name := filepath.Join(dir, strings.Join(tc.args, "")+".pcap")
 		if code, _, errOut := run(t, nil, nil, false, append([]string{"craft", "-w", name}, tc.args...)...); code != 0 {

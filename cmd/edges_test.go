@@ -36,6 +36,11 @@ func TestCraftFlagErrors(t *testing.T) {
 		{[]string{"--workload", "1MiB", "--rpc", "nfs3", "-w", out}, "--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"},
 		{[]string{"--flood", "reqs", "--rpc", "nfs4", "-w", out}, "--rpc applies to --traffic, and to the workloads --nfs and --iwarp-conns"},
 		{[]string{"--workload", "1MiB", "--nfs", "--callback", "-w", out}, "--callback applies to --traffic only"},
+		{[]string{"--workload", "1MiB", "--nfs", "--long", "-w", out}, "--long applies to --traffic only"},
+		{[]string{"--flood", "reqs", "--chunk-violation", "write-past-end", "-w", out}, "--chunk-violation applies to --traffic only"},
+		{[]string{"--transport", "iwarp", "--long", "-w", out}, "--long is built on the InfiniBand family only, not --transport iwarp"},
+		{[]string{"--transport", "iwarp", "--chunk-violation", "read-outside", "-w", out}, "--chunk-violation is built on the InfiniBand family only, not --transport iwarp"},
+		{[]string{"--chunk-violation", "write-twice", "-w", out}, `craft: no chunk violation "write-twice" (want one of write-past-end, write-unknown-handle, read-outside, reply-claims-more, reply-unknown-handle)`},
 		{[]string{"--ulp", "nvme-rdma", "--callback", "-w", out}, "--traffic, --finding, --rpc and --callback make RPC-over-RDMA traffic, not --ulp nvme-rdma"},
 		{[]string{"--rpc", "nfs3", "--reject", "-w", out}, "--traffic and --finding need an accepted connection, not --reject"},
 	} {

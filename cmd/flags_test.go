@@ -82,7 +82,7 @@ func TestFlagValues(t *testing.T) {
 			"--split: split offsets must grow, each from 1 to 27: the MPA Request is 28 octets"},
 		{[]string{"craft", "--send-size", "1000", "-w", "x.pcap"}, "--send-size: 1000 is not a multiple of 1024 from 1024 to 262144"},
 		{[]string{"craft", "--reply-receive-size", "524288", "-w", "x.pcap"}, "--reply-receive-size: 524288 is not a multiple of 1024 from 1024 to 262144"},
-		{[]string{"craft", "--flood", "storm", "-w", "x.pcap"}, `--flood: unknown kind "storm" (want tcp-streams, half-mpa, reqs, retries, descending, rc-conns, rc-directions, iwarp-conns, orphan-replies, req-reps, big-records, large-pd, rc-orphan-packets, rc-lying-lengths, rc-reads, records-first, iwarp-hole, iwarp-lost-responder, iwarp-sequential, tcp-then-rdma or combined)`},
+		{[]string{"craft", "--flood", "storm", "-w", "x.pcap"}, `--flood: unknown kind "storm" (want tcp-streams, half-mpa, reqs, retries, descending, rc-conns, rc-directions, iwarp-conns, orphan-replies, req-reps, big-records, large-pd, rc-orphan-packets, rc-lying-lengths, rc-reads, records-first, iwarp-hole, iwarp-lost-responder, iwarp-sequential, tcp-then-rdma, rc-chunks or combined)`},
 		{[]string{"craft", "--workload", "64MB", "-w", "x.pcap"}, `--workload: "64MB" is not a size (like 64MiB or 1GiB)`},
 		{[]string{"craft", "--no-cm", "rd", "-w", "x.pcap"}, `--no-cm: unknown kind "rd" (want rc, uc, ud or dc)`},
 		{[]string{"craft", "--no-cm", "rc", "--transport", "ib", "-w", "x.pcap"}, "--no-cm writes RoCEv2 traffic, not --transport ib"},

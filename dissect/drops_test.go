@@ -22,6 +22,8 @@ var dataPathHolders = map[record.DropHolder]string{
 	record.DropRDMAReads:     "came while 256 of the same side",
 	record.DropReadLists:     "chunk lists that run past",
 	record.DropOrphanPackets: "came without the SEND First",
+	record.DropChunkSegments: "chunk segments of outstanding Calls were not tracked",
+	record.DropLongMessages:  "were not put together for their decode",
 }
 
 // checkDrops checks a run's drops: exactly want by holder (none for any

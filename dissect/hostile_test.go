@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
@@ -266,6 +267,75 @@ func TestHostileDMALength(t *testing.T) {
 	for _, f := range r.conns[0].Findings {
 		if f.Code == finding.RDMALengthInvalid && f.Message != "frame 6: RC RDMA READ Request from the responder, DMA Length 4294967295, over the 2^31 octets of the largest message; 1 such request on this connection" {
 			t.Errorf("rdma-length-invalid %q", f.Message)
+		}
+	}
+}
+
+// Long Calls whose Reads and Writes never complete, 300 outstanding on
+// each connection: every Call's segments past the 512 tracked on its
+// connection, every Read past the 256 matched, and, on a small memory
+// budget, every long message it cannot hold (and every connection given
+// up for it) are counted and said, on the connection and the run; the
+// budget is not overrun beyond what Calls force, and all of it is given
+// back.
+func TestHostileChunks(t *testing.T) {
+	for _, n := range scales(3000, 30000) {
+		for _, limit := range []int64{budget.DefaultLimit << (n / 10000), 4 << 20} {
+			t.Run(fmt.Sprintf("%d %d MiB", n, limit>>20), func(t *testing.T) {
+				b := budget.New(limit)
+				c := runFlood(t, craft.FloodRCChunks, n, dissect.Config{Budget: b})
+				// What each connection says, in its record and updates (a
+				// later count replaces an earlier one).
+				type key struct {
+					conn int
+					what string
+				}
+				last := map[key]int{}
+				count := func(conn int, fs []finding.Finding) {
+					for _, f := range fs {
+						var k int
+						var what string
+						if f.Code == finding.StateLimitReached {
+							fmt.Sscanf(f.Message, "%d %s", &k, &what)
+							last[key{conn, what}] = max(last[key{conn, what}], k)
+						}
+					}
+				}
+				for _, x := range c.conns {
+					count(x.Number, x.Findings)
+				}
+				for _, u := range c.updates {
+					count(u.Number, u.Findings)
+				}
+				said := map[string]int{}
+				for k, n := range last {
+					said[k.what] += n
+				}
+				want := map[record.DropHolder]int{}
+				for h, k := range c.sum.Drops {
+					if k > 0 {
+						want[record.DropHolder(h)] = k
+					}
+				}
+				checkDrops(t, c.sum, want) // each said on the run, with its count
+				segs, longs := want[record.DropChunkSegments], want[record.DropLongMessages]
+				if said["chunk"] != segs || said["long"] != longs {
+					t.Errorf("the connections say %d segments and %d long messages, the run %d and %d", said["chunk"], said["long"], segs, longs)
+				}
+				conns, over := n/craft.ChunkFloodCalls, craft.ChunkFloodCalls-256 // Calls past the 512 segments of 256
+				if limit >= budget.DefaultLimit {
+					// Room for all: the segments and Reads past the limits only.
+					if !reflect.DeepEqual(want, map[record.DropHolder]int{record.DropRDMAReads: conns * over, record.DropChunkSegments: conns * 2 * over}) {
+						t.Errorf("drops %v", want)
+					}
+				} else if segs == 0 || longs == 0 || want[record.DropRDMAReads] == 0 {
+					t.Errorf("drops %v", want)
+				}
+				s := b.Stats()
+				if s.Peak > s.Limit+s.Limit/8 || s.Used != 0 {
+					t.Errorf("budget: peak %d of %d, %d still charged", s.Peak, s.Limit, s.Used)
+				}
+			})
 		}
 	}
 }

@@ -112,6 +112,7 @@ type Checker struct {
 	// moved, and the long messages not decoded for the budget.
 	segs        []advSeg
 	segsCut     bool
+	segsRefused int
 	chunks      chunkFigures
 	longRefused int
 
@@ -353,6 +354,10 @@ type Output struct {
 	// ListsCut counts the headers whose chunk lists ran past the octets
 	// kept of their Send (HeadLen).
 	ListsCut int
+	// SegmentsUntracked counts the chunk segments of outstanding Calls not
+	// tracked (past maxSegs on a connection); LongsRefused the long
+	// messages not put together for the memory budget (chunk.go).
+	SegmentsUntracked, LongsRefused int
 	// Evidence, when set, is told the frames of the traffic followed of
 	// each connection whose setup was seen, by its Number: what -w's
 	// second pass writes for the records shown.
@@ -362,6 +367,8 @@ type Output struct {
 	hdr   layers.RPCRDMAHeader // scratch, reused by every decode
 	msg   oncrpc.Message       // the RPC message's, too (rpc.go)
 	longs []*longBuf           // free buffers of long messages (chunk.go)
+	// longsOut counts the buffers of long messages charged to the budget.
+	longsOut int
 	// ended are the forward Calls connections ended without a Reply to,
 	// by host pair (rpc-call-resent).
 	ended map[hostPair][]endedCall

@@ -2,7 +2,9 @@ package datapath
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
+	"unsafe"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -62,12 +64,13 @@ const maxSegs = 512
 const chunkKeep = 4096
 
 // longBuf is the first octets of a Long Call or a Long Reply, as they
-// come: have counts the octets copied in (the RDMA operations come in
-// order of offset, as requesters and responders issue them).
+// come: in any order (a capture may show Read Responses out of order),
+// each octet counted once (a retransmission brings it again).
 type longBuf struct {
-	b    []byte
+	b    []byte // want octets: those not in yet are zeros
+	in   [chunkKeep / 64]uint64
 	want uint32 // the octets to wait for: the message's length, at most chunkKeep
-	have uint32
+	have uint32 // the octets of b in: the bits set in in
 	len  uint32 // the message's length: its segments' lengths together
 }
 
@@ -102,6 +105,10 @@ func (c *Checker) violated(describe func() finding.Finding) {
 func (c *Checker) chunkNotes() []finding.Finding {
 	f := &c.chunks
 	out := append([]finding.Finding(nil), f.notes...)
+	if c.segsRefused > 0 {
+		out = append(out, finding.New(finding.StateLimitReached, "%d chunk %s of outstanding Calls %s not tracked (more than %d at once): from then on RDMA Reads and Writes were not matched to chunks or judged",
+			c.segsRefused, plural(c.segsRefused, "segment", "segments"), plural(c.segsRefused, "was", "were"), maxSegs))
+	}
 	if c.longRefused > 0 {
 		out = append(out, finding.New(finding.StateLimitReached, "%d long %s not put together for its decode: the memory budget was full",
 			c.longRefused, plural(c.longRefused, "message was", "messages were")))
@@ -119,11 +126,16 @@ type named struct {
 }
 
 // addSegments tracks the segments of the Call just registered at index i.
+// Past maxSegs they are counted, and chunks are no longer judged; a long
+// message none of whose segments are tracked is not kept for its decode.
 func (c *Checker) addSegments(i int, h *layers.RPCRDMAHeader) {
 	k := &c.calls[i]
+	tracked := true
 	add := func(kind segKind, pos uint32, s layers.RPCRDMASegment, at uint32) {
 		if len(c.segs) >= maxSegs {
-			c.segsCut = true
+			c.segsCut, tracked = true, false
+			c.segsRefused++
+			c.out.SegmentsUntracked++
 			return
 		}
 		c.segs = append(c.segs, advSeg{xid: k.xid, callSide: k.side, kind: kind, pos: pos, handle: s.Handle, offset: s.Offset,
@@ -138,7 +150,7 @@ func (c *Checker) addSegments(i int, h *layers.RPCRDMAHeader) {
 		}
 		add(segRead, r.Position, r.RPCRDMASegment, a)
 	}
-	if at > 0 && h.Proc == layers.RPCRDMANoMsg {
+	if at > 0 && h.Proc == layers.RPCRDMANoMsg && tracked {
 		k.longCall = c.newLong(at)
 	}
 	for _, ch := range h.WriteList {
@@ -146,12 +158,12 @@ func (c *Checker) addSegments(i int, h *layers.RPCRDMAHeader) {
 			add(segWrite, 0, s, 0)
 		}
 	}
-	at = 0
+	at, tracked = 0, true
 	for _, s := range h.ReplyChunk {
 		add(segReply, 0, s, at)
 		at += s.Length
 	}
-	if at > 0 {
+	if at > 0 && tracked {
 		k.reply = c.newLong(at)
 	}
 }
@@ -164,20 +176,25 @@ func (c *Checker) newLong(n uint32) *longBuf {
 	if !b.Charge(budget.Datapath, longCost) {
 		b.Lost(budget.Datapath)
 		c.longRefused++
+		c.out.LongsRefused++
 		return nil
 	}
+	c.out.longsOut++
 	var l *longBuf
 	if k := len(c.out.longs); k > 0 {
 		l, c.out.longs = c.out.longs[k-1], c.out.longs[:k-1]
 	} else {
 		l = &longBuf{b: make([]byte, 0, chunkKeep)}
 	}
-	l.b, l.have, l.len, l.want = l.b[:0], 0, n, min(n, chunkKeep)
+	l.have, l.len, l.want = 0, n, min(n, chunkKeep)
+	l.b = l.b[:l.want]
+	clear(l.b)
+	clear(l.in[:])
 	return l
 }
 
 // longCost is what a long message's buffer holds.
-const longCost = chunkKeep + 64
+const longCost = chunkKeep + int(unsafe.Sizeof(longBuf{})) + 16
 
 // freeLong gives a buffer back.
 func (c *Checker) freeLong(l *longBuf) {
@@ -185,6 +202,7 @@ func (c *Checker) freeLong(l *longBuf) {
 		return
 	}
 	c.out.Limits.Budget.Release(budget.Datapath, longCost)
+	c.out.longsOut--
 	if len(c.out.longs) < 64 {
 		c.out.longs = append(c.out.longs, l)
 	}
@@ -235,10 +253,13 @@ func (c *Checker) findSeg(side int, handle uint32, va uint64, n uint32, kinds ..
 
 // RDMAWrite takes the octets of an RDMA Write packet side sent: n octets
 // at (handle, va), data those captured. first says it begins the Write
-// (it carries the RETH), and is the one judged.
-func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []byte, n uint32, first bool, whole uint32) {
+// (it carries the RETH), and is the one judged. It reports whether the
+// octets fell inside a segment: the transport hands on no more packets of
+// a Write whose first did not (the peer refuses it: its octets did not
+// move).
+func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []byte, n uint32, first bool, whole uint32) bool {
 	if len(c.segs) == 0 && !c.judgeChunks() {
-		return
+		return false
 	}
 	check := n
 	if first {
@@ -249,7 +270,7 @@ func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []by
 		if first && c.judgeChunks() {
 			c.violation(frame, "an RDMA Write", side, handle, va, whole, i)
 		}
-		return
+		return false
 	}
 	c.chunks.octets[side] += int64(n)
 	c.fig.ExplicitRDMAOctets = c.chunks.octets
@@ -259,17 +280,22 @@ func (c *Checker) RDMAWrite(side, frame int, handle uint32, va uint64, data []by
 			k.reply.fill(s.at+uint32(va-s.offset), data)
 		}
 	}
+	return true
 }
 
 // RDMARead takes an RDMA Read Request side sent: n octets at (handle, va)
-// of the other side's memory; it is judged.
-func (c *Checker) RDMARead(side, frame int, handle uint32, va uint64, n uint32) {
+// of the other side's memory; it is judged. It reports false for a Read
+// outside every segment: the transport counts none of its responses (the
+// peer refuses it).
+func (c *Checker) RDMARead(side, frame int, handle uint32, va uint64, n uint32) bool {
 	if !c.judgeChunks() {
-		return
+		return true
 	}
 	if i, ok := c.findSeg(side, handle, va, n, segRead); !ok {
 		c.violation(frame, "an RDMA Read Request", side, handle, va, n, i)
+		return false
 	}
+	return true
 }
 
 // RDMAReadData takes the octets an RDMA Read Response brought to side,
@@ -298,17 +324,33 @@ func (c *Checker) RDMAReadData(side, frame int, handle uint32, va uint64, data [
 }
 
 // fill copies data, which belongs at offset at of the message, into what
-// is kept of it.
+// is kept of it, and counts the octets new to it.
 func (l *longBuf) fill(at uint32, data []byte) {
-	if at >= chunkKeep || at > uint32(len(l.b)) {
-		return // past what is kept, or after a gap: not kept
+	if at >= l.want {
+		return // past what is kept
 	}
-	end := min(int(at)+len(data), chunkKeep)
-	if end <= len(l.b) {
-		return // already in (a retransmission)
+	end := min(at+uint32(min(len(data), chunkKeep)), l.want)
+	copy(l.b[at:end], data)
+	for i := at; i < end; {
+		bit := i % 64
+		n := min(64-bit, end-i)
+		mask := ^uint64(0) >> (64 - n) << bit
+		l.have += uint32(bits.OnesCount64(mask &^ l.in[i/64]))
+		l.in[i/64] |= mask
+		i += n
 	}
-	l.b = append(l.b[:at], data[:end-int(at)]...)
-	l.have = uint32(len(l.b))
+}
+
+// prefix is the first octets of the message, as far as they are all in.
+func (l *longBuf) prefix() []byte {
+	n := 0
+	for _, w := range l.in {
+		n += bits.TrailingZeros64(^w)
+		if w != ^uint64(0) {
+			break
+		}
+	}
+	return l.b[:min(n, len(l.b))]
 }
 
 // callOf is the outstanding Call a segment belongs to.
@@ -387,6 +429,9 @@ func (c *Checker) longCallIn(k *call, frame int) {
 	k.info = m.CallInfo()
 	c.countCall(int(k.side))
 	c.longMessage(int(k.side), l.len, &k.info)
+	if k.longSeq == 0 {
+		return // no record waits for it (--datapath findings, no finding)
+	}
 	c.releaseLong(k, messageRecord(m, false, k, k.at, "read_chunk"))
 }
 

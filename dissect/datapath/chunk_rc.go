@@ -28,12 +28,16 @@ type rcWrite struct {
 }
 
 // rcRead is an outstanding RDMA Read Request: its PSNs from first, n of
-// them, and what it pulls.
+// them, and what it pulls; got counts its response packets seen, seen
+// marks the first 64 (a copy of one of them is not counted again).
 type rcRead struct {
 	first, n uint32
 	handle   uint32
 	va       uint64
 	length   uint32
+	got      uint32
+	seen     uint64
+	refused  bool // outside every segment: its octets are not counted
 }
 
 // chunkFrame hands the RDMA operations of an RPC-over-RDMA connection to
@@ -49,10 +53,20 @@ func (fl *Follower) chunkFrame(f *flow, side int, p *Packet) {
 	ch := f.chunks
 	n := uint32(max(p.PayloadLen, 0))
 	switch p.OpCode {
+	case layers.OpWriteFirst, layers.OpWriteOnly, layers.OpWriteOnlyImm, layers.OpWriteMiddle, layers.OpWriteLast,
+		layers.OpWriteLastImm, layers.OpReadRequest:
+		// A request packet sent again (its PSN is behind the side's
+		// next): its octets were counted, and its Call may be gone.
+		if f.sides[side].order(p.PSN) == behind {
+			return
+		}
+	}
+	switch p.OpCode {
 	case layers.OpWriteFirst, layers.OpWriteOnly, layers.OpWriteOnlyImm:
 		w := &ch.write[side]
-		c.RDMAWrite(side, p.Frame, p.RKey, p.VA, p.Payload, n, true, p.DMALength)
-		*w = rcWrite{active: p.OpCode == layers.OpWriteFirst, handle: p.RKey, va: p.VA + uint64(n), next: (p.PSN + 1) & psnMask}
+		in := c.RDMAWrite(side, p.Frame, p.RKey, p.VA, p.Payload, n, true, p.DMALength)
+		// The rest of a Write outside every segment is not followed.
+		*w = rcWrite{active: in && p.OpCode == layers.OpWriteFirst, handle: p.RKey, va: p.VA + uint64(n), next: (p.PSN + 1) & psnMask}
 	case layers.OpWriteMiddle, layers.OpWriteLast, layers.OpWriteLastImm:
 		w := &ch.write[side]
 		if !w.active || p.PSN != w.next {
@@ -66,7 +80,7 @@ func (fl *Follower) chunkFrame(f *flow, side int, p *Packet) {
 		w.next = (p.PSN + 1) & psnMask
 		w.active = p.OpCode == layers.OpWriteMiddle
 	case layers.OpReadRequest:
-		c.RDMARead(side, p.Frame, p.RKey, p.VA, p.DMALength)
+		in := c.RDMARead(side, p.Frame, p.RKey, p.VA, p.DMALength)
 		k := uint32(1)
 		if f.mtu > 0 && p.DMALength > 0 {
 			k = readPSNs(p.DMALength, uint32(f.mtu))
@@ -75,7 +89,7 @@ func (fl *Follower) chunkFrame(f *flow, side int, p *Packet) {
 		if len(rs) == readsPerSide {
 			rs = rs[:copy(rs, rs[1:])]
 		}
-		ch.reads[side] = append(rs, rcRead{first: p.PSN, n: k, handle: p.RKey, va: p.VA, length: p.DMALength})
+		ch.reads[side] = append(rs, rcRead{first: p.PSN, n: k, handle: p.RKey, va: p.VA, length: p.DMALength, refused: !in})
 	case layers.OpReadResponseFirst, layers.OpReadResponseMiddle, layers.OpReadResponseLast, layers.OpReadResponseOnly:
 		issuer := 1 - side
 		rs := ch.reads[issuer]
@@ -92,9 +106,21 @@ func (fl *Follower) chunkFrame(f *flow, side int, p *Packet) {
 				}
 				at = uint64(off) * uint64(f.mtu)
 			}
-			c.RDMAReadData(issuer, p.Frame, r.handle, r.va+at, p.Payload, n)
-			if off == r.n-1 { // its last packet: the Read is done
-				ch.reads[issuer] = append(rs[:i], rs[i+1:]...)
+			if off < 64 {
+				if r.seen&(1<<off) != 0 {
+					return // a copy of a packet seen
+				}
+				r.seen |= 1 << off
+			}
+			if !r.refused {
+				c.RDMAReadData(issuer, p.Frame, r.handle, r.va+at, p.Payload, n)
+			}
+			// Once all its packets are in, the Read is done, and so are
+			// those before it (the responder answers in order: what
+			// they still miss was lost). A capture may show its Last
+			// before a Middle: that Middle still counts.
+			if r.got++; r.got >= r.n {
+				ch.reads[issuer] = append(rs[:0], rs[i+1:]...)
 			}
 			return
 		}

@@ -499,6 +499,8 @@ func (fl *Follower) Drops(drop func(record.DropHolder, int)) {
 	drop(record.DropRDMAReads, fl.ReadsUntracked)
 	drop(record.DropReadLists, fl.out.ListsCut)
 	drop(record.DropOrphanPackets, fl.OrphanPackets)
+	drop(record.DropChunkSegments, fl.out.SegmentsUntracked)
+	drop(record.DropLongMessages, fl.out.LongsRefused)
 }
 
 // Notes are the data path's findings about the run, at the end of the

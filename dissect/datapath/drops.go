@@ -28,7 +28,10 @@ import (
 //     Send: on the Send's "rpc" record, which says how many segments were
 //     read;
 //   - SEND Middle and Last packets that came without the First of their
-//     Send: the run only (there is no Send to show).
+//     Send: the run only (there is no Send to show);
+//   - chunk segments of outstanding Calls past maxSegs on a connection,
+//     and long messages not put together because the budget was full:
+//     on the connection record.
 
 // counted is a count and the first frame counted.
 type counted struct{ n, first int }
@@ -74,5 +77,10 @@ func (fl *Follower) dropNotes() []finding.Finding {
 		HeadLen)
 	note(fl.OrphanPackets, "SEND Middle or Last packet", "SEND Middle and Last packets",
 		" came without the SEND First of the Send (it is not in the capture): not reassembled or checked")
+	note(fl.out.SegmentsUntracked, "chunk segment", "chunk segments",
+		" of outstanding Calls were not tracked: more than %d at once on a connection; from then on its RDMA Reads and Writes were not matched to chunks or judged",
+		maxSegs)
+	note(fl.out.LongsRefused, "long message", "long messages",
+		" (Long Calls, Long Replies) were not put together for their decode: the memory budget was full")
 	return out
 }

@@ -475,6 +475,9 @@ func (fl *Follower) Close() {
 	// without a setup, at the end of the input).
 	fl.out.Limits.Budget.Release(budget.Datapath, fl.out.calls*callCost)
 	fl.out.calls = 0
+	// And the long messages they were putting together (chunk.go).
+	fl.out.Limits.Budget.Release(budget.Datapath, fl.out.longsOut*longCost)
+	fl.out.longsOut = 0
 }
 
 // Flush delivers the Sends still in progress at the end of the input, as

@@ -132,7 +132,7 @@ func (c *Checker) decodeLongReply(s *Send, h *layers.RPCRDMAHeader) {
 		return // a Long Call: its message comes in its read chunk
 	}
 	i := c.findCall(h.XID, 1-s.Side)
-	if i < 0 || c.calls[i].reply == nil || c.calls[i].reply.have < 8 {
+	if i < 0 || c.calls[i].reply == nil || len(c.calls[i].reply.prefix()) < 8 {
 		return
 	}
 	k := c.calls[i]
@@ -141,7 +141,7 @@ func (c *Checker) decodeLongReply(s *Send, h *layers.RPCRDMAHeader) {
 		n += seg.Length
 	}
 	m := &c.out.msg
-	err := oncrpc.DecodeReply(k.reply.b, k.info, oncrpc.ReplyOptions{}, m)
+	err := oncrpc.DecodeReply(k.reply.prefix(), k.info, oncrpc.ReplyOptions{}, m)
 	if m.Type != oncrpc.Reply || m.XID != h.XID || err != nil && !isTruncated(err) && m.ReplyStat > oncrpc.MsgDenied {
 		return
 	}

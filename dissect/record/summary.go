@@ -87,12 +87,14 @@ const (
 	DropRDMAReads                       // RDMA Reads over the outstanding cap
 	DropReadLists                       // read lists cut at the octets kept
 	DropOrphanPackets                   // SEND Middle and Last packets without their First
+	DropChunkSegments                   // chunk segments of outstanding Calls not tracked
+	DropLongMessages                    // long messages not put together for the budget
 	NDropHolders
 )
 
 var dropHolderNames = [NDropHolders]string{"tcp-directions", "tunnels", "tcp-early-window", "iwarp-traffic",
 	"connection-attempts", "reconnections", "rc-directions", "rc-connections", "calls", "send-buffers",
-	"rdma-reads", "read-lists", "orphan-packets"}
+	"rdma-reads", "read-lists", "orphan-packets", "chunk-segments", "long-messages"}
 
 func (h DropHolder) String() string {
 	if h < NDropHolders {

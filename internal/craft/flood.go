@@ -30,7 +30,8 @@ const (
 
 // FloodKinds lists the kinds Flood knows.
 var FloodKinds = []string{FloodTCPStreams, FloodHalfMPA, FloodREQs, FloodRetries, FloodDescending, FloodRCConns, FloodRCDirections, FloodIWARPConns, FloodOrphanReplies, FloodREQREPs, FloodBigRecords, FloodLargePD,
-	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodRecordsFirst, FloodIWARPHole, FloodIWARPLostResponder, FloodIWARPSequential, FloodTCPThenRDMA, FloodCombined}
+	FloodRCOrphanPackets, FloodRCLyingLengths, FloodRCReads, FloodRecordsFirst, FloodIWARPHole, FloodIWARPLostResponder, FloodIWARPSequential, FloodTCPThenRDMA, FloodRCChunks,
+	FloodCombined}
 
 // Flood writes a pcap file of n hostile units of the given kind, built from
 // templates (patched ports, addresses and IDs) so that millions cost seconds.
@@ -90,6 +91,8 @@ var floods = map[string]func(n int, emit func([]byte) error) error{
 	FloodIWARPLostResponder: floodIWARPLostResponder,
 	FloodIWARPSequential:    floodIWARPSequential,
 	FloodTCPThenRDMA:        floodTCPThenRDMA,
+	// floodchunks.go
+	FloodRCChunks: floodRCChunks,
 }
 
 // floodKind writes n units of one kind (not FloodCombined) through emit.

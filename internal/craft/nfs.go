@@ -42,6 +42,14 @@ type Traffic struct {
 	// Call (CB_SEQUENCE, CB_RECALL) on the backchannel of the same
 	// connection (RFC 8167) and the client's Reply.
 	Callback bool
+	// Long adds long messages (InfiniBand family): two Long Calls whose
+	// RPC messages the responder pulls from position-zero read chunks,
+	// and a Long Reply written into a reply chunk of two segments
+	// (chunks.go). inline-threshold-too-small asks for them too.
+	Long bool
+	// Violations are kinds of ChunkViolations to produce (InfiniBand
+	// family); chunk-violation without any asks for them all.
+	Violations []string
 }
 
 // check refuses what t cannot produce: findings not in lists, an
@@ -104,11 +112,17 @@ func (x *Exchange) InlineThresholds() (toResponder, toInitiator int) {
 // connection, then leaves one unanswered, reconnects (a second connection
 // between the same hosts) and sends it again there.
 func (x *Exchange) NFSTraffic(t Traffic) ([]Frame, error) {
-	if err := t.check(DatapathFindings, RPCFindings); err != nil {
+	if err := t.check(DatapathFindings, RPCFindings, ChunkFindings); err != nil {
+		return nil, err
+	}
+	if err := t.checkChunks(); err != nil {
 		return nil, err
 	}
 	want := func(code string) bool { return slices.Contains(t.Findings, code) }
 	xx := *x
+	if want("inline-threshold-too-small") {
+		xx.Responder.ReceiveSize = layers.DefaultInline // the Long Calls need more
+	}
 	if want("rdma-read-limit-exceeded") {
 		xx.ReqResponderResources = 1
 	}
@@ -152,29 +166,33 @@ func (x *Exchange) NFSTraffic(t Traffic) ([]Frame, error) {
 	write := n.Call(RPCMessage{RPC: call, ReadList: []layers.RPCRDMAReadSegment{r1}})
 	c.Read(Responder, r1.Handle, r1.Offset, writeSize)
 	n.Reply(write, RPCMessage{RPC: reply}, SendOpts{WithInv: inv, Invalidate: r1.Handle})
-	// 4. A long inline Call, over three packets with a pad.
-	call, reply = p.writeInline(3001, false)
-	long := n.Call(RPCMessage{RPC: call, Size: 3001})
+	// 4. A long inline Call, over three packets with a pad (with
+	// inline-threshold-too-small, as long as its 1024 threshold allows).
+	toRes, toIni := xx.InlineThresholds()
+	size := 3001
+	if want("inline-threshold-too-small") {
+		size = toRes
+	}
+	call, reply = p.writeInline(size, false)
+	long := n.Call(RPCMessage{RPC: call, Size: size})
 	n.Reply(long, RPCMessage{RPC: reply}, SendOpts{})
 	// 5. A long Reply through the reply chunk.
 	c1 := layers.RPCRDMASegment{Handle: 0x00030001, Length: 16384, Offset: va + 0x20000}
 	call, reply = p.readdir()
 	lr := n.Call(RPCMessage{RPC: call, ReplyChunk: layers.RPCRDMAChunk{c1}, HasReplyChunk: true})
-	long1, _ := encodeSized(reply, lr, longReplySize)
-	c.WriteData(Responder, c1.Handle, c1.Offset, long1)
-	c.Ack(Initiator, c.LastPSN(Responder))
-	got := c1
-	got.Length = uint32(len(long1))
-	n.Reply(lr, RPCMessage{Proc: layers.RPCRDMANoMsg, ReplyChunk: layers.RPCRDMAChunk{got}, HasReplyChunk: true},
-		SendOpts{WithInv: inv, Invalidate: c1.Handle})
+	n.LongReply(lr, reply, longReplySize, layers.RPCRDMAChunk{c1}, SendOpts{WithInv: inv, Invalidate: c1.Handle})
 	if t.Callback {
 		call, reply = p.callback()
 		n.CBReply(n.CBCall(RPCMessage{RPC: call}), RPCMessage{RPC: reply})
 	}
+	// Long messages and chunk violations.
+	if t.Long || want("inline-threshold-too-small") {
+		n.longMessages(p, toRes, toIni, inv)
+	}
+	n.chunkViolations(p, t.violations(), inv)
 
 	// The findings on demand.
 	if want("inline-threshold-exceeded") {
-		toRes, _ := x.InlineThresholds()
 		call, reply = p.writeInline(toRes+4, true)
 		big := n.Call(RPCMessage{RPC: call, Size: toRes + 4})
 		n.Reply(big, RPCMessage{RPC: reply}, SendOpts{})

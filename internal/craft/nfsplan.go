@@ -32,6 +32,7 @@ type nfsPlan struct {
 	session [16]byte
 	seq     uint32 // the next SEQUENCE's sequenceid
 	cbSeq   uint32 // the next CB_SEQUENCE's
+	gssSeq  uint32 // the last RPCSEC_GSS sequence number (chunks.go)
 }
 
 func newNFSPlan(version string) *nfsPlan {

@@ -42,6 +42,8 @@ type NFSWorkloadCounts struct {
 	Reads        int // NFS READs: a Call with a write chunk, an RDMA WRITE, a Reply With Invalidate
 	Writes       int // NFS WRITEs: a Call with a read chunk, an RDMA READ, a Reply With Invalidate
 	Small        int // Calls and Replies inline
+	LongCalls    int // RPCSEC_GSS WRITEs as Long Calls: RDMA_NOMSG, the server's RDMA READs of the Call, a Reply With Invalidate
+	LongReplies  int // directory listings answered as Long Replies: RDMA WRITEs into the reply chunk, an RDMA_NOMSG With Invalidate
 	RPCMessages  int
 	Invalidating int // Sends With Invalidate
 }
@@ -51,10 +53,10 @@ func (c NFSWorkloadCounts) Messages() int { return 3*c.Setups + 2*c.Disconnects 
 
 func (c NFSWorkloadCounts) String() string {
 	return fmt.Sprintf("frames %d, octets %d: RoCEv2 RC %d, TCP bulk %d; CM setups %d, disconnections %d; "+
-		"NFS READs %d, WRITEs %d, small Calls %d, %d RPC-over-RDMA messages (%d Sends With Invalidate); "+
-		"expect %d messages, %d established connections, %d rpc_messages and no finding",
-		c.Frames, c.Octets, c.RCFrames, c.TCPBulk, c.Setups, c.Disconnects, c.Reads, c.Writes, c.Small, c.RPCMessages,
-		c.Invalidating, c.Messages(), c.Setups, c.RPCMessages)
+		"NFS READs %d, WRITEs %d, small Calls %d, Long Calls %d, Long Replies %d, %d RPC-over-RDMA messages (%d Sends With Invalidate); "+
+		"expect %d messages, %d established connections, %d rpc_messages and no finding but inline-threshold-too-small",
+		c.Frames, c.Octets, c.RCFrames, c.TCPBulk, c.Setups, c.Disconnects, c.Reads, c.Writes, c.Small, c.LongCalls, c.LongReplies,
+		c.RPCMessages, c.Invalidating, c.Messages(), c.Setups, c.RPCMessages)
 }
 
 // take hands over the frames built so far, keeping the connection going.
@@ -123,7 +125,7 @@ func (wl NFSWorkload) Write(w io.Writer) (NFSWorkloadCounts, error) {
 			}
 		}
 	}
-	cnt.Invalidating = cnt.Reads + cnt.Writes
+	cnt.Invalidating = cnt.Reads + cnt.Writes + cnt.LongCalls + cnt.LongReplies
 	return cnt, out.flush()
 }
 
@@ -170,8 +172,10 @@ func (nw *nfsWriter) reconnect(i int, nc *nfsConn) (*nfsConn, error) {
 }
 
 // operation has connection i carry one NFS operation, chosen at random:
-// a READ, a WRITE or a small inline Call and Reply, NFSv3 or NFSv4.1 as
-// the version says (at random in the mix).
+// a READ (48 in 100), a WRITE (30), a Long Call (2: an RPCSEC_GSS WRITE,
+// its data inline), a Long Reply (2: a directory listing) or a small
+// inline Call and Reply, NFSv3 or NFSv4.1 as the version says (at random
+// in the mix).
 func (nw *nfsWriter) operation(i int, nc *nfsConn) {
 	const va = 0x00007f0000000000
 	c, n := nc.c, nc.n
@@ -186,20 +190,37 @@ func (nw *nfsWriter) operation(i int, nc *nfsConn) {
 	nc.seq++
 	xid := n.XID
 	n.XID++
-	switch r := nw.rng.IntN(10); {
-	case r < 5: // READ of 64 KiB into a write chunk
+	switch r := nw.rng.IntN(100); {
+	case r < 48: // READ of 64 KiB into a write chunk
 		op := &nw.ops.read[v]
 		n.sendRaw(Initiator, op.call.patch(xid, stag, nc.seq), SendOpts{})
 		c.Write(Responder, stag, va, nfsDataSize)
 		c.Ack(Initiator, c.LastPSN(Responder))
 		n.sendRaw(Responder, op.reply.patch(xid, stag, nc.seq), SendOpts{WithInv: true, Invalidate: stag})
 		nw.cnt.Reads++
-	case r < 8: // WRITE of 64 KiB from a read chunk
+	case r < 78: // WRITE of 64 KiB from a read chunk
 		op := &nw.ops.write[v]
 		n.sendRaw(Initiator, op.call.patch(xid, stag, nc.seq), SendOpts{})
 		c.Read(Responder, stag, va, nfsDataSize)
 		n.sendRaw(Responder, op.reply.patch(xid, stag, nc.seq), SendOpts{WithInv: true, Invalidate: stag})
 		nw.cnt.Writes++
+	case r < 80: // a Long Call: the server pulls it from the read chunk
+		op := &nw.ops.longCall[v]
+		n.sendRaw(Initiator, op.nomsg.patch(xid, stag, nc.seq), SendOpts{})
+		msg := op.msg.patch(xid, stag, nc.seq)
+		for at := 0; at < len(msg); at += longSegment {
+			l := min(longSegment, len(msg)-at)
+			c.RespondData(Responder, c.ReadRequest(Responder, stag, va+uint64(at), l), msg[at:at+l])
+		}
+		n.sendRaw(Responder, op.inline.patch(xid, stag, nc.seq), SendOpts{WithInv: true, Invalidate: stag})
+		nw.cnt.LongCalls++
+	case r < 82: // a Long Reply: the server writes it into the reply chunk
+		op := &nw.ops.longReply[v]
+		n.sendRaw(Initiator, op.inline.patch(xid, stag, nc.seq), SendOpts{})
+		c.WriteData(Responder, stag, va, op.msg.patch(xid, stag, nc.seq))
+		c.Ack(Initiator, c.LastPSN(Responder))
+		n.sendRaw(Responder, op.nomsg.patch(xid, stag, nc.seq), SendOpts{WithInv: true, Invalidate: stag})
+		nw.cnt.LongReplies++
 	default: // a small Call and Reply, inline
 		small := nw.ops.small[v]
 		op := &small[nw.rng.IntN(len(small))]

@@ -29,7 +29,11 @@ type rpcTemplate struct {
 // and SEQUENCE sequenceids the caller set to markHandle and markSeq.
 func newTemplate(m RPCMessage) rpcTemplate {
 	m.XID = markXID
-	b := m.Bytes()
+	return rawTemplate(m.Bytes())
+}
+
+// rawTemplate is a template of encoded octets that hold the markers.
+func rawTemplate(b []byte) rpcTemplate {
 	return rpcTemplate{b: b, xids: words(b, markXID), handles: words(b, markHandle), sq: words(b, markSeq)}
 }
 
@@ -69,11 +73,28 @@ type rpcOp struct {
 
 // workloadOps are the operations of the workloads, for NFSv3 (index 0)
 // and NFSv4.1 (index 1): a READ of a data size into a write chunk, a
-// WRITE of as much from a read chunk, and small operations inline.
+// WRITE of as much from a read chunk, small operations inline, and long
+// messages (NFS workload only).
 type workloadOps struct {
 	read, write [2]rpcOp
 	small       [2][]rpcOp
+	// longCall is an RPCSEC_GSS WRITE sent as a Long Call, longReply a
+	// directory listing answered as a Long Reply.
+	longCall, longReply [2]longOp
 }
+
+// longOp is a long message's templates: the RDMA_NOMSG Send, the RPC
+// message that travels in a chunk, and the other side's inline Send (the
+// Reply to a Long Call, the Call of a Long Reply).
+type longOp struct {
+	nomsg, msg, inline rpcTemplate
+}
+
+// The workload's long messages: their RPC messages' octets.
+const (
+	workloadLongCall  = 6000 // two segments of a read chunk
+	workloadLongReply = 7000
+)
 
 // newWorkloadOps encodes the workloads' operations with credits and data
 // of size octets, whose chunk segment starts at va.
@@ -118,6 +139,38 @@ func newWorkloadOps(credits uint32, size int, va uint64) *workloadOps {
 		for _, s := range small {
 			ops.small[i] = append(ops.small[i], pair(s[0], s[1], RPCMessage{}, RPCMessage{}))
 		}
+		ops.longCall[i], ops.longReply[i] = longOps(p, i == 1, credits, va)
+		next()
 	}
 	return ops
+}
+
+// longOps encodes the long messages of the workloads on plan p (NFSv4.1
+// when v4): a Long Call of an RPCSEC_GSS WRITE whose read chunk has
+// segments of at most 4096 octets from va, and a Long Reply of a directory
+// listing written at va.
+func longOps(p *nfsPlan, v4 bool, credits uint32, va uint64) (call, reply longOp) {
+	c, r := p.gss(p.write(0, false, v4))
+	p.seq = markSeq
+	b, _ := encodeSized(c, markXID, workloadLongCall)
+	var rl []layers.RPCRDMAReadSegment
+	for at := 0; at < len(b); at += longSegment {
+		rl = append(rl, layers.RPCRDMAReadSegment{RPCRDMASegment: layers.RPCRDMASegment{Handle: markHandle,
+			Length: uint32(min(longSegment, len(b)-at)), Offset: va + uint64(at)}})
+	}
+	call = longOp{nomsg: newTemplate(RPCMessage{Proc: layers.RPCRDMANoMsg, Credits: credits, ReadList: rl}), msg: rawTemplate(b),
+		inline: newTemplate(RPCMessage{RPC: r, Credits: credits, Reply: true})}
+	if v4 {
+		c, r = p.v41(NFS4Op{Op: OpReaddir, Count: 16384, Entries: 80, EOF: true})
+	} else {
+		c, r = p.v3(NFS3{Proc: NFS3Readdirplus, Count: 16384, Entries: 36, EOF: true})
+	}
+	p.seq = markSeq
+	b, _ = encodeSized(r, markXID, workloadLongReply)
+	seg := layers.RPCRDMASegment{Handle: markHandle, Length: 16384, Offset: va}
+	reply.inline = newTemplate(RPCMessage{RPC: c, Credits: credits, ReplyChunk: layers.RPCRDMAChunk{seg}, HasReplyChunk: true})
+	seg.Length = uint32(len(b))
+	reply.nomsg = newTemplate(RPCMessage{Proc: layers.RPCRDMANoMsg, Credits: credits, ReplyChunk: layers.RPCRDMAChunk{seg}, HasReplyChunk: true})
+	reply.msg = rawTemplate(b)
+	return call, reply
 }

@@ -227,7 +227,15 @@ func (c *Conn) ReadRequest(side Side, rkey uint32, va uint64, n int) uint32 {
 
 // Respond sends the READ Response of the other side to side's Read of n
 // octets at psn: Only, or First, Middle..., Last (AETH on First and Last).
-func (c *Conn) Respond(side Side, psn uint32, n int) {
+func (c *Conn) Respond(side Side, psn uint32, n int) { c.respond(side, psn, n, nil) }
+
+// RespondData sends the READ Response of the other side to side's Read at
+// psn that carries data (the octets the Read pulled), as Respond.
+func (c *Conn) RespondData(side Side, psn uint32, data []byte) { c.respond(side, psn, len(data), data) }
+
+// respond sends a READ Response of data, or of n octets of a pattern when
+// data is nil.
+func (c *Conn) respond(side Side, psn uint32, n int, data []byte) {
 	from := 1 - side
 	np := max(1, (n+c.mtu-1)/c.mtu)
 	for i := 0; i < np; i++ {
@@ -248,7 +256,11 @@ func (c *Conn) Respond(side Side, psn uint32, n int) {
 			c.msn[from]++
 			ext = []gopacket.SerializableLayer{&layers.AETH{Syndrome: 0x1f, MSN: c.msn[from] & 0xffffff}}
 		}
-		c.packet(from, op, psn+uint32(i), false, ext, fill(size, 0xa0+byte(i)))
+		part := fill(size, 0xa0+byte(i))
+		if data != nil {
+			part = data[i*c.mtu : i*c.mtu+size]
+		}
+		c.packet(from, op, psn+uint32(i), false, ext, part)
 	}
 }
 
