@@ -45,7 +45,7 @@ func TestDissectFlagsWired(t *testing.T) {
 		Input: inputOptions{Files: []string{"a.pcap", "b.pcap", "c.pcap"}, Count: 3, Write: "out.pcapng",
 			RoCEPorts: []uint16{5000, 5001}, Datapath: datapath.ModeAll, SHA256: true},
 		Show: showOptions{Format: output.Markdown, Verbose: true, Hex: true, Color: output.ColorNever, Quiet: true,
-			Select: "msg == REQ", Time: output.TimeUTC, Width: 40, Details: output.DetailsAll, Budget: 100, Basename: true},
+			Select: "msg == REQ", Time: output.TimeUTC, Width: 40, Details: output.DetailsAll, Budget: 100, Basename: true, Progress: string(progressAuto)},
 		Limits: limitOptions{TCP: reassembly.Options{StreamBytes: 100, TotalBytes: 1000, Flows: 2},
 			IPFrag:         ipfrag.Options{Fragments: 3, Bytes: 4, Timeout: 5 * time.Second},
 			MaxConnections: 6,
