@@ -47,7 +47,7 @@ func (r *run) rpcs() {
 		}
 		r.sum.Count(u.Findings)
 		if r.dp.Holding() {
-			r.dp.Defer(u)
+			r.dp.Defer(u, u.RequestFrame, 512)
 			continue
 		}
 		r.err = r.sink.Update(u)

@@ -390,7 +390,7 @@ func (r *run) message(m *record.Message) {
 	switch {
 	case r.err != nil:
 	case r.waits():
-		r.dp.Defer(m.Clone())
+		r.dp.Defer(m.Clone(), m.Frame, 1024+len(m.PrivateData)+len(m.Octets.IB)+len(m.Octets.MPA))
 	default:
 		r.err = r.sink.Message(m)
 	}
@@ -416,7 +416,7 @@ func (r *run) connection(c *record.Connection) {
 	r.sum.Connections[c.State]++
 	r.sum.Count(c.Findings)
 	if r.waits() {
-		r.dp.Defer(c.Clone())
+		r.dp.Defer(c.Clone(), c.RequestFrame, 1024)
 		return
 	}
 	r.err = r.sink.Connection(c)

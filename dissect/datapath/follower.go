@@ -267,7 +267,7 @@ func (fl *Follower) Take() []*record.RPC { return fl.out.Take() }
 func (fl *Follower) Holding() bool { return fl.out.Holding() }
 
 // Defer queues a record of the run loop's behind those waiting.
-func (fl *Follower) Defer(x any) { fl.out.Defer(x) }
+func (fl *Follower) Defer(x any, frame, cost int) { fl.out.Defer(x, frame, cost) }
 
 // TakeItems returns the rpc records and deferred records no waiting record
 // holds back any more, in order (valid until the next call).

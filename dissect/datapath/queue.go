@@ -1,6 +1,7 @@
 package datapath
 
 import (
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
 
@@ -32,6 +33,7 @@ type Item struct {
 type queued struct {
 	Item
 	held int // the things it waits for: its Call's Reply, a Long Call's read chunk
+	cost int // what a deferred record holds, charged to the budget while it waits
 }
 
 // add queues an rpc record and returns its place, for hold and release.
@@ -83,14 +85,16 @@ func (o *Output) at(seq uint64) *queued {
 	return &o.queue[seq-o.qbase-1]
 }
 
-// bound releases the oldest held records past the bounds, as of frame.
+// bound releases the oldest held records past the bounds, as of frame:
+// the records waiting, the frames since the record, and the memory budget
+// (what waits behind a held record is charged to it).
 func (o *Output) bound(frame int) {
 	for i := 0; i < len(o.queue) && o.nheld > 0; i++ {
 		q := &o.queue[i]
 		if q.held == 0 {
 			continue
 		}
-		if len(o.queue) <= maxQueued && frame-q.RPC.Frame <= holdFrames {
+		if len(o.queue) <= maxQueued && frame-q.RPC.Frame <= holdFrames && !o.Limits.Budget.Over() {
 			break
 		}
 		q.held = 0
@@ -110,8 +114,13 @@ func (o *Output) releaseAll() {
 // records must then wait too (Defer).
 func (o *Output) Holding() bool { return len(o.queue) > 0 }
 
-// Defer queues a record of the run loop's behind those waiting.
-func (o *Output) Defer(x any) { o.queue = append(o.queue, queued{Item: Item{Other: x}}) }
+// Defer queues a record of the run loop's behind those waiting: of frame,
+// holding cost octets (charged to the budget until it is taken).
+func (o *Output) Defer(x any, frame, cost int) {
+	o.queue = append(o.queue, queued{Item: Item{Other: x}, cost: cost})
+	o.Limits.Budget.Force(budget.Datapath, cost)
+	o.bound(frame)
+}
 
 // TakeItems returns what no held record holds back any more, in order;
 // the slice is valid until the next call.
@@ -126,6 +135,9 @@ func (o *Output) TakeItems() []Item {
 	o.items = o.items[:0]
 	for i := range o.queue[:n] {
 		o.items = append(o.items, o.queue[i].Item)
+		if c := o.queue[i].cost; c > 0 {
+			o.Limits.Budget.Release(budget.Datapath, c)
+		}
 	}
 	clear(o.queue[:n])
 	o.queue = o.queue[n:]
