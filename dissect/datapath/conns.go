@@ -315,7 +315,7 @@ func resultCost(r *result) int {
 type handed struct {
 	done     bool // the record was handed on
 	findings int
-	fig      record.Datapath
+	fig      uint64 // the figures' fingerprint (record.Datapath.Fingerprint): not the figures, which hold slices
 	hasFig   bool
 	file     string
 	end      record.State
@@ -341,7 +341,7 @@ func (fl *Follower) ended(id int, h *handed, request int, tr record.Transport, p
 // and the connection findings the record did not get.
 func (fl *Follower) update(id int, h *handed, request int, tr record.Transport, peers Peers, r result) {
 	fs := r.findings[min(h.findings, len(r.findings)):]
-	changed := r.fig != nil && (!h.hasFig || !r.fig.Equal(&h.fig)) || r.end != "" && r.end != h.end
+	changed := r.fig != nil && (!h.hasFig || r.fig.Fingerprint() != h.fig) || r.end != "" && r.end != h.end
 	if len(fs) == 0 && !changed {
 		return
 	}
@@ -349,7 +349,7 @@ func (fl *Follower) update(id int, h *handed, request int, tr record.Transport, 
 		Transport: tr, Initiator: peers[0], Responder: peers[1], Datapath: r.fig, Findings: fs, End: r.end})
 	h.findings, h.end = len(r.findings), r.end
 	if r.fig != nil {
-		h.fig, h.hasFig = *r.fig, true
+		h.fig, h.hasFig = r.fig.Fingerprint(), true
 	}
 }
 
@@ -365,7 +365,7 @@ func setEnd(c *record.Connection, end record.State) {
 func (h *handed) handOn(c *record.Connection, findings int) {
 	*h = handed{done: true, findings: findings, file: c.File, end: c.End}
 	if c.Datapath != nil {
-		h.fig, h.hasFig = *c.Datapath, true
+		h.fig, h.hasFig = c.Datapath.Fingerprint(), true
 	}
 }
 
