@@ -83,7 +83,7 @@ type chunkFigures struct {
 	// notes are the first maxChunkNotes violations, described.
 	notes []finding.Finding
 	// longProcs names the procedures of the long messages, by direction.
-	longProcs [2][]named
+	longProcs [2][]longCount
 }
 
 // maxChunkNotes bounds the chunk violations described one by one on a
@@ -118,11 +118,6 @@ func (c *Checker) chunkNotes() []finding.Finding {
 			n, plural(n, "violation", "violations"), maxChunkNotes))
 	}
 	return out
-}
-
-type named struct {
-	name string
-	n    int
 }
 
 // addSegments tracks the segments of the Call just registered at index i.
@@ -459,16 +454,29 @@ func (c *Checker) longMessage(side int, n uint32, info *oncrpc.CallInfo) {
 	}
 	f.needed[side] = max(f.needed[side], int(need))
 	c.fig.InlineNeeded[side] = f.needed[side]
-	name := procText(info)
+	// Named only when the finding is written: a long message costs no
+	// allocation.
+	k := longProc{info.Known, info.Callback, info.Program, info.Version, info.Procedure}
 	for i := range f.longProcs[side] {
-		if f.longProcs[side][i].name == name {
+		if f.longProcs[side][i].k == k {
 			f.longProcs[side][i].n++
 			return
 		}
 	}
 	if len(f.longProcs[side]) < 8 {
-		f.longProcs[side] = append(f.longProcs[side], named{name, 1})
+		f.longProcs[side] = append(f.longProcs[side], longCount{k, 1})
 	}
+}
+
+// longProc is a procedure whose messages went long; longCount counts them.
+type longProc struct {
+	known, callback             bool
+	program, version, procedure uint32
+}
+
+type longCount struct {
+	k longProc
+	n int
 }
 
 // thresholdAdvice raises inline-threshold-too-small per direction whose
@@ -483,7 +491,8 @@ func (c *Checker) thresholdAdvice() []finding.Finding {
 		}
 		var ps []string
 		for _, p := range c.chunks.longProcs[side] {
-			ps = append(ps, fmt.Sprintf("%s ×%d", p.name, p.n))
+			info := oncrpc.CallInfo{Known: p.k.known, Callback: p.k.callback, Program: p.k.program, Version: p.k.version, Procedure: p.k.procedure}
+			ps = append(ps, fmt.Sprintf("%s ×%d", procText(&info), p.n))
 		}
 		sender, receiver := sideNames[side], sideNames[1-side]
 		them := plural(c.chunks.long[side], "it", "them")

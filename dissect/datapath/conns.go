@@ -158,7 +158,24 @@ func (fl *Follower) park(f *flow) {
 	}
 	f.parked, f.slot = true, -1
 	fl.nParked++
+	if n := len(fl.parkQ) - fl.parkHead; n > 2*fl.nParked+64 {
+		fl.compactParked() // most of the queue was followed again, or ended
+	}
 	fl.parkQ = append(fl.parkQ, parkedRef{f, f.id})
+}
+
+// compactParked keeps, in order, only the queue's connections still
+// parked: those followed again or ended since would otherwise hold their
+// place (and their flows) until their turn came.
+func (fl *Follower) compactParked() {
+	q := fl.parkQ[:0]
+	for _, p := range fl.parkQ[fl.parkHead:] {
+		if p.f.parked && p.f.id == p.id {
+			q = append(q, p)
+		}
+	}
+	clear(fl.parkQ[len(q):])
+	fl.parkQ, fl.parkHead = q, 0
 }
 
 // unpark follows a parked connection again, at its first frame.
@@ -258,9 +275,11 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 		r.findings = append(r.findings, *why)
 	}
 	fl.ended(f.id, &f.handed, f.neg.Connection, f.net.transport(), f.peers, r)
+	// Emptied even when not kept: the parking queue may still refer to it
+	// (until its turn comes), and must not keep its checker alive.
+	*f = flow{}
 	if len(fl.freeFlows) < maxFreeFlows {
-		*f = flow{}
-		fl.freeFlows = append(fl.freeFlows, f) // nothing refers to it any more
+		fl.freeFlows = append(fl.freeFlows, f)
 	}
 }
 

@@ -427,10 +427,16 @@ const (
 	connCost = 1600
 	// activeCost is what a connection's traffic adds once it begins: its
 	// Checker, its sides' bookkeeping, its health tracker (rcHealth) and
-	// its RPC layer's and chunks' state.
-	activeCost = 3200
-	dirCost    = 1300
-	headCost   = HeadLen + 8*maxFrames + 64
+	// its RPC layer's and chunks' state. At its first frame that is 3.1 KB
+	// (TestParkCost: 4.7 KB with connCost's); the rest is the state that
+	// grows with its traffic (procedures, operations, chunk lists, recent
+	// operations), which the hostile mix (TestAdversarialMemory) showed
+	// to be about as much again.
+	activeCost = 6400
+	// dirCost is a direction without its setup: its flow and checker
+	// (2.6 KB with a Call outstanding, measured as TestParkCost does).
+	dirCost  = 2600
+	headCost = HeadLen + 8*maxFrames + 64
 )
 
 // take charges n octets to the budget, reporting whether they fit.

@@ -73,6 +73,18 @@ func (fl *Follower) bury(f *flow) {
 		fl.filter[t.slot[i]]++
 	}
 	fl.tombIDs[t.id] = t
+	if len(fl.tombQ)-fl.tombHead > 2*len(fl.tombIDs)+64 {
+		// Most of the queue's tombs went since (their traffic came):
+		// their places would keep them alive until their turn.
+		q := fl.tombQ[:0]
+		for _, o := range fl.tombQ[fl.tombHead:] {
+			if o.id >= 0 {
+				q = append(q, o)
+			}
+		}
+		clear(fl.tombQ[len(q):])
+		fl.tombQ, fl.tombHead = q, 0
+	}
 	fl.tombQ = append(fl.tombQ, t)
 }
 

@@ -1,8 +1,6 @@
 package record
 
 import (
-	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
@@ -216,16 +214,98 @@ type NFSOperation struct {
 	Count, Errors int
 }
 
-// Fingerprint is a hash of every figure (for updates, made once per
-// connection at most: not a hot path): equal figures give equal
-// fingerprints, and a connection keeps this in place of its figures.
+// Fingerprint is a hash of every figure (FNV-1a; for updates, made once
+// per connection at most): equal figures give equal fingerprints, and a
+// connection keeps this in place of its figures. It allocates nothing.
 func (d *Datapath) Fingerprint() uint64 {
-	h := fnv.New64a()
-	x := *d
-	x.Health = nil
-	fmt.Fprintf(h, "%+v", x)
-	if d.Health != nil {
-		fmt.Fprintf(h, "%+v", *d.Health)
+	h := fingerprint(14695981039346656037)
+	h.ints(d.RPCMessages[:])
+	h.ints(d.LargestInline[:])
+	h.ints([]int{d.SendWithInvalidate, d.MaxOutstandingCalls, d.CreditsGranted, d.Frames,
+		d.UnansweredCalls, d.ReverseCalls, d.ChunkViolations})
+	h.bools(d.HasCredits, d.HasReadLimit[0], d.HasReadLimit[1])
+	h.ints(d.RDMAReadLimit[:])
+	h.ints(d.MaxOutstandingRDMAReads[:])
+	h.str(d.Rule)
+	h.add(uint64(len(d.RPCProcedures)))
+	for i := range d.RPCProcedures {
+		p := &d.RPCProcedures[i]
+		h.add(uint64(p.Program)<<32 | uint64(p.Version))
+		h.add(uint64(p.Procedure))
+		h.str(p.ProgramName)
+		h.str(p.ProcedureName)
+		h.ints([]int{p.Calls, p.Replies, p.Errors, p.Timed})
+		h.add(uint64(p.MinResponse))
+		h.add(uint64(p.MeanResponse))
+		h.add(uint64(p.MaxResponse))
+		h.add(uint64(len(p.NFSErrors)))
+		for _, e := range p.NFSErrors {
+			h.str(e.Status)
+			h.add(uint64(e.Count))
+		}
 	}
-	return h.Sum64()
+	h.add(uint64(len(d.NFSOperations)))
+	for _, o := range d.NFSOperations {
+		h.str(o.Operation)
+		h.ints([]int{o.Count, o.Errors})
+	}
+	h.ints(d.LongMessages[:])
+	h.ints(d.InlineNeeded[:])
+	h.add(uint64(d.ExplicitRDMAOctets[0]))
+	h.add(uint64(d.ExplicitRDMAOctets[1]))
+	if x := d.Health; x != nil {
+		h.add(1)
+		h.str(x.Kind)
+		for side := range 2 {
+			h.ints([]int{x.ACKs[side], x.RNRNAKs[side], x.Retransmitted[side], x.Missing[side], x.CNPs[side],
+				x.ECNCE[side], x.FECN[side], x.BECN[side], x.TCPRetransmitted[side], x.TCPMissing[side],
+				x.TCPZeroWindows[side], x.TCPResets[side]})
+			h.ints(x.NAKs[side][:])
+			h.add(uint64(x.RetransmitMin[side]))
+			h.add(uint64(x.RetransmitMax[side]))
+			for _, o := range x.Octets[side] {
+				h.add(uint64(o))
+			}
+			h.bools(x.HasRetransmitDelay[side], x.HasDSCP[side])
+			h.add(uint64(x.DSCP[side]))
+		}
+		h.bools(x.HasCNPDSCP)
+		h.add(uint64(x.CNPDSCP))
+	}
+	return uint64(h)
+}
+
+// fingerprint is an FNV-1a hash being made.
+type fingerprint uint64
+
+func (h *fingerprint) add(v uint64) {
+	for range 8 {
+		*h ^= fingerprint(v & 0xff)
+		*h *= 1099511628211
+		v >>= 8
+	}
+}
+
+func (h *fingerprint) ints(vs []int) {
+	for _, v := range vs {
+		h.add(uint64(v))
+	}
+}
+
+func (h *fingerprint) bools(bs ...bool) {
+	var v uint64
+	for i, b := range bs {
+		if b {
+			v |= 1 << i
+		}
+	}
+	h.add(v)
+}
+
+func (h *fingerprint) str(s string) {
+	h.add(uint64(len(s)))
+	for i := 0; i < len(s); i++ {
+		*h ^= fingerprint(s[i])
+		*h *= 1099511628211
+	}
 }
