@@ -269,7 +269,6 @@ func (fl *Follower) release(f *flow, why *finding.Finding) {
 		}
 		r = f.chk.result(end)
 		f.chk.Close()
-		fl.give(activeCost)
 	}
 	if why != nil {
 		r.findings = append(r.findings, *why)

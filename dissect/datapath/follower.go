@@ -366,8 +366,7 @@ func (fl *Follower) packet(p *Packet) {
 		f.chk = NewChecker(fl.out, f.neg, f.peers, f.net.transport())
 		known := [2]bool{!f.startCut[0], !f.startCut[1]}
 		f.sides = &[2]sideState{{next: f.start[0], hasNext: known[0]}, {next: f.start[1], hasNext: known[1]}}
-		f.chk.hl = newRCHealth(p.Time, f.start, known)
-		fl.force(activeCost) // what its traffic holds: the checker, the sides (TestParkCost)
+		f.chk.hl = newRCHealth(p.Time, f.start, known) // charged with connCost
 	}
 	f.chk.Frame()
 	if fl.out.Evidence != nil && f.id != 0 {
@@ -424,15 +423,13 @@ func (fl *Follower) evictOrphan() int {
 // setup, and a Send's first octets hold (the estimates Limits.ExtraMemory
 // also uses).
 const (
-	connCost = 1600
-	// activeCost is what a connection's traffic adds once it begins: its
-	// Checker, its sides' bookkeeping, its health tracker (rcHealth) and
-	// its RPC layer's and chunks' state. At its first frame that is 3.1 KB
-	// (TestParkCost: 4.7 KB with connCost's); the rest is the state that
-	// grows with its traffic (procedures, operations, chunk lists, recent
-	// operations), which the hostile mix (TestAdversarialMemory) showed
-	// to be about as much again.
-	activeCost = 6400
+	// connCost is a connection followed: its flow and index entries, and
+	// what its traffic holds once it begins (its Checker, its sides'
+	// bookkeeping, its health tracker, its RPC layer's and chunks' state),
+	// charged up front so that the budget has room for it before its
+	// first frame (TestParkCost: 4.7 KB at its first frame). A connection
+	// that has to make room before its traffic begins is parked instead.
+	connCost = 4800
 	// dirCost is a direction without its setup: its flow and checker
 	// (2.6 KB with a Call outstanding, measured as TestParkCost does).
 	dirCost  = 2600

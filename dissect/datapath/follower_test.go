@@ -657,7 +657,7 @@ func TestParkCost(t *testing.T) {
 		t.Errorf("%d parked: %.0f octets charged a connection for %.0f on the heap", fl.nParked, charged, heap)
 	}
 	// Connections followed, each with a frame of its traffic: what they
-	// are charged (connCost, and activeCost once their traffic begins).
+	// are charged (connCost, which covers their traffic's state).
 	{
 		ab := budget.New(1 << 30)
 		af := NewFollower(NewOutput(ModeFindings, Limits{Budget: ab, Connections: 2 * n}, ""))

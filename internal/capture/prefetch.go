@@ -18,6 +18,13 @@ const (
 	prefetchMax   = 1 << 20 // the largest chunk
 )
 
+// keepGather is the largest gathering buffer kept for good; a larger one
+// is let go dropGatherAfter octets after the last record gathered in it.
+const (
+	keepGather      = 4 << 20
+	dropGatherAfter = 8 << 20
+)
+
 // headroomFor is the room kept in front of a chunk: a quarter of it (a
 // record longer than that is joined instead).
 func headroomFor(size int) int { return max(size/4, 16) }
@@ -111,6 +118,15 @@ func (r *Reader) fillPrefetch(n int) error {
 			r.buf, r.r, r.w = c.buf, at, c.head+c.n
 			p.recycle(old, r.pfOwned)
 			r.pfOwned = true
+			if cap(r.gather) > keepGather {
+				// Far past the last long record, its buffer goes back to
+				// the collector rather than wait for the next (the
+				// budget's charge for it stays, the same for every kind
+				// of source).
+				if r.sinceGather += c.n; r.sinceGather > dropGatherAfter {
+					r.gather = nil
+				}
+			}
 		} else if !r.pfOwned && r.r == 0 && len(r.buf)-r.w >= c.n {
 			// Gathering a long record: the chunk fits in the gathering
 			// buffer after what it holds.
@@ -122,16 +138,17 @@ func (r *Reader) fillPrefetch(n int) error {
 			// that completes them (the caller checked n against the record
 			// limit, 16 MiB at most), so that a 16 MiB record read in small
 			// chunks (a pipe's) is copied once, not once per chunk. The
-			// buffer is kept for the next long record: a file of 16 MiB
-			// records makes one. (Growing it by doubling instead would
-			// leave twice as much garbage behind for the first record.)
+			// buffer is kept for the next long record while records run
+			// long, and up to keepGather after. (Growing it by doubling
+			// instead would leave twice as much garbage behind for the
+			// first record.)
 			data := len(left) + c.n
 			nb := r.gather[:cap(r.gather)]
 			if size := max(data, n+p.most); len(nb) < size {
 				r.collect(size)
 				nb = make([]byte, size)
 			}
-			r.gather = nb
+			r.gather, r.sinceGather = nb, 0
 			copy(nb, left) // left may be in nb already: copy moves it
 			copy(nb[len(left):], c.buf[c.head:c.head+c.n])
 			r.base += int64(r.r)

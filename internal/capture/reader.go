@@ -108,6 +108,8 @@ type Reader struct {
 	pf      *prefetcher // read-ahead, when on
 	pfOwned bool        // buf is a chunk buffer of pf
 	gather  []byte      // read-ahead: where the last record longer than a chunk's headroom was gathered
+	// sinceGather counts the octets read ahead since then.
+	sinceGather int
 
 	// pcapng state.
 	ifaces  []iface // interfaces of the current section
