@@ -1,9 +1,11 @@
 package dissect_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -334,5 +336,43 @@ func TestRPCRDMANotRC(t *testing.T) {
 		if len(got) > 0 != tc.want || tc.want && !strings.Contains(got[0], "Transport Service Type "+strconv.Itoa(int(tc.st))) {
 			t.Errorf("service type %d, RFC 8797 %v: %v", tc.st, tc.rpcrdma, got)
 		}
+	}
+}
+
+// TestAccessErrorLinksChunkViolation: an RDMA Write outside every chunk
+// the Calls offered, which the peer answers with a Remote Access Error
+// NAK, is one event seen twice; each finding names the other (RoCE's
+// answer to a chunk violation, RFC 8166 section 4.5.3), and a violation
+// no NAK answered says nothing of one (TestChunkViolations).
+func TestAccessErrorLinksChunkViolation(t *testing.T) {
+	for _, tr := range dpTransports {
+		t.Run(string(tr), func(t *testing.T) {
+			p := craft.Peer{SendSize: 4096, ReceiveSize: 4096} // no R: the Write uses a handle no Call offered
+			x := craft.Exchange{Transport: tr, Initiator: p, Responder: p}
+			frames, err := x.HealthTraffic([]string{"access-error"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := runDatapathFrames(t, datapath.ModeFindings, frames)
+			var cv, nak []string
+			for _, f := range c.conns[0].Findings {
+				switch f.Code {
+				case finding.ChunkViolation:
+					cv = append(cv, f.Message)
+				case finding.RCNAK:
+					nak = append(nak, f.Message)
+				}
+			}
+			m := regexp.MustCompile(`^frame (\d+): an RDMA Write from the responder to handle 0x0001dead .*, which no outstanding Call advertised; the initiator answered it with a Remote Access Error NAK \(frame (\d+), rc-nak\)$`)
+			if len(cv) != 1 || len(nak) != 1 || !m.MatchString(cv[0]) {
+				t.Fatalf("chunk-violation %q, rc-nak %q", cv, nak)
+			}
+			g := m.FindStringSubmatch(cv[0])
+			want := fmt.Sprintf("NAK (frame %s): 1 remote access error (PSN 0x%%06x: it answers the RDMA Write of frame %s, R_Key 0x0001dead, outside every chunk the Calls offered (chunk-violation);", g[2], g[1])
+			if !strings.Contains(nak[0], "it answers the RDMA Write of frame "+g[1]+", R_Key 0x0001dead, outside every chunk the Calls offered (chunk-violation);") ||
+				!strings.Contains(nak[0], "NAK (frame "+g[2]+")") {
+				t.Errorf("rc-nak %q, want %s", nak[0], want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package datapath
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -80,8 +81,10 @@ type chunkFigures struct {
 	needed     [2]int // the smallest inline threshold that would have carried every long message
 	octets     [2]int64
 	violations int
-	// notes are the first maxChunkNotes violations, described.
-	notes []finding.Finding
+	// notes are the first maxChunkNotes violations, described; opFrames
+	// the frame of each that was an RDMA operation (0 for a Reply's).
+	notes    []finding.Finding
+	opFrames []int32
 	// longProcs names the procedures of the long messages, by direction.
 	longProcs [2][]longCount
 }
@@ -90,21 +93,49 @@ type chunkFigures struct {
 // connection; the others are counted.
 const maxChunkNotes = 8
 
-// violated counts a chunk violation, and describes it (describe is called
-// only for the first few: nothing is formatted for a flood of them).
-func (c *Checker) violated(describe func() finding.Finding) {
+// violated counts a chunk violation, of the RDMA operation of opFrame (0:
+// a Reply's), and describes it (describe is called only for the first
+// few: nothing is formatted for a flood of them).
+func (c *Checker) violated(opFrame int, describe func() finding.Finding) {
 	f := &c.chunks
 	f.violations++
 	c.fig.ChunkViolations = f.violations
 	if len(f.notes) < maxChunkNotes {
 		f.notes = append(f.notes, describe())
+		f.opFrames = append(f.opFrames, int32(opFrame))
 	}
+}
+
+// violatedAt reports whether the RDMA operation of frame is a chunk
+// violation described.
+func (c *Checker) violatedAt(frame int32) bool {
+	return frame != 0 && slices.Contains(c.chunks.opFrames, frame)
+}
+
+// deniedNote is what a chunk violation's description adds when the peer
+// answered that RDMA operation with a Remote Access Error NAK (the first
+// one, as transport health notes it): the link between the two findings.
+func (c *Checker) deniedNote(opFrame int32) string {
+	if c.hl == nil || opFrame == 0 {
+		return ""
+	}
+	for side := range c.hl.sides {
+		s := &c.hl.sides[side]
+		if n := &s.denied; n.found && n.what.frame == opFrame {
+			return fmt.Sprintf("; the %s answered it with a Remote Access Error NAK (frame %d, rc-nak)",
+				c.who(side), s.nakFrame[record.NAKRemoteAccessError])
+		}
+	}
+	return ""
 }
 
 // chunkNotes are the chunk violations described, and a word on the rest.
 func (c *Checker) chunkNotes() []finding.Finding {
 	f := &c.chunks
 	out := append([]finding.Finding(nil), f.notes...)
+	for i := range out {
+		out[i].Message += c.deniedNote(f.opFrames[i])
+	}
 	if c.segsRefused > 0 {
 		out = append(out, finding.New(finding.StateLimitReached, "%d chunk %s of outstanding Calls %s not tracked (more than %d at once): from then on RDMA Reads and Writes were not matched to chunks or judged",
 			c.segsRefused, plural(c.segsRefused, "segment", "segments"), plural(c.segsRefused, "was", "were"), maxSegs))
@@ -359,7 +390,7 @@ func (c *Checker) callOf(s *advSeg) *call {
 // violation raises chunk-violation for an RDMA operation outside every
 // segment: other is the index of a segment with its handle (-1: none).
 func (c *Checker) violation(frame int, what string, side int, handle uint32, va uint64, n uint32, other int) {
-	c.violated(func() finding.Finding {
+	c.violated(frame, func() finding.Finding {
 		if other < 0 {
 			return finding.New(finding.ChunkViolation, "frame %d: %s from the %s to handle 0x%08x (offset 0x%016x, %d octets), which no outstanding Call advertised",
 				frame, what, sideNames[side], handle, va, n)
@@ -383,7 +414,7 @@ func (c *Checker) replyChunks(frame int, side int, h *layers.RPCRDMAHeader, k *c
 				for _, kind := range kinds {
 					if o.kind == kind {
 						if s.Length > o.length {
-							c.violated(func() finding.Finding {
+							c.violated(0, func() finding.Finding {
 								return finding.New(finding.ChunkViolation, "frame %d: the Reply to XID 0x%08x claims %d octets in handle 0x%08x, where its Call offered %d (%s)",
 									frame, k.xid, s.Length, s.Handle, o.length, segKindNames[o.kind])
 							})
@@ -393,7 +424,7 @@ func (c *Checker) replyChunks(frame int, side int, h *layers.RPCRDMAHeader, k *c
 				}
 			}
 		}
-		c.violated(func() finding.Finding {
+		c.violated(0, func() finding.Finding {
 			return finding.New(finding.ChunkViolation, "frame %d: the Reply to XID 0x%08x names handle 0x%08x, which its Call did not offer for a %s",
 				frame, k.xid, s.Handle, segKindNames[kinds[0]])
 		})

@@ -123,6 +123,9 @@ func (c *Checker) nakDetail(side, code, count int) string {
 			if n.invOK {
 				what += fmt.Sprintf(", which the Send With Invalidate of frame %d had invalidated", n.inval.frame)
 			}
+			if c.violatedAt(n.what.frame) {
+				what += ", outside every chunk the Calls offered (chunk-violation)"
+			}
 		}
 		return fmt.Sprintf("%s: %s; mlx5: req_remote_access_errors at the %s", at, what, req)
 	}
