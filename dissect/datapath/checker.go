@@ -1,14 +1,14 @@
 // Package datapath follows the data traffic of the connections whose setup
 // the tracker saw, and checks that the peers keep to what they negotiated.
 //
-// It has two parts. The Checker (this file and checks.go) is the
-// transport-independent one: it takes the RDMA Sends of one connection,
-// reassembled, with the RDMA Read Requests and completions of each side,
-// decodes the RPC-over-RDMA transport header of every Send, tracks the
-// Calls outstanding (by XID, with the STags each advertised), the credit
-// grant and the Reads outstanding, raises the data-path findings, writes the
-// "rpc" records and keeps the figures of the connection's "datapath"
-// object. The Follower (follower.go, send.go) is the InfiniBand-family
+// It has two parts. The Checker (this file, checks.go, header.go, calls.go
+// and conn_findings.go) is the transport-independent one: it takes the RDMA
+// Sends of one connection, reassembled, with the RDMA Read Requests and
+// completions of each side, decodes the RPC-over-RDMA transport header of
+// every Send, tracks the Calls outstanding (by XID, with the STags each
+// advertised), the credit grant and the Reads outstanding, raises the
+// data-path findings, writes the "rpc" records and keeps the figures of the
+// connection's "datapath" object. The Follower (follower.go, send.go) is the InfiniBand-family
 // transport: it ties RC frames (RoCEv2, RoCEv1, native InfiniBand) to the
 // connections the tracker hands over, keeps the PSN bookkeeping, reassembles
 // Sends and feeds a Checker per connection. An iWARP follower feeds the same

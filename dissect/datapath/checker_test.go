@@ -19,8 +19,9 @@ import (
 // connection, and the figures it keeps. The expectations are worked out from
 // RFC 8166 (the transport header, credits, chunks), RFC 8797 (inline
 // thresholds, remote invalidation) and the IBTA and RFC 6581 Read depths,
-// as the findings' catalogue entries cite them. The checks of checks.go
-// one by one are in checks_test.go.
+// as the findings' catalogue entries cite them. The checks of checks.go,
+// header.go, calls.go and conn_findings.go one by one are in
+// checks_test.go.
 
 // words is XDR: each value a big-endian 4-octet word.
 func words(vs ...uint32) []byte {

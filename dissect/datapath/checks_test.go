@@ -10,9 +10,10 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
-// The checks of checks.go, one finding at a time, on a bench of
-// checker_test.go: inline thresholds, Send With Invalidate and its STag,
-// credits, the transport header, RDMA_ERROR and the Read limits.
+// The checks of checks.go, header.go, calls.go and conn_findings.go, one
+// finding at a time, on a bench of checker_test.go: inline thresholds, Send
+// With Invalidate and its STag, credits, the transport header, RDMA_ERROR
+// and the Read limits.
 
 func TestCheckerInlineThreshold(t *testing.T) {
 	for _, tc := range []struct {
