@@ -280,18 +280,8 @@ func DecodeCall(b []byte, opt CallOptions, m *Message) error {
 		return err
 	}
 	m.BodyOffset = r.off
-	if m.AuthFlavor == AuthGSS {
-		if m.GSSProc != GSSData {
-			return nil // a control message: its arguments are no procedure's
-		}
-		switch m.GSSService {
-		case GSSPrivacy:
-			m.Encrypted = true
-			return nil
-		case GSSIntegrity:
-			r.integ()
-			m.BodyOffset = r.off
-		}
+	if !m.unwrap(&r) {
+		return nil
 	}
 	switch {
 	case m.Program == ProgNFS && m.Version == 4 && m.Procedure == 1:
@@ -460,6 +450,29 @@ func (r *reader) integ() {
 	r.u32() // seq_num
 }
 
+// unwrap moves r into the RPCSEC_GSS integrity wrapping of the arguments
+// or results, if any, and says whether they are there to read: not in a
+// control message (its arguments are no procedure's, its results an
+// rpc_gss_init_res), nor under privacy (m is then Encrypted). The
+// credential is m's, a Reply's from its CallInfo.
+func (m *Message) unwrap(r *reader) bool {
+	if m.AuthFlavor != AuthGSS {
+		return true
+	}
+	if m.GSSProc != GSSData {
+		return false
+	}
+	switch m.GSSService {
+	case GSSPrivacy:
+		m.Encrypted = true
+		return false
+	case GSSIntegrity:
+		r.integ()
+		m.BodyOffset = r.off
+	}
+	return true
+}
+
 // err returns what a decode ends with: ErrTruncated when the octets ran
 // out (or an RPCSEC_GSS body goes on past them), ErrBody when an RPCSEC_GSS
 // body ended before what it holds.
@@ -476,69 +489,75 @@ func (r *reader) err() error {
 // results reads what a Reply's results start with, for the Call it
 // answers.
 func (m *Message) results(r *reader, call CallInfo) {
-	if call.AuthFlavor == AuthGSS {
-		if call.GSSProc != GSSData {
-			return // a control message's result (rpc_gss_init_res)
-		}
-		switch call.GSSService {
-		case GSSPrivacy:
-			m.Encrypted = true
-			return
-		case GSSIntegrity:
-			r.integ()
-			m.BodyOffset = r.off
-		}
-	}
-	if call.Callback {
-		if call.Procedure == 1 {
-			m.walkReply(r, true)
-		}
+	if !m.unwrap(r) {
 		return
 	}
 	proc := call.Procedure
-	switch call.Program {
+	switch {
+	case call.Callback:
+		if proc == 1 {
+			m.walkReply(r, true)
+		}
+	case call.Program == ProgNFS && call.Version == 4:
+		if proc == 1 {
+			m.walkReply(r, false)
+		}
+	default:
+		kind := statusKind(call.Program, call.Version, proc)
+		if kind == NoStatus {
+			return
+		}
+		if call.Program == ProgNLM {
+			r.opaque() // the cookie
+		}
+		m.status(r, kind)
+	}
+}
+
+// statusKind returns the table of the status that the results of
+// procedure proc of program prog, version vers, start with; NoStatus when
+// they start with none (or are a COMPOUND's). An NLM status comes after a
+// cookie.
+func statusKind(prog, vers, proc uint32) StatusKind {
+	switch prog {
 	case ProgNFS:
-		switch call.Version {
-		case 2: // all but NULL, ROOT and WRITECACHE return a status (RFC 1094)
-			if proc != 0 && proc != 3 && proc != 7 && proc <= 17 {
-				m.status(r, StatusNFS2)
-			}
-		case 3: // all but NULL (RFC 1813)
-			if proc != 0 && proc <= 21 {
-				m.status(r, StatusNFS3)
-			}
-		case 4:
-			if proc == 1 {
-				m.walkReply(r, false)
-			}
+		switch {
+		case vers == 2 && proc != 0 && proc != 3 && proc != 7 && proc <= 17:
+			return StatusNFS2 // all but NULL, ROOT and WRITECACHE (RFC 1094)
+		case vers == 3 && proc != 0 && proc <= 21:
+			return StatusNFS3 // all but NULL (RFC 1813)
 		}
 	case ProgNFSACL:
 		switch {
-		case call.Version == 2 && proc >= 1 && proc <= 5:
-			m.status(r, StatusNFS2)
-		case call.Version == 3 && proc >= 1 && proc <= 3:
-			m.status(r, StatusNFS3)
+		case vers == 2 && proc >= 1 && proc <= 5:
+			return StatusNFS2
+		case vers == 3 && proc >= 1 && proc <= 3:
+			return StatusNFS3
 		}
 	case ProgMount:
-		if call.Version == 3 && proc == 1 { // MNT: mountres3
-			m.status(r, StatusMount3)
+		if vers == 3 && proc == 1 { // MNT: mountres3
+			return StatusMount3
 		}
 	case ProgNLM:
-		// TEST to GRANTED, SHARE, UNSHARE and NM_LOCK: a cookie, then the
-		// status (nlm_res, nlm_testres, nlm_shareres).
-		if (proc >= 1 && proc <= 5) || (proc >= 20 && proc <= 22) {
-			kind := StatusNLM
-			switch call.Version {
-			case 1, 3:
-			case 4:
-				kind = StatusNLM4
-			default:
-				return
-			}
-			r.opaque()
-			m.status(r, kind)
-		}
+		return nlmStatusKind(vers, proc)
 	}
+	return NoStatus
+}
+
+// nlmStatusKind returns the status table of NLM version vers procedure
+// proc: TEST to GRANTED, SHARE, UNSHARE and NM_LOCK have a cookie, then
+// the status (nlm_res, nlm_testres, nlm_shareres).
+func nlmStatusKind(vers, proc uint32) StatusKind {
+	if (proc < 1 || proc > 5) && (proc < 20 || proc > 22) {
+		return NoStatus
+	}
+	switch vers {
+	case 1, 3:
+		return StatusNLM
+	case 4:
+		return StatusNLM4
+	}
+	return NoStatus
 }
 
 // status reads a status word of the table kind.
