@@ -25,24 +25,16 @@ const (
 // ProgramName returns the name of a well-known program: NFS, MOUNT, NLM,
 // NSM, RQUOTA, NFSACL or PORTMAP. The NFSv4 callback program has no fixed
 // number and no name here.
-func ProgramName(prog uint32) string {
-	switch prog {
-	case ProgPortmap:
-		return "PORTMAP"
-	case ProgNFS:
-		return "NFS"
-	case ProgMount:
-		return "MOUNT"
-	case ProgRquota:
-		return "RQUOTA"
-	case ProgNLM:
-		return "NLM"
-	case ProgNSM:
-		return "NSM"
-	case ProgNFSACL:
-		return "NFSACL"
-	}
-	return ""
+func ProgramName(prog uint32) string { return programNames[prog] }
+
+var programNames = map[uint32]string{
+	ProgPortmap: "PORTMAP",
+	ProgNFS:     "NFS",
+	ProgMount:   "MOUNT",
+	ProgRquota:  "RQUOTA",
+	ProgNLM:     "NLM",
+	ProgNSM:     "NSM",
+	ProgNFSACL:  "NFSACL",
 }
 
 // name returns t[i], or "" when i is past the table.
@@ -123,63 +115,33 @@ var (
 // well-known program (READ, MNT, LOCK, GETACL, COMPOUND, ...). The NFSv4
 // callback program has no fixed number: see CBProcedureName.
 func ProcedureName(prog, vers, proc uint32) string {
-	switch prog {
-	case ProgNFS:
-		switch vers {
-		case 2:
-			return name(nfs2Procs[:], proc)
-		case 3:
-			return name(nfs3Procs[:], proc)
-		case 4:
-			return name(nfs4Procs[:], proc)
-		}
-	case ProgMount:
-		switch vers {
-		case 1:
-			return name(mountV1Proc, proc)
-		case 2:
-			return name(mountProcs[:], proc)
-		case 3:
-			return name(mountV3Proc, proc)
-		}
-	case ProgNLM:
-		switch vers {
-		case 1:
-			return name(nlmV1Procs, proc)
-		case 3, 4:
-			return name(nlmProcs[:], proc)
-		}
-	case ProgNSM:
-		if vers == 1 {
-			return name(nsmProcs[:], proc)
-		}
-	case ProgRquota:
-		switch vers {
-		case 1:
-			return name(rquota1Proc, proc)
-		case 2:
-			return name(rquotaProcs[:], proc)
-		}
-	case ProgNFSACL:
-		switch vers {
-		case 2:
-			return name(nfsacl2Procs[:], proc)
-		case 3:
-			return name(nfsacl3Procs[:], proc)
-		case 4:
-			return name(nfsacl4Procs[:], proc)
-		}
-	case ProgPortmap:
-		switch vers {
-		case 2:
-			return name(pmap2Procs[:], proc)
-		case 3:
-			return name(rpcb3Procs[:], proc)
-		case 4:
-			return name(rpcb4Procs[:], proc)
-		}
-	}
-	return ""
+	return name(procTables[progVers{prog, vers}], proc)
+}
+
+// progVers is a program and one of its versions.
+type progVers struct{ prog, vers uint32 }
+
+// procTables are the procedure names of each version of the well-known
+// programs.
+var procTables = map[progVers][]string{
+	{ProgNFS, 2}:     nfs2Procs[:],
+	{ProgNFS, 3}:     nfs3Procs[:],
+	{ProgNFS, 4}:     nfs4Procs[:],
+	{ProgMount, 1}:   mountV1Proc,
+	{ProgMount, 2}:   mountProcs[:],
+	{ProgMount, 3}:   mountV3Proc,
+	{ProgNLM, 1}:     nlmV1Procs,
+	{ProgNLM, 3}:     nlmProcs[:],
+	{ProgNLM, 4}:     nlmProcs[:],
+	{ProgNSM, 1}:     nsmProcs[:],
+	{ProgRquota, 1}:  rquota1Proc,
+	{ProgRquota, 2}:  rquotaProcs[:],
+	{ProgNFSACL, 2}:  nfsacl2Procs[:],
+	{ProgNFSACL, 3}:  nfsacl3Procs[:],
+	{ProgNFSACL, 4}:  nfsacl4Procs[:],
+	{ProgPortmap, 2}: pmap2Procs[:],
+	{ProgPortmap, 3}: rpcb3Procs[:],
+	{ProgPortmap, 4}: rpcb4Procs[:],
 }
 
 // CBProcedureName returns the name of a procedure of the NFSv4 callback
