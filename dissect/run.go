@@ -89,16 +89,20 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 // shed has the largest holder of state make room when the budget is over:
 // the tracker hands on attempts (finished ones first), TCP reassembly gives
 // directions up. The run looks every 64 frames (keepBudget).
-func (r *run) shed(p *pass) {
+func (r *run) shed(p *pass, frame int) {
 	b := r.cfg.Budget
 	if !b.Over() {
 		return
 	}
-	switch b.Largest(budget.Attempts, budget.TCP) { // those that can make room between two frames
+	switch b.Largest(budget.Attempts, budget.TCP, budget.Datapath) { // those that can make room between two frames
 	case budget.Attempts:
 		r.connEvents(r.tracker.Shed())
 	case budget.TCP:
 		r.events(p.d.Shed())
+	case budget.Datapath:
+		if r.dp != nil {
+			r.dp.Shed(frame)
+		}
 	}
 }
 
@@ -298,7 +302,7 @@ func (r *run) progress(src Source, f *Frame) {
 // file, a pipe or a compressed input.
 func (r *run) keepBudget(p *pass, f *Frame) {
 	if (r.frames%64 == 0 || len(f.Data) > 1<<20) && r.cfg.Budget.Over() {
-		r.shed(p)
+		r.shed(p, f.Index)
 	}
 }
 

@@ -130,6 +130,19 @@ func (fl *Follower) admit(f *flow, frame int) {
 	fl.cache.ok = false
 }
 
+// Shed makes room in a full memory budget, when the data path holds the
+// most, at frame: the connections followed are given up, the least
+// recently active first (one whose traffic has not begun is parked, which
+// loses nothing), until the data path holds an eighth less than it did,
+// or follows none.
+func (fl *Follower) Shed(frame int) {
+	b := fl.out.Limits.Budget
+	target := b.Stats().Held[budget.Datapath] * 7 / 8
+	for len(fl.conns) > 0 && b.Stats().Held[budget.Datapath] > target {
+		fl.retireConn(frame, true)
+	}
+}
+
 // Connections whose traffic has not begun are parked when the limit (or
 // the budget) needs their place: still matched on their keys, at a
 // fraction of the cost (parkCost, TestParkCost), they are followed again
