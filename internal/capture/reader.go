@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
+	"runtime/debug"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 )
@@ -323,11 +323,11 @@ func (r *Reader) Close() error {
 // with the budget over, a large one is made after a collection. (The
 // budget is charged by the longest record, in fill.)
 func (r *Reader) collect(size int) {
-	if size >= collectBefore && r.budget.Over() {
-		// The heap is full of state and its garbage: collect before
-		// the buffer is made, so that it takes the garbage's room
-		// rather than the heap growing past its limit by its size.
-		runtime.GC()
+	if size >= collectBefore && r.budget != nil {
+		// Collect, and give the freed memory back to the system, before
+		// the buffer is made: its pages then take the garbage's place
+		// rather than adding their size to the process's peak.
+		debug.FreeOSMemory()
 	}
 }
 
