@@ -62,7 +62,7 @@ func (h Holder) String() string {
 // DefaultLimit is the state a run holds at most by default. With the
 // program's own needs on top (SoftLimit) it keeps a run within 100 MB of
 // resident memory.
-const DefaultLimit = 36 << 20
+const DefaultLimit = 32 << 20
 
 // overhead is what the program needs besides the state it holds: the
 // code, the stacks, tables of fixed size, the output's buffers, and the
