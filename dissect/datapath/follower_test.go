@@ -716,3 +716,48 @@ func TestParkCost(t *testing.T) {
 
 // addrOf is the Addr of an IPv4 address.
 func addrOf(s string) Addr { return Addr(netip.MustParseAddr(s).As16()) }
+
+// TestShed: a full budget that the data path holds the most of has it give
+// up an eighth of what it holds, the least recently active connections
+// first: one whose traffic has not begun is set aside (no finding), one
+// whose traffic has begun is given up and says so on its record.
+func TestShed(t *testing.T) {
+	const n = 64
+	for _, begun := range []bool{false, true} {
+		b := budget.New(1 << 30)
+		fl := NewFollower(NewOutput(ModeFindings, Limits{Budget: b, Connections: 2 * n}, ""))
+		for i := range n {
+			c := &record.Connection{Number: i + 1, Transport: record.RoCEv2, Initiator: ep(fmt.Sprintf("10.0.0.%d", i+1)),
+				Responder: ep("192.0.2.2"), RequestFrame: 3*i + 1, State: record.Established, Inline: &record.InlineThresholds{InitiatorToResponder: 1024, ResponderToInitiator: 1024}}
+			fl.Connection(&conn.Event{Kind: conn.Established, Conn: c, Frame: 3*i + 3,
+				Request: &record.CMInfo{LocalQPN: 0x100, ResponderResources: 1, InitiatorDepth: 1, PathMTU: 1},
+				Reply:   &record.CMInfo{LocalQPN: 0x200, ResponderResources: 1, InitiatorDepth: 1}})
+			if begun {
+				fl.Packet(&Packet{Frame: 1000 + i, Net: NetRoCEv2, Src: c.Initiator.Addr, Dst: c.Responder.Addr, OpCode: layers.OpReadRequest, DestQP: 0x200, DMALength: 64})
+			}
+		}
+		before := b.Stats().Held[budget.Datapath]
+		fl.Shed(2000)
+		after := b.Stats().Held[budget.Datapath]
+		if after > before*7/8 || after < before*3/4 {
+			t.Errorf("begun %v: held %d, then %d after Shed: not an eighth less", begun, before, after)
+		}
+		gone := n - len(fl.conns)
+		if gone == 0 || begun && (fl.ConnectionsRetired != gone || fl.nParked != 0) || !begun && (fl.nParked != gone || fl.ConnectionsRetired != 0) {
+			t.Errorf("begun %v: %d followed, %d parked, %d given up", begun, len(fl.conns), fl.nParked, fl.ConnectionsRetired)
+		}
+		said := 0
+		for i := range n {
+			c := &record.Connection{Number: i + 1}
+			fl.Annotate(c)
+			for _, f := range c.Findings {
+				if f.Code == finding.StateLimitReached && strings.Contains(f.Message, "was given up at frame 2000") {
+					said++
+				}
+			}
+		}
+		if begun && said != gone || !begun && said != 0 {
+			t.Errorf("begun %v: %d of %d connections given up say so", begun, said, gone)
+		}
+	}
+}
