@@ -128,3 +128,6 @@ func (t *recorded) Finding(f finding.Finding) {
 	t.add(mpa.TrafficEvent{Kind: mpa.TrafficFinding, Finding: f})
 }
 func (t *recorded) Close() { t.add(mpa.TrafficEvent{Kind: mpa.TrafficClose}) }
+func (t *recorded) TCP(side int, h *mpa.TCPHealth) {
+	t.add(mpa.TrafficEvent{Kind: mpa.TrafficTCP, Side: side, TCP: *h})
+}

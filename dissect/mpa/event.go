@@ -29,13 +29,14 @@ const (
 	TrafficLost
 	TrafficFinding
 	TrafficClose
+	TrafficTCP
 )
 
 // TrafficEvent is one call of a connection's Traffic. Conn numbers the
 // connection (from 1 in the order they were linked); Pair, Send (whose Head
 // and Frames are copies the recorder keeps until its next frame), Read (a
 // Read Request's fields, without its layer's octets), Tagged (whose Data is
-// such a copy too) and Finding are the call's argument.
+// such a copy too) Finding and TCP are the call's argument.
 type TrafficEvent struct {
 	Kind    TrafficKind
 	Conn    int
@@ -47,6 +48,7 @@ type TrafficEvent struct {
 	Read    layers.RDMAPReadRequest
 	Tagged  Tagged
 	Finding finding.Finding
+	TCP     TCPHealth
 }
 
 // Replay makes the call e recorded on t.
@@ -68,5 +70,7 @@ func (e *TrafficEvent) Replay(t Traffic) {
 		t.Finding(e.Finding)
 	case TrafficClose:
 		t.Close()
+	case TrafficTCP:
+		t.TCP(e.Side, &e.TCP)
 	}
 }

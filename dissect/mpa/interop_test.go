@@ -50,6 +50,7 @@ func (nopTraffic) Tagged(*Tagged)                                            {}
 func (nopTraffic) Lost(int)                                                  {}
 func (n *nopTraffic) Finding(f finding.Finding)                              { n.findings = append(n.findings, f) }
 func (nopTraffic) Close()                                                    {}
+func (nopTraffic) TCP(int, *TCPHealth)                                       {}
 
 // teeTraffic logs, and keeps the findings apart.
 type teeTraffic struct {

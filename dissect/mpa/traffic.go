@@ -43,9 +43,17 @@ type Traffic interface {
 	// Finding is a finding of the connection (its message names the
 	// frame).
 	Finding(f finding.Finding)
+	// TCP: side's direction ended; h is what its TCP segments showed
+	// (retransmissions, holes the capture lost, zero windows, resets),
+	// read during the call only.
+	TCP(side int, h *TCPHealth)
 	// Close: both directions ended.
 	Close()
 }
+
+// TCPHealth is what a direction's TCP segments showed of TCP's own work,
+// as the reassembler counted it.
+type TCPHealth = reassembly.Health
 
 // Send is one RDMAP Send message, reassembled from its DDP segments.
 type Send struct {
@@ -444,6 +452,9 @@ func (r *reader) endFollowing(e reassembly.End) {
 			detail = fmt.Sprintf("nothing more arrived for %s", e.Quiet)
 		}
 		t.Finding(finding.New(finding.StateLimitReached, "frame %d: the traffic from the %s was given up: %s", e.Frame, sideName(r.side), detail))
+	}
+	if t := r.traffic(); t != nil {
+		t.TCP(r.side, &e.Health)
 	}
 	r.detach()
 }

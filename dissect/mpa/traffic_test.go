@@ -23,6 +23,7 @@ type trafficLog struct {
 	links     int
 	pair      *Pair
 	logTagged bool // log the pieces of tagged segments
+	tcp       [2]TCPHealth
 }
 
 func (l *trafficLog) Frame(int) { l.frames++ }
@@ -48,6 +49,9 @@ func (l *trafficLog) Finding(f finding.Finding) {
 	l.got = append(l.got, f.Code.String()+": "+f.Message)
 }
 func (l *trafficLog) Close() { l.got = append(l.got, "close") }
+func (l *trafficLog) TCP(side int, h *TCPHealth) {
+	l.tcp[side] = *h
+}
 
 // conn drives both directions of one connection through the assembler.
 type conn struct {

@@ -320,6 +320,8 @@ func (a *Assembler) ending(str *stream, s *Segment, seq uint32) {
 		return
 	}
 	if s.RST && str.rstInWindow(seq, a) {
+		str.health.Resets++
+		str.health.ResetFrame = s.Frame
 		a.finish(str, End{Kind: EndRST})
 		return
 	}
@@ -349,7 +351,7 @@ func (a *Assembler) finishFlags(str *stream, e End, flags uint8) {
 		if str.gaps && (e.Kind == EndInput || e.Kind == EndRST || e.Kind == EndReplaced) && a.deliverAcross(str) == Done {
 			return
 		}
-		e.Frame, e.Time = str.lastFrame, str.lastTime
+		e.Frame, e.Time, e.Health = str.lastFrame, str.lastTime, str.health
 		str.r.End(e)
 	}
 	if e.Kind == EndFIN || e.Kind == EndRST {
@@ -384,7 +386,7 @@ func (a *Assembler) giveUp(str *stream, e EndKind, detail string) {
 // idle ends the reader of a direction given up with nothing of interest.
 func (a *Assembler) idle(str *stream) {
 	if str.r != nil {
-		str.r.End(End{Kind: EndIdle, Frame: str.lastFrame, Time: str.lastTime})
+		str.r.End(End{Kind: EndIdle, Frame: str.lastFrame, Time: str.lastTime, Health: str.health})
 	}
 }
 

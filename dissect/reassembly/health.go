@@ -1,0 +1,70 @@
+package reassembly
+
+// The health of a followed direction's TCP, counted as its segments pass,
+// in a few integers per direction (nothing per segment is kept, nothing
+// allocated): the reader gets the counts with End (End.Health).
+//
+//   - A retransmission is a segment with payload every octet of which was
+//     seen before: delivered already, or held after a hole. A segment
+//     that brings some new octets with old ones is not counted (tshark's
+//     tcp.analysis.retransmission counts it), nor is one before the start.
+//     A keep-alive probe that repeats the last octet counts (tshark names
+//     it tcp.analysis.keep_alive instead).
+//   - A missing segment is a hole in the sequence space that nothing filled
+//     and that the direction was delivered past (gaps.go: the peer
+//     acknowledged octets beyond it, the direction went on past what it
+//     may hold, or it ended): the capture lost what was there. It is
+//     counted once per hole, whatever its length. Only a direction whose
+//     reader accepts gaps is delivered past its holes.
+//   - A zero window is a segment (other than an RST) whose Window field is
+//     0: its sender's receive buffer was full.
+//   - A reset is an RST within the direction's window, which ends it while
+//     it is followed (before its FIN completed it).
+
+// Health is what a direction's segments showed of TCP's own work, with the
+// first frames of each kind.
+type Health struct {
+	Retransmitted int // segments with payload whose every octet was seen before
+	Missing       int // holes never filled, delivered past: the capture lost them
+	ZeroWindows   int // segments, not RST, that advertised a zero receive window
+	Resets        int // RSTs that ended the direction while it was followed
+	// The first frames of each kind (0 past those seen), and the frame of
+	// the RST.
+	RetransmittedFrames, MissingFrames, ZeroWindowFrames [3]int
+	ResetFrame                                           int
+}
+
+// note counts an event of frame in n, keeping the first frames in fs.
+func note(n *int, fs *[3]int, frame int) {
+	if *n < len(fs) {
+		fs[*n] = frame
+	}
+	*n++
+}
+
+// holdAhead records that octets at stream offset off were held past the
+// next octet to deliver, brought by frame: the lowest such offset names
+// the frame after the first hole.
+func (s *stream) holdAhead(off, frame int) {
+	if s.gapFrame == 0 || off < s.gapOff || s.gapOff < s.next {
+		s.gapOff, s.gapFrame = off, frame
+	}
+}
+
+// skipped counts a hole delivered past, up to stream offset to: the frame
+// that brought the octets after it when known, else the latest segment's.
+func (s *stream) skipped(to int) {
+	frame := s.lastFrame
+	if s.gapFrame != 0 && s.gapOff == to {
+		frame = s.gapFrame
+	}
+	s.gapFrame = 0
+	note(&s.health.Missing, &s.health.MissingFrames, frame)
+}
+
+// window counts a segment's zero window.
+func (s *stream) window(seg *Segment) {
+	if seg.Window == 0 && !seg.RST {
+		note(&s.health.ZeroWindows, &s.health.ZeroWindowFrames, seg.Frame)
+	}
+}
