@@ -327,6 +327,9 @@ func (a *Assembler) ending(str *stream, s *Segment, seq uint32) {
 	}
 	if s.FIN && !str.fin && str.finInWindow(seq+uint32(len(s.Payload))) {
 		str.fin, str.finSeq = true, seq+uint32(len(s.Payload))
+		if str.anchored {
+			str.holdAhead(int(int32(str.finSeq-str.start)), s.Frame) // the FIN names a hole before it
+		}
 	}
 	// The direction ends at its FIN once every octet before it is in: what
 	// has not arrived will not.
@@ -351,6 +354,7 @@ func (a *Assembler) finishFlags(str *stream, e End, flags uint8) {
 		if str.gaps && (e.Kind == EndInput || e.Kind == EndRST || e.Kind == EndReplaced) && a.deliverAcross(str) == Done {
 			return
 		}
+		str.holeBeforeFIN()
 		e.Frame, e.Time, e.Health = str.lastFrame, str.lastTime, str.health
 		str.r.End(e)
 	}

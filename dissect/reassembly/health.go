@@ -13,9 +13,10 @@ package reassembly
 //   - A missing segment is a hole in the sequence space that nothing filled
 //     and that the direction was delivered past (gaps.go: the peer
 //     acknowledged octets beyond it, the direction went on past what it
-//     may hold, or it ended): the capture lost what was there. It is
-//     counted once per hole, whatever its length. Only a direction whose
-//     reader accepts gaps is delivered past its holes.
+//     may hold, or it ended), or that lies before its FIN when it ends:
+//     the capture lost what was there. It is counted once per hole,
+//     whatever its length. Only a direction whose reader accepts gaps is
+//     delivered past its holes (and counted).
 //   - A zero window is a segment (other than an RST) whose Window field is
 //     0: its sender's receive buffer was full.
 //   - A reset is an RST within the direction's window, which ends it while
@@ -66,5 +67,16 @@ func (s *stream) skipped(to int) {
 func (s *stream) window(seg *Segment) {
 	if seg.Window == 0 && !seg.RST {
 		note(&s.health.ZeroWindows, &s.health.ZeroWindowFrames, seg.Frame)
+	}
+}
+
+// holeBeforeFIN counts, as a direction that accepts gaps ends, the hole
+// before its FIN that nothing filled and nothing held after it made the
+// assembler deliver past: the FIN's frame names it.
+func (s *stream) holeBeforeFIN() {
+	if s.gaps && s.fin && s.anchored {
+		if off := int(int32(s.finSeq - s.start)); off > s.contiguous() {
+			s.skipped(off)
+		}
 	}
 }
