@@ -193,3 +193,29 @@ func TestTCPHealthReal(t *testing.T) {
 		t.Errorf("tshark sees %d RSTs, want 2 (both after the responder's FIN)", n)
 	}
 }
+
+// TestTerminateNamesPeerSend: a Terminate names the last Send its peer sent
+// before it (here the responder's Reply of frame 32, a Send With
+// Invalidate, before the initiator's Terminate of frame 33); when the
+// peer's FPDUs could no longer be read
+// (the golden iwarp-datapath capture of package output), it names none.
+func TestTerminateNamesPeerSend(t *testing.T) {
+	p := craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+	x := craft.IWARPExchange{Rev: 2, Initiator: p, Responder: p}
+	frames, err := x.NFSTraffic(craft.Traffic{Findings: []string{"rdmap-terminate"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := runDatapathFile(t, datapath.ModeFindings, writeFrames(t, "term.pcap", frames))
+	want := "frame 33: the initiator terminated the connection: DDP, untagged buffer error: DDP message too long for the available buffer " +
+		"(layer 1, type 2, code 0x05); the responder's last Send before it: SEND_WITH_INVALIDATE, 48 octets, frame 32"
+	var got []string
+	for _, f := range c.conns[0].Findings {
+		if f.Code == finding.RDMAPTerminate {
+			got = append(got, f.Message)
+		}
+	}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("rdmap-terminate %q, want %q", got, want)
+	}
+}

@@ -162,6 +162,7 @@ func (t *iwFlow) resolve() {
 	old := t.chk
 	old.Close()
 	t.chk = NewChecker(fl.out, n, old.peers, record.IWARP)
+	t.chk.tcp = old.tcp // a direction that ended before the setup was known
 	for side, gone := range old.gone {
 		if gone {
 			t.chk.LostForGood(side)

@@ -167,6 +167,9 @@ type iwConn struct {
 	linked   bool
 	rejected bool
 	attached int
+	// lastSend is the last Send of each side read so far, which a
+	// Terminate of the other side names.
+	lastSend [2]sendSeen
 }
 
 // frameSeen is what a connection keeps of one of its MPA frames.
@@ -509,6 +512,9 @@ func (r *reader) message(m *untagged, head []byte) {
 	if !s.Invalidate {
 		s.InvalidateSTag = 0
 	}
+	if c := r.conn; c != nil {
+		c.lastSend[r.side] = sendSeen{frame: frame, length: m.length, opcode: s.Opcode, complete: m.complete && !m.gap}
+	}
 	switch {
 	case m.headLimit:
 		s.HeadCut = "limit"
@@ -547,7 +553,8 @@ func (r *reader) terminate(term *layers.RDMAPTerminate) {
 		return
 	}
 	frame := r.fol.endFrame
-	t.Finding(finding.New(finding.RDMAPTerminate, "frame %d: the %s terminated the connection: %s", frame, sideName(r.side), term.TermDescription()))
+	t.Finding(finding.New(finding.RDMAPTerminate, "frame %d: the %s terminated the connection: %s%s", frame, sideName(r.side), term.TermDescription(),
+		r.conn.peerSend(r.side)))
 }
 
 // crcProblem counts the FPDUs with a CRC problem; the first of each kind
