@@ -21,8 +21,7 @@ func (c *Checker) healthFigures(f *record.Datapath) {
 		h := c.hl.figures()
 		f.Health = &h
 	case c.tcp != nil:
-		h := c.tcp.figures()
-		f.Health = &h
+		f.Health = c.tcp.figures()
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 // The health of an iWARP connection's TCP, per direction: the reassembler
 // counts, as each direction's segments pass, the segments sent again, the
 // holes the capture lost, the zero windows and the resets
-// (reassembly.Health), and the framer hands the counts on when the
-// direction ends (mpa.Traffic.TCP). The checker keeps them, a few integers
+// (reassembly.Health), and the framer hands the counts of both on when
+// the connection's traffic ends (mpa.Traffic.Close). The checker keeps them, a few integers
 // a side, for the connection's figures and its findings: tcp-retransmission
 // and tcp-segments-missing (info) and tcp-reset (warning), each once per
 // direction.
@@ -20,38 +20,41 @@ import (
 // tcpHealth is what the directions of an iWARP connection showed of TCP.
 type tcpHealth struct {
 	sides [2]mpa.TCPHealth
-	// calls are the Calls outstanding (of both sides) when a side's RST
-	// ended its direction.
+	// calls are the Calls outstanding (of both sides) when the connection
+	// a side's RST ended closed.
 	calls [2]int
 }
 
-// TCP takes what side's direction showed of TCP, at its end.
-func (t *iwFlow) TCP(side int, h *mpa.TCPHealth) {
-	t.resolve()
-	t.chk.tcpEnded(side, h)
-}
-
-// tcpEnded keeps what side's direction showed of TCP.
-func (c *Checker) tcpEnded(side int, h *mpa.TCPHealth) {
-	if side < 0 || side > 1 {
-		return
-	}
+// tcpEnded keeps what the directions showed of TCP, at the connection's
+// end (mpa.Traffic.Close).
+func (c *Checker) tcpEnded(h *[2]mpa.TCPHealth) {
 	if c.tcp == nil {
 		c.tcp = &tcpHealth{} // once per connection
 	}
-	c.tcp.sides[side] = *h
-	if h.Resets > 0 {
-		c.tcp.calls[side] = c.outstanding(0) + c.outstanding(1)
+	c.tcp.sides = *h
+	for side := range h {
+		if h[side].Resets > 0 {
+			c.tcp.calls[side] = c.outstanding(0) + c.outstanding(1)
+		}
 	}
 }
 
-// tcpFigures are the TCP figures of the connection.
-func (t *tcpHealth) figures() record.Health {
+// cleanTCP is the figures of every connection whose TCP showed nothing:
+// shared, as a record's Health is never changed once made (Clone shares it
+// too), so that the many clean connections a capture holds until its end
+// cost no Health of their own.
+var cleanTCP = record.Health{Kind: record.HealthTCP}
+
+// figures are the TCP figures of the connection.
+func (t *tcpHealth) figures() *record.Health {
 	f := record.Health{Kind: record.HealthTCP}
 	for i, s := range t.sides {
-		f.TCPRetransmitted[i], f.TCPMissing[i], f.TCPZeroWindows[i], f.TCPResets[i] = s.Retransmitted, s.Missing, s.ZeroWindows, s.Resets
+		f.TCPRetransmitted[i], f.TCPMissing[i], f.TCPZeroWindows[i], f.TCPResets[i] = int(s.Retransmitted), int(s.Missing), int(s.ZeroWindows), int(s.Resets)
 	}
-	return f
+	if f == cleanTCP {
+		return &cleanTCP
+	}
+	return &f
 }
 
 // tcpFindings are the connection findings of its TCP's health.
@@ -63,7 +66,7 @@ func (c *Checker) tcpFindings() []finding.Finding {
 	var out []finding.Finding
 	for side := range 2 {
 		s := &t.sides[side]
-		if n := s.Retransmitted; n > 0 {
+		if n := int(s.Retransmitted); n > 0 {
 			msg := fmt.Sprintf("the %s sent %s again (%s): every octet of %s had been seen before (a retransmission after a timeout or a fast retransmit)",
 				c.who(side), nOf(n, "TCP segment", "TCP segments"), tcpFrames(s.RetransmittedFrames, n), plural(n, "it", "them"))
 			if s.Missing > 0 {
@@ -74,7 +77,7 @@ func (c *Checker) tcpFindings() []finding.Finding {
 	}
 	for side := range 2 {
 		s := &t.sides[side]
-		if n := s.Missing; n > 0 {
+		if n := int(s.Missing); n > 0 {
 			out = append(out, finding.New(finding.TCPSegmentsMissing,
 				"%s in the %s's TCP sequence %s never filled (the octets after %s came in %s): the capture lost those segments, not the wire (the peer acknowledged them, or the stream went on past them), so every count of this connection is a lower bound",
 				nOf(n, "gap", "gaps"), c.who(side), wasWere(n), plural(n, "it", "them"), tcpFrames(s.MissingFrames, n)))
@@ -95,10 +98,4 @@ func (c *Checker) tcpFindings() []finding.Finding {
 }
 
 // tcpFrames names the first frames of n events, as frameList does.
-func tcpFrames(fs [3]int, n int) string {
-	var f frames3
-	for i, x := range fs {
-		f[i] = int32(x)
-	}
-	return frameList(f, n)
-}
+func tcpFrames(fs [3]int32, n int) string { return frameList(frames3(fs), n) }

@@ -29,14 +29,13 @@ const (
 	TrafficLost
 	TrafficFinding
 	TrafficClose
-	TrafficTCP
 )
 
 // TrafficEvent is one call of a connection's Traffic. Conn numbers the
 // connection (from 1 in the order they were linked); Pair, Send (whose Head
 // and Frames are copies the recorder keeps until its next frame), Read (a
 // Read Request's fields, without its layer's octets), Tagged (whose Data is
-// such a copy too) Finding and TCP are the call's argument.
+// such a copy too) Finding and TCP (Close's, a copy the recorder keeps until its next frame) are the call's argument.
 type TrafficEvent struct {
 	Kind    TrafficKind
 	Conn    int
@@ -48,7 +47,7 @@ type TrafficEvent struct {
 	Read    layers.RDMAPReadRequest
 	Tagged  Tagged
 	Finding finding.Finding
-	TCP     TCPHealth
+	TCP     *[2]TCPHealth
 }
 
 // Replay makes the call e recorded on t.
@@ -69,8 +68,6 @@ func (e *TrafficEvent) Replay(t Traffic) {
 	case TrafficFinding:
 		t.Finding(e.Finding)
 	case TrafficClose:
-		t.Close()
-	case TrafficTCP:
-		t.TCP(e.Side, &e.TCP)
+		t.Close(e.TCP)
 	}
 }

@@ -1,6 +1,10 @@
 package mpa
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
 
 // A Terminate (rdmap-terminate) names the last Send its sender's peer sent
 // before it: the message a Terminate about an untagged buffer (a Send too
@@ -10,8 +14,8 @@ import "fmt"
 
 // sendSeen is what a Terminate says of the peer's last Send.
 type sendSeen struct {
-	frame, length int
-	opcode        string
+	frame, length int32
+	opcode        uint8
 	complete      bool
 }
 
@@ -27,5 +31,5 @@ func (c *iwConn) peerSend(side int) string {
 	if !p.complete {
 		n = fmt.Sprintf("at least %d octets, not seen whole", p.length)
 	}
-	return fmt.Sprintf("; the %s's last Send before it: %s, %s, frame %d", sideName(1-side), p.opcode, n, p.frame)
+	return fmt.Sprintf("; the %s's last Send before it: %s, %s, frame %d", sideName(1-side), layers.RDMAPOpcodeName(p.opcode), n, p.frame)
 }

@@ -43,12 +43,10 @@ type Traffic interface {
 	// Finding is a finding of the connection (its message names the
 	// frame).
 	Finding(f finding.Finding)
-	// TCP: side's direction ended; h is what its TCP segments showed
-	// (retransmissions, holes the capture lost, zero windows, resets),
-	// read during the call only.
-	TCP(side int, h *TCPHealth)
-	// Close: both directions ended.
-	Close()
+	// Close: both directions ended; tcp is what each side's TCP segments
+	// showed (retransmissions, holes the capture lost, zero windows,
+	// resets), by side, read during the call only.
+	Close(tcp *[2]TCPHealth)
 }
 
 // TCPHealth is what a direction's TCP segments showed of TCP's own work,
@@ -170,6 +168,9 @@ type iwConn struct {
 	// lastSend is the last Send of each side read so far, which a
 	// Terminate of the other side names.
 	lastSend [2]sendSeen
+	// tcp is what each side's TCP segments showed, once its direction
+	// ended (handed on with Close).
+	tcp [2]TCPHealth
 }
 
 // frameSeen is what a connection keeps of one of its MPA frames.
@@ -431,7 +432,7 @@ func (r *reader) detach() {
 	c.readers[r.side] = nil
 	if c.attached--; c.attached == 0 {
 		if c.traffic != nil {
-			c.traffic.Close()
+			c.traffic.Close(&c.tcp)
 		}
 		delete(r.f.conns, c.key)
 		r.f.budget.Release(budget.TCP, connCost)
@@ -456,8 +457,8 @@ func (r *reader) endFollowing(e reassembly.End) {
 		}
 		t.Finding(finding.New(finding.StateLimitReached, "frame %d: the traffic from the %s was given up: %s", e.Frame, sideName(r.side), detail))
 	}
-	if t := r.traffic(); t != nil {
-		t.TCP(r.side, &e.Health)
+	if c := r.conn; c != nil {
+		c.tcp[r.side] = e.Health
 	}
 	r.detach()
 }
@@ -513,7 +514,7 @@ func (r *reader) message(m *untagged, head []byte) {
 		s.InvalidateSTag = 0
 	}
 	if c := r.conn; c != nil {
-		c.lastSend[r.side] = sendSeen{frame: frame, length: m.length, opcode: s.Opcode, complete: m.complete && !m.gap}
+		c.lastSend[r.side] = sendSeen{frame: int32(frame), length: int32(min(m.length, 1<<31-1)), opcode: m.opcode, complete: m.complete && !m.gap}
 	}
 	switch {
 	case m.headLimit:

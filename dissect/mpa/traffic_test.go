@@ -48,9 +48,11 @@ func (l *trafficLog) Lost(side int) { l.got = append(l.got, fmt.Sprintf("lost si
 func (l *trafficLog) Finding(f finding.Finding) {
 	l.got = append(l.got, f.Code.String()+": "+f.Message)
 }
-func (l *trafficLog) Close() { l.got = append(l.got, "close") }
-func (l *trafficLog) TCP(side int, h *TCPHealth) {
-	l.tcp[side] = *h
+func (l *trafficLog) Close(tcp *[2]TCPHealth) {
+	l.got = append(l.got, "close")
+	if tcp != nil {
+		l.tcp = *tcp
+	}
 }
 
 // conn drives both directions of one connection through the assembler.

@@ -321,7 +321,7 @@ func (a *Assembler) ending(str *stream, s *Segment, seq uint32) {
 	}
 	if s.RST && str.rstInWindow(seq, a) {
 		str.health.Resets++
-		str.health.ResetFrame = s.Frame
+		str.health.ResetFrame = int32(s.Frame)
 		a.finish(str, End{Kind: EndRST})
 		return
 	}

@@ -191,7 +191,7 @@ func TestGapsHealth(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	want := reassembly.Health{Retransmitted: 2, Missing: 1, ZeroWindows: 1, Resets: 1,
-		RetransmittedFrames: [3]int{4, 5}, MissingFrames: [3]int{3}, ZeroWindowFrames: [3]int{8}, ResetFrame: 9}
+		RetransmittedFrames: [3]int32{4, 5}, MissingFrames: [3]int32{3}, ResetFrame: 9}
 	if p.health != want {
 		t.Errorf("health %+v, want %+v", p.health, want)
 	}
@@ -200,7 +200,7 @@ func TestGapsHealth(t *testing.T) {
 	// the input, named by the FIN's frame.
 	p = &gapProto{}
 	runGapsProto(t, p, reassembly.Options{}, []gapSeg{{syn: true}, {off: 0, data: "START12345"}, {off: 20, fin: true}}, true)
-	if want := (reassembly.Health{Missing: 1, MissingFrames: [3]int{3}}); p.health != want {
+	if want := (reassembly.Health{Missing: 1, MissingFrames: [3]int32{3}}); p.health != want {
 		t.Errorf("hole before the FIN: health %+v, want %+v", p.health, want)
 	}
 }

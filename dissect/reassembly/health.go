@@ -23,22 +23,22 @@ package reassembly
 //     it is followed (before its FIN completed it).
 
 // Health is what a direction's segments showed of TCP's own work, with the
-// first frames of each kind.
+// first frames of each kind: 44 octets a direction.
 type Health struct {
-	Retransmitted int // segments with payload whose every octet was seen before
-	Missing       int // holes never filled, delivered past: the capture lost them
-	ZeroWindows   int // segments, not RST, that advertised a zero receive window
-	Resets        int // RSTs that ended the direction while it was followed
-	// The first frames of each kind (0 past those seen), and the frame of
-	// the RST.
-	RetransmittedFrames, MissingFrames, ZeroWindowFrames [3]int
-	ResetFrame                                           int
+	Retransmitted int32 // segments with payload whose every octet was seen before
+	Missing       int32 // holes never filled, delivered past: the capture lost them
+	ZeroWindows   int32 // segments, not RST, that advertised a zero receive window
+	Resets        int32 // RSTs that ended the direction while it was followed
+	// The first frames of retransmissions and holes (0 past those seen),
+	// and the frame of the RST.
+	RetransmittedFrames, MissingFrames [3]int32
+	ResetFrame                         int32
 }
 
 // note counts an event of frame in n, keeping the first frames in fs.
-func note(n *int, fs *[3]int, frame int) {
-	if *n < len(fs) {
-		fs[*n] = frame
+func note(n *int32, fs *[3]int32, frame int) {
+	if int(*n) < len(fs) {
+		fs[*n] = int32(frame)
 	}
 	*n++
 }
@@ -47,8 +47,8 @@ func note(n *int, fs *[3]int, frame int) {
 // next octet to deliver, brought by frame: the lowest such offset names
 // the frame after the first hole.
 func (s *stream) holdAhead(off, frame int) {
-	if s.gapFrame == 0 || off < s.gapOff || s.gapOff < s.next {
-		s.gapOff, s.gapFrame = off, frame
+	if s.gapFrame == 0 || off < int(s.gapOff) || int(s.gapOff) < s.next {
+		s.gapOff, s.gapFrame = int32(off), int32(frame)
 	}
 }
 
@@ -56,8 +56,8 @@ func (s *stream) holdAhead(off, frame int) {
 // that brought the octets after it when known, else the latest segment's.
 func (s *stream) skipped(to int) {
 	frame := s.lastFrame
-	if s.gapFrame != 0 && s.gapOff == to {
-		frame = s.gapFrame
+	if s.gapFrame != 0 && int(s.gapOff) == to {
+		frame = int(s.gapFrame)
 	}
 	s.gapFrame = 0
 	note(&s.health.Missing, &s.health.MissingFrames, frame)
@@ -66,7 +66,7 @@ func (s *stream) skipped(to int) {
 // window counts a segment's zero window.
 func (s *stream) window(seg *Segment) {
 	if seg.Window == 0 && !seg.RST {
-		note(&s.health.ZeroWindows, &s.health.ZeroWindowFrames, seg.Frame)
+		s.health.ZeroWindows++
 	}
 }
 

@@ -61,7 +61,7 @@ type stream struct {
 	// gapOff and gapFrame are the lowest offset held past a hole and the
 	// frame that brought it (gapFrame 0 when not known).
 	health           Health
-	gapOff, gapFrame int
+	gapOff, gapFrame int32
 
 	lastFrame     int
 	lastTime      time.Time
@@ -132,7 +132,7 @@ func (s *stream) rebase() {
 	s.next -= k
 	s.shift += k
 	s.low -= k
-	s.gapOff -= k
+	s.gapOff -= int32(k)
 	for i := range s.got {
 		s.got[i].lo -= k
 		s.got[i].hi -= k
