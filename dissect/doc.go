@@ -161,8 +161,9 @@ The TCP health of a followed connection travels the same way: the
 reassembler counts, per direction, the segments sent again, the holes the
 capture lost, the zero windows and an RST (reassembly.Health, a few
 integers), and hands the counts to the Reader with the direction's End;
-the framer passes them on as one more call of the connection's Traffic
-(TCP), recorded as an event like the others, and the data path's Checker
+the framer keeps them with the connection and passes those of both
+directions on with its last call of the connection's Traffic (Close),
+recorded as an event like the others, and the data path's Checker
 turns them into the connection's figures (record.Health of Kind tcp) and
 the tcp-retransmission, tcp-segments-missing and tcp-reset findings.
 

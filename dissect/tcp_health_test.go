@@ -11,6 +11,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
 // The TCP health of iWARP connections (the reassembler's counts, the
@@ -217,5 +218,23 @@ func TestTerminateNamesPeerSend(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("rdmap-terminate %q, want %q", got, want)
+	}
+}
+
+// TestTCPResetCallsOutstanding: an RST while a Call has no Reply says so
+// (a Call ahead of the usual traffic that is never answered).
+func TestTCPResetCallsOutstanding(t *testing.T) {
+	p := craft.Peer{SendSize: 4096, ReceiveSize: 4096, RemoteInvalidate: true}
+	call := (&craft.RPCMessage{XID: 0x7e000001, Credits: 32, Proc: layers.RPCRDMAMsg}).Bytes()
+	call = append(call, make([]byte, 40)...)
+	x := craft.IWARPExchange{Rev: 2, Initiator: p, Responder: p, Traffic: []craft.IWARPMessage{{Opcode: layers.RDMAPOpSend, Payload: call}}}
+	frames, err := x.TCPHealthTraffic([]string{craft.TCPReset}, craft.Traffic{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fs := tcpHealthOf(t, runDatapathFile(t, datapath.ModeFindings, writeFrames(t, "reset.pcap", frames)))
+	want := "frame 34: the initiator reset the TCP connection (RST) before it was closed with a FIN each way, with 1 Call outstanding"
+	if got := fs[finding.TCPReset]; len(got) != 1 || got[0] != want {
+		t.Errorf("tcp-reset %q, want %q", got, want)
 	}
 }

@@ -217,7 +217,7 @@ var catalogue = [...]Check{
 	{TCPSegmentsMissing, "tcp-segments-missing", Info, "RFC 9293, section 3.4 (sequence numbers); pcap capture",
 		"Gaps in the TCP sequence of a side of an iWARP connection that nothing filled by the end of the connection or the capture, while the peer acknowledged octets past them or the stream went on past them: the capture lost those segments, not the wire. Counted in gaps, once per direction; every count of the connection is then a lower bound."},
 	{TCPReset, "tcp-reset", Warning, "RFC 9293, sections 3.5.2 (reset generation) and 3.6 (closing a connection: an abort)",
-		"A side of an iWARP connection reset its TCP connection (an RST within the window) before the connection was closed with a FIN each way: an abort, which loses what was in flight. The finding names the frame and the Calls then outstanding."},
+		"A side of an iWARP connection reset its TCP connection (an RST within the window) before the connection was closed with a FIN each way: an abort, which loses what was in flight. The finding names the frame and the Calls still outstanding when the connection's traffic ended."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.
