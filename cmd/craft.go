@@ -46,6 +46,7 @@ type craftOptions struct {
 	NoCM      string   // --no-cm: traffic set up without CM, of this kind
 	OOBPort   uint16   // --oob-port: its out-of-band TCP exchange's port
 	Health    []string // --health: transport cases to write (craft_health.go)
+	TCPHealth []string // --tcp-health: iWARP TCP cases to write (craft_health.go)
 	Snaplen   int      // --snaplen: cut every frame there
 }
 
@@ -233,7 +234,7 @@ func craftModeOf(opts *craftOptions) craftMode {
 // traffic reports whether the setup is to be followed by traffic: --rpc
 // implies it only outside a workload.
 func (opts *craftOptions) traffic() bool {
-	return opts.Traffic || len(opts.Findings) > 0 || len(opts.Health) > 0 || opts.Callback || opts.Long || len(opts.Violation) > 0 ||
+	return opts.Traffic || len(opts.Findings) > 0 || len(opts.Health) > 0 || len(opts.TCPHealth) > 0 || opts.Callback || opts.Long || len(opts.Violation) > 0 ||
 		opts.RPC != rpcMix && opts.Workload == ""
 }
 
@@ -410,6 +411,13 @@ func runTraffic(s *IOStreams, opts *craftOptions) error {
 	}
 	t := craft.Traffic{Findings: opts.Findings, NFSVersion: opts.nfsVersion(), Callback: opts.Callback, Long: opts.Long,
 		Violations: opts.Violation}
+	if opts.Transport == craft.IWARP && len(opts.TCPHealth) > 0 {
+		frames, err := opts.iwarpExchange().TCPHealthTraffic(opts.TCPHealth, t)
+		if err != nil {
+			return iwarpError(opts, err)
+		}
+		return writeFrames(s, opts.Write, frames)
+	}
 	if opts.Transport == craft.IWARP {
 		frames, err := opts.iwarpExchange().NFSTraffic(t)
 		if err != nil {

@@ -14,20 +14,29 @@ import (
 
 // craft's transport-health flags: --health writes the RC transport cases
 // (NAKs, RNR NAKs, retransmissions, congestion, a packet the capture
-// missed), --snaplen cuts every frame as tcpdump -s does.
+// missed), --tcp-health the iWARP TCP cases (a segment sent again, one the
+// capture lost, a zero window, a reset), --snaplen cuts every frame as
+// tcpdump -s does.
 
 func healthFlags(f *pflag.FlagSet, opts *craftOptions) {
 	f.StringSliceVar(&opts.Health, "health", nil, "an RFC 8797 setup and NFS-like traffic with these RC transport cases (repeatable): "+
 		strings.Join(craft.HealthCases, ", "))
+	f.StringSliceVar(&opts.TCPHealth, "tcp-health", nil, "with --transport iwarp: an RFC 8797 setup and NFS traffic with these TCP cases (repeatable): "+
+		strings.Join(craft.TCPHealthCases, ", "))
 	f.IntVar(&opts.Snaplen, "snaplen", 0, "cut every frame at this many octets, as tcpdump -s does (a pcap file); 0: none")
 }
 
 // healthRules are the flag combinations --health and --snaplen refuse.
 func healthRules(opts *craftOptions) []craftRule {
-	var unknown []string
+	var unknown, unknownTCP []string
 	for _, k := range opts.Health {
 		if !slices.Contains(craft.HealthCases, k) {
 			unknown = append(unknown, k)
+		}
+	}
+	for _, k := range opts.TCPHealth {
+		if !slices.Contains(craft.TCPHealthCases, k) {
+			unknownTCP = append(unknownTCP, k)
 		}
 	}
 	return []craftRule{
@@ -37,6 +46,10 @@ func healthRules(opts *craftOptions) []craftRule {
 			"--health writes RC traffic: not with --transport iwarp"}},
 		{modeTraffic, flagRule{"--health", len(opts.Health) > 0 && len(opts.Findings) > 0,
 			"--health and --finding write different traffic: give one of them"}},
+		{modeTraffic, flagRule{"--tcp-health", len(unknownTCP) > 0,
+			fmt.Sprintf("--tcp-health: unknown case %q (want %s)", strings.Join(unknownTCP, ","), orList(craft.TCPHealthCases))}},
+		{modeTraffic, flagRule{"--tcp-health", len(opts.TCPHealth) > 0 && opts.Transport != craft.IWARP,
+			"--tcp-health writes iWARP traffic: give --transport iwarp"}},
 		{modeExchange | modeTraffic, flagRule{"--snaplen", opts.Snaplen < 0 || opts.Snaplen > 0 && opts.Snaplen < 64,
 			fmt.Sprintf("--snaplen: %d (want 0, or 64 octets and more)", opts.Snaplen)}},
 		{modeExchange | modeTraffic, flagRule{"--snaplen", opts.Snaplen > 0 && (opts.Transport == craft.IWARP || craft.IsPcapng(opts.Write)),

@@ -157,6 +157,16 @@ table look-up. Limits (octets per direction and in all, directions
 followed, directions remembered) and capture-time ageing bound it all;
 dissect/reassembly's package comment draws a direction's states.
 
+The TCP health of a followed connection travels the same way: the
+reassembler counts, per direction, the segments sent again, the holes the
+capture lost, the zero windows and an RST (reassembly.Health, a few
+integers), and hands the counts to the Reader with the direction's End;
+the framer keeps them with the connection and passes those of both
+directions on with its last call of the connection's Traffic (Close),
+recorded as an event like the others, and the data path's Checker
+turns them into the connection's figures (record.Health of Kind tcp) and
+the tcp-retransmission, tcp-segments-missing and tcp-reset findings.
+
 # The data path
 
 RC frames (a BTH with a Reliable Connected opcode, over RoCEv2, RoCEv1 or

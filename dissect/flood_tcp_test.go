@@ -79,7 +79,8 @@ func clean(t *testing.T, sum *record.Summary, keyless ...bool) {
 // (the third Call, or the third Reply) ends that direction's follow with
 // fpdu-framing-lost, naming the frame after the hole, the octets missing
 // and what could not be read (the two Calls, or the two Replies, after
-// it); nothing else is judged on half a conversation, nothing is dropped.
+// it), and tcp-segments-missing counts the hole (tcp_missing_segments 1
+// that way); nothing else is judged on half a conversation, nothing is dropped.
 func TestFloodIWARPHole(t *testing.T) {
 	t.Parallel()
 	n := 40
@@ -101,8 +102,24 @@ func TestFloodIWARPHole(t *testing.T) {
 			want = fmt.Sprintf("frame %d: the FPDUs from the responder cannot be followed further: "+
 				"76 octets of the stream (offsets 184 to 259) never arrived; 152 octets from there on were not read", frames*i+12)
 		}
-		if len(x.Findings) != 1 || x.Findings[0].Code != finding.FPDUFramingLost || x.Findings[0].Message != want {
-			t.Fatalf("connection %d: findings %v, want one: %s", i+1, x.Findings, want)
+		side, who, frame := i%2, "initiator", frames*i+11
+		if side == 1 {
+			who, frame = "responder", frames*i+12
+		}
+		// The hole is a TCP segment the capture lost: tcp-segments-missing
+		// counts it, naming the same frame after it.
+		wantGap := fmt.Sprintf("1 gap in the %s's TCP sequence was never filled (the octets after it came in frame %d): "+
+			"the capture lost those segments, not the wire (the peer acknowledged them, or the stream went on past them), "+
+			"so every count of this connection is a lower bound", who, frame)
+		if len(x.Findings) != 2 || x.Findings[0].Code != finding.FPDUFramingLost || x.Findings[0].Message != want ||
+			x.Findings[1].Code != finding.TCPSegmentsMissing || x.Findings[1].Message != wantGap {
+			t.Fatalf("connection %d: findings %v, want two: %s; %s", i+1, x.Findings, want, wantGap)
+		}
+		var wantMissing [2]int
+		wantMissing[side] = 1
+		if h := x.Datapath.Health; h == nil || h.Kind != record.HealthTCP || h.TCPMissing != wantMissing ||
+			h.TCPRetransmitted != [2]int{} || h.TCPResets != [2]int{} || h.TCPZeroWindows != [2]int{} {
+			t.Fatalf("connection %d: health %+v, want tcp_missing_segments %v and nothing else", i+1, h, wantMissing)
 		}
 		// The side still read: its five messages; the side lost: two.
 		got, wantRPC := x.Datapath.RPCMessages, [2]int{2, 5}
@@ -113,7 +130,7 @@ func TestFloodIWARPHole(t *testing.T) {
 			t.Fatalf("connection %d: rpc_messages %+v, want %v", i+1, got, wantRPC)
 		}
 	}
-	if sum.RPCMessages != 7*n || len(sum.Findings) != 1 || sum.Findings[finding.FPDUFramingLost] != n {
+	if sum.RPCMessages != 7*n || len(sum.Findings) != 2 || sum.Findings[finding.FPDUFramingLost] != n || sum.Findings[finding.TCPSegmentsMissing] != n {
 		t.Errorf("rpc_messages %d (want %d), findings %v", sum.RPCMessages, 7*n, sum.Findings)
 	}
 }

@@ -10,7 +10,11 @@ import (
 // The Transport table of the text and Markdown reports: a row per
 // connection and direction whose RC traffic the data path followed, with
 // what the AETHs said, the packets sent again and missing, the congestion
-// marks. The JSON has the rest (octets, DSCP, delays).
+// marks. The JSON has the rest (octets, DSCP, delays). An iWARP
+// connection's rows say the same of its TCP in the same columns: no ACKs
+// counted, its RSTs where the NAKs go, the segments sent again and the gaps
+// the capture lost, its zero windows where the congestion goes; the legend
+// says so when such a row is there.
 
 // healthHead heads the Transport table; healthLegend explains it.
 var healthHead = []string{"#", "sent by", "ACKs", "NAKs", "resent", "missing", "congestion"}
@@ -21,23 +25,52 @@ const healthLegend = "ACKs, NAKs: the Acknowledges each side sent (NAKs by code:
 	" congestion: packets marked CE (RoCEv2) or FECN, CNPs and BECNs sent back." +
 	" -T json adds the octets, the DSCP and the retransmission delays."
 
+// tcpLegend is added to the legend when an iWARP connection has rows.
+const tcpLegend = " iWARP (TCP): no ACKs counted; NAKs: the RSTs that side sent; resent: segments sent again;" +
+	" missing: gaps in the sequence the capture lost; congestion: segments advertising a zero window."
+
 // nakShort are the NAK codes as the table names them.
 var nakShort = [record.NAKCodeCount]string{"seq", "inv", "acc", "op", "rd"}
 
-// healthRows are the Transport table's rows of the connections.
-func healthRows(conns []*record.Connection) [][]string {
+// healthRows are the Transport table's rows of the connections, and its
+// legend.
+func healthRows(conns []*record.Connection) ([][]string, string) {
 	var rows [][]string
+	legend := healthLegend
 	for _, c := range conns {
-		if c.Datapath == nil || c.Datapath.Health == nil || c.Datapath.Health.Kind != record.HealthRC {
+		if c.Datapath == nil || c.Datapath.Health == nil {
 			continue
 		}
 		h := c.Datapath.Health
-		for side, by := range [2]string{"initiator", "responder"} {
-			rows = append(rows, []string{fmt.Sprint(number(c)), by, fmt.Sprint(h.ACKs[side]), nakCell(h, side),
-				fmt.Sprint(h.Retransmitted[side]), fmt.Sprint(h.Missing[side]), congestionCell(h, side)})
+		switch h.Kind {
+		case record.HealthRC:
+			for side, by := range [2]string{"initiator", "responder"} {
+				rows = append(rows, []string{fmt.Sprint(number(c)), by, fmt.Sprint(h.ACKs[side]), nakCell(h, side),
+					fmt.Sprint(h.Retransmitted[side]), fmt.Sprint(h.Missing[side]), congestionCell(h, side)})
+			}
+		case record.HealthTCP:
+			if legend == healthLegend {
+				legend += tcpLegend
+			}
+			for side, by := range [2]string{"initiator", "responder"} {
+				rows = append(rows, []string{fmt.Sprint(number(c)), by, "-", countCell(h.TCPResets[side], "RST", "RSTs"),
+					fmt.Sprint(h.TCPRetransmitted[side]), fmt.Sprint(h.TCPMissing[side]),
+					countCell(h.TCPZeroWindows[side], "zero window", "zero windows")})
+			}
 		}
 	}
-	return rows
+	return rows, legend
+}
+
+// countCell is "-", or n with its noun: "1 RST", "3 zero windows".
+func countCell(n int, one, many string) string {
+	switch n {
+	case 0:
+		return "-"
+	case 1:
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // nakCell counts the NAKs a side sent by code: "-", or "2 seq, 1 rnr".
@@ -78,7 +111,7 @@ func congestionCell(h *record.Health, side int) string {
 
 // healthTable writes the text Transport table.
 func (r *textRenderer) healthTable(conns []*record.Connection) {
-	body := healthRows(conns)
+	body, legend := healthRows(conns)
 	if len(body) == 0 {
 		return
 	}
@@ -102,13 +135,13 @@ func (r *textRenderer) healthTable(conns []*record.Connection) {
 		}
 	}
 	if !r.opts.Quiet {
-		fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, span{text: healthLegend, style: p.dim}))
+		fmt.Fprintf(w, "  %s\n", wrapSpans(r.width, 2, 2, span{text: legend, style: p.dim}))
 	}
 }
 
 // healthTable writes the Markdown Transport table.
 func (m *markdownRenderer) healthTable(w reportWriter, conns []*record.Connection) {
-	rows := healthRows(conns)
+	rows, legend := healthRows(conns)
 	if len(rows) == 0 {
 		return
 	}
@@ -117,5 +150,5 @@ func (m *markdownRenderer) healthTable(w reportWriter, conns []*record.Connectio
 		row[3], row[6] = cell(row[3]), cell(row[6])
 	}
 	mdTable(w, healthHead, "--:|---|--:|---|--:|--:|---", rows)
-	fmt.Fprintf(w, "%s\n\n", cell(healthLegend))
+	fmt.Fprintf(w, "%s\n\n", cell(legend))
 }

@@ -119,6 +119,9 @@ type Checker struct {
 	// hl is the RC transport's health (health.go); nil on iWARP and on
 	// traffic whose setup was not seen.
 	hl *rcHealth
+	// tcp is the TCP's health of an iWARP connection (health_tcp.go), once
+	// a direction ended.
+	tcp *tcpHealth
 }
 
 // maxConnNotes bounds the further findings a connection keeps.

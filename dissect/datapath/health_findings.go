@@ -16,9 +16,12 @@ import (
 
 // healthFigures adds the transport's health to a connection's figures.
 func (c *Checker) healthFigures(f *record.Datapath) {
-	if c.hl != nil {
+	switch {
+	case c.hl != nil:
 		h := c.hl.figures()
 		f.Health = &h
+	case c.tcp != nil:
+		f.Health = c.tcp.figures()
 	}
 }
 
@@ -30,7 +33,7 @@ var nakNames = [record.NAKCodeCount]string{"PSN sequence error", "invalid reques
 func (c *Checker) healthFindings() []finding.Finding {
 	h := c.hl
 	if h == nil {
-		return nil
+		return c.tcpFindings()
 	}
 	fig := h.figures()
 	var out []finding.Finding

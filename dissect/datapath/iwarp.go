@@ -238,14 +238,19 @@ func (t *iwFlow) Lost(side int) { t.chk.LostForGood(side) }
 // Finding is a connection finding of the FPDU follower.
 func (t *iwFlow) Finding(f finding.Finding) { t.chk.Note(f) }
 
-// Close ends the connection's traffic: its figures and findings wait for
+// Close ends the connection's traffic, with what its TCP showed: its
+// figures and findings wait for
 // its record, or come in an update when it was handed on already; those of
 // traffic whose setup was not seen go to the notes.
-func (t *iwFlow) Close() {
+func (t *iwFlow) Close(tcp *[2]mpa.TCPHealth) {
 	if t.closed {
 		return
 	}
 	t.closed = true
+	if tcp != nil {
+		t.resolve()
+		t.chk.tcpEnded(tcp)
+	}
 	fl := t.fl
 	if t.id == 0 {
 		fl.noteOrphan(t, t.chk.Findings())

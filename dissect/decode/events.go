@@ -34,13 +34,14 @@ type events struct {
 	traffic []mpa.TrafficEvent
 	heads   []byte
 	frames  []int
-	conns   int // connections linked
+	tcp     [][2]mpa.TCPHealth // what Close calls lend
+	conns   int                // connections linked
 }
 
 // reset forgets what the last call gave.
 func (e *events) reset() {
 	clear(e.out) // the messages are the run's, once handed on
-	e.out, e.traffic, e.heads, e.frames = e.out[:0], e.traffic[:0], e.heads[:0], e.frames[:0]
+	e.out, e.traffic, e.heads, e.frames, e.tcp = e.out[:0], e.traffic[:0], e.heads[:0], e.frames[:0], e.tcp[:0]
 }
 
 // message adds a message.
@@ -127,4 +128,16 @@ func (t *recorded) Lost(side int)     { t.add(mpa.TrafficEvent{Kind: mpa.Traffic
 func (t *recorded) Finding(f finding.Finding) {
 	t.add(mpa.TrafficEvent{Kind: mpa.TrafficFinding, Finding: f})
 }
-func (t *recorded) Close() { t.add(mpa.TrafficEvent{Kind: mpa.TrafficClose}) }
+
+// Close records the end with a copy of the TCP health it lends, in an
+// arena the next call empties (an arena that append moves leaves the
+// earlier copies where they were, intact).
+func (t *recorded) Close(tcp *[2]mpa.TCPHealth) {
+	ev := mpa.TrafficEvent{Kind: mpa.TrafficClose}
+	if tcp != nil {
+		e := t.e
+		e.tcp = append(e.tcp, *tcp)
+		ev.TCP = &e.tcp[len(e.tcp)-1]
+	}
+	t.add(ev)
+}

@@ -50,6 +50,7 @@ func parseTCP(b []byte, fi *frameInfo, s *reassembly.Segment) bool {
 	flags := b[l4+13]
 	s.FIN, s.SYN, s.RST, s.ACK = flags&0x01 != 0, flags&0x02 != 0, flags&0x04 != 0, flags&0x10 != 0
 	s.Ack = binary.BigEndian.Uint32(b[l4+8 : l4+12])
+	s.Window = binary.BigEndian.Uint16(b[l4+14 : l4+16])
 	start := l4 + hl
 	if ipEnd < start {
 		ipEnd = start

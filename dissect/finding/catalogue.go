@@ -71,6 +71,9 @@ const (
 	RCPacketsMissing
 	RoCECongestion
 	RPCRDMANotRC
+	TCPRetransmission
+	TCPSegmentsMissing
+	TCPReset
 )
 
 // Check describes one finding code: its fixed severity, the specification
@@ -209,6 +212,12 @@ var catalogue = [...]Check{
 		"Congestion on a direction of an RC connection: RoCEv2 packets that arrived marked CE, the CNPs the receiver sent back, or native InfiniBand packets with FECN or BECN set. The sender is meant to slow down (DCQCN on RoCEv2)."},
 	{RPCRDMANotRC, "rpcrdma-not-rc", Warning, "RFC 8797, section 7 (Security Considerations); IBTA Vol 1, section 12.6 (REQ Transport Service Type)",
 		"A REQ carries RPC-over-RDMA private data but asks for a Transport Service Type other than Reliable Connected (UC, RD or a reserved value): RPC-over-RDMA runs on RC queue pairs only, and its security considerations rest on them."},
+	{TCPRetransmission, "tcp-retransmission", Info, "RFC 9293, sections 3.8.1 (retransmission timeout) and 3.8.2 (congestion control: fast retransmit)",
+		"A side of an iWARP connection sent TCP segments again whose every octet the capture had shown before: after a retransmission timeout or a fast retransmit (a segment that brings new octets with old ones is not counted). Counted in segments, once per direction, with the first frames; unlike tcp-retransmission-mismatch, the copies are not compared."},
+	{TCPSegmentsMissing, "tcp-segments-missing", Info, "RFC 9293, section 3.4 (sequence numbers); pcap capture",
+		"Gaps in the TCP sequence of a side of an iWARP connection that nothing filled by the end of the connection or the capture, while the peer acknowledged octets past them or the stream went on past them: the capture lost those segments, not the wire. Counted in gaps, once per direction; every count of the connection is then a lower bound."},
+	{TCPReset, "tcp-reset", Warning, "RFC 9293, sections 3.5.2 (reset generation) and 3.6 (closing a connection: an abort)",
+		"A side of an iWARP connection reset its TCP connection (an RST within the window) before the connection was closed with a FIN each way: an abort, which loses what was in flight. The finding names the frame and the Calls still outstanding when the connection's traffic ended."},
 }
 
 // Check returns the catalogue entry of c; an unknown code has an empty entry.

@@ -35,7 +35,7 @@ const (
 // connection (from 1 in the order they were linked); Pair, Send (whose Head
 // and Frames are copies the recorder keeps until its next frame), Read (a
 // Read Request's fields, without its layer's octets), Tagged (whose Data is
-// such a copy too) and Finding are the call's argument.
+// such a copy too) Finding and TCP (Close's, a copy the recorder keeps until its next frame) are the call's argument.
 type TrafficEvent struct {
 	Kind    TrafficKind
 	Conn    int
@@ -47,6 +47,7 @@ type TrafficEvent struct {
 	Read    layers.RDMAPReadRequest
 	Tagged  Tagged
 	Finding finding.Finding
+	TCP     *[2]TCPHealth
 }
 
 // Replay makes the call e recorded on t.
@@ -67,6 +68,6 @@ func (e *TrafficEvent) Replay(t Traffic) {
 	case TrafficFinding:
 		t.Finding(e.Finding)
 	case TrafficClose:
-		t.Close()
+		t.Close(e.TCP)
 	}
 }

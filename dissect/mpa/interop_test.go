@@ -49,7 +49,7 @@ func (nopTraffic) ReadDone(int)                                              {}
 func (nopTraffic) Tagged(*Tagged)                                            {}
 func (nopTraffic) Lost(int)                                                  {}
 func (n *nopTraffic) Finding(f finding.Finding)                              { n.findings = append(n.findings, f) }
-func (nopTraffic) Close()                                                    {}
+func (nopTraffic) Close(*[2]TCPHealth)                                       {}
 
 // teeTraffic logs, and keeps the findings apart.
 type teeTraffic struct {

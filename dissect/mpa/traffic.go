@@ -43,9 +43,15 @@ type Traffic interface {
 	// Finding is a finding of the connection (its message names the
 	// frame).
 	Finding(f finding.Finding)
-	// Close: both directions ended.
-	Close()
+	// Close: both directions ended; tcp is what each side's TCP segments
+	// showed (retransmissions, holes the capture lost, zero windows,
+	// resets), by side, read during the call only.
+	Close(tcp *[2]TCPHealth)
 }
+
+// TCPHealth is what a direction's TCP segments showed of TCP's own work,
+// as the reassembler counted it.
+type TCPHealth = reassembly.Health
 
 // Send is one RDMAP Send message, reassembled from its DDP segments.
 type Send struct {
@@ -159,6 +165,12 @@ type iwConn struct {
 	linked   bool
 	rejected bool
 	attached int
+	// lastSend is the last Send of each side read so far, which a
+	// Terminate of the other side names.
+	lastSend [2]sendSeen
+	// tcp is what each side's TCP segments showed, once its direction
+	// ended (handed on with Close).
+	tcp [2]TCPHealth
 }
 
 // frameSeen is what a connection keeps of one of its MPA frames.
@@ -420,7 +432,7 @@ func (r *reader) detach() {
 	c.readers[r.side] = nil
 	if c.attached--; c.attached == 0 {
 		if c.traffic != nil {
-			c.traffic.Close()
+			c.traffic.Close(&c.tcp)
 		}
 		delete(r.f.conns, c.key)
 		r.f.budget.Release(budget.TCP, connCost)
@@ -444,6 +456,9 @@ func (r *reader) endFollowing(e reassembly.End) {
 			detail = fmt.Sprintf("nothing more arrived for %s", e.Quiet)
 		}
 		t.Finding(finding.New(finding.StateLimitReached, "frame %d: the traffic from the %s was given up: %s", e.Frame, sideName(r.side), detail))
+	}
+	if c := r.conn; c != nil {
+		c.tcp[r.side] = e.Health
 	}
 	r.detach()
 }
@@ -498,6 +513,9 @@ func (r *reader) message(m *untagged, head []byte) {
 	if !s.Invalidate {
 		s.InvalidateSTag = 0
 	}
+	if c := r.conn; c != nil {
+		c.lastSend[r.side] = sendSeen{frame: int32(frame), length: int32(min(m.length, 1<<31-1)), opcode: m.opcode, complete: m.complete && !m.gap}
+	}
 	switch {
 	case m.headLimit:
 		s.HeadCut = "limit"
@@ -536,7 +554,8 @@ func (r *reader) terminate(term *layers.RDMAPTerminate) {
 		return
 	}
 	frame := r.fol.endFrame
-	t.Finding(finding.New(finding.RDMAPTerminate, "frame %d: the %s terminated the connection: %s", frame, sideName(r.side), term.TermDescription()))
+	t.Finding(finding.New(finding.RDMAPTerminate, "frame %d: the %s terminated the connection: %s%s", frame, sideName(r.side), term.TermDescription(),
+		r.conn.peerSend(r.side)))
 }
 
 // crcProblem counts the FPDUs with a CRC problem; the first of each kind

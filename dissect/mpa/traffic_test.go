@@ -23,6 +23,7 @@ type trafficLog struct {
 	links     int
 	pair      *Pair
 	logTagged bool // log the pieces of tagged segments
+	tcp       [2]TCPHealth
 }
 
 func (l *trafficLog) Frame(int) { l.frames++ }
@@ -47,7 +48,12 @@ func (l *trafficLog) Lost(side int) { l.got = append(l.got, fmt.Sprintf("lost si
 func (l *trafficLog) Finding(f finding.Finding) {
 	l.got = append(l.got, f.Code.String()+": "+f.Message)
 }
-func (l *trafficLog) Close() { l.got = append(l.got, "close") }
+func (l *trafficLog) Close(tcp *[2]TCPHealth) {
+	l.got = append(l.got, "close")
+	if tcp != nil {
+		l.tcp = *tcp
+	}
+}
 
 // conn drives both directions of one connection through the assembler.
 type conn struct {

@@ -33,6 +33,7 @@ func (a *Assembler) segmentAnchored(str *stream, s *Segment, seq uint32) {
 // the direction (ending).
 func (a *Assembler) takeAnchored(str *stream, s *Segment, seq uint32) {
 	str.lastFrame, str.lastTime = s.Frame, s.Time
+	str.window(s)
 	if len(s.Payload) > 0 {
 		if !a.add(str, seq, s.Payload, s.Frame, s.Time, len(s.Payload) < s.WireLen) {
 			return
@@ -88,15 +89,23 @@ func (a *Assembler) add(s *stream, seq uint32, p []byte, frame int, at time.Time
 	}
 	base := s.startOff()
 	added, direct := false, false
+	retx := end <= s.next // every octet delivered already
 	if nlo := max(lo, s.next); nlo < end {
 		top := min(end, wend)
 		switch {
 		case nlo >= top:
 		case off > s.next || s.overlapsHeld(nlo+base, top+base):
 			added = a.hold(s, nlo+base, p[nlo-off:top-off], frame)
+			retx = !added && top == end // every octet delivered or held already
+			if added && nlo > s.next {
+				s.holdAhead(nlo, frame)
+			}
 		default:
 			added, direct = true, true
 		}
+	}
+	if retx {
+		note(&s.health.Retransmitted, &s.health.RetransmittedFrames, frame)
 	}
 	s.seen(lo, end, frame, at, added, cut)
 	if lo < s.next {

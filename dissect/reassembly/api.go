@@ -22,8 +22,11 @@ type Segment struct {
 	SYN, FIN, RST bool
 	// ACK: the segment acknowledges the reverse direction up to Ack (the
 	// next sequence number its sender expects).
-	ACK     bool
-	Ack     uint32
+	ACK bool
+	Ack uint32
+	// Window is the receive window the sender advertised, as the header
+	// carries it (not scaled): 0 is a zero window whatever the scale.
+	Window  uint16
 	Payload []byte // the octets captured
 	WireLen int    // octets of payload on the wire, by the IP and TCP headers (more than len(Payload) when the capture cut it)
 	Frame   int    // 1-based frame number
@@ -187,6 +190,9 @@ type End struct {
 	// The last segment seen of the direction.
 	Frame int
 	Time  time.Time
+	// Health is what the direction's segments showed of TCP's own work
+	// while it was followed (health.go).
+	Health Health
 }
 
 // GivenUp reports whether the end is a give-up at a limit (or by age).

@@ -320,11 +320,16 @@ func (a *Assembler) ending(str *stream, s *Segment, seq uint32) {
 		return
 	}
 	if s.RST && str.rstInWindow(seq, a) {
+		str.health.Resets++
+		str.health.ResetFrame = int32(s.Frame)
 		a.finish(str, End{Kind: EndRST})
 		return
 	}
 	if s.FIN && !str.fin && str.finInWindow(seq+uint32(len(s.Payload))) {
 		str.fin, str.finSeq = true, seq+uint32(len(s.Payload))
+		if str.anchored {
+			str.holdAhead(int(int32(str.finSeq-str.start)), s.Frame) // the FIN names a hole before it
+		}
 	}
 	// The direction ends at its FIN once every octet before it is in: what
 	// has not arrived will not.
@@ -349,7 +354,8 @@ func (a *Assembler) finishFlags(str *stream, e End, flags uint8) {
 		if str.gaps && (e.Kind == EndInput || e.Kind == EndRST || e.Kind == EndReplaced) && a.deliverAcross(str) == Done {
 			return
 		}
-		e.Frame, e.Time = str.lastFrame, str.lastTime
+		str.holeBeforeFIN()
+		e.Frame, e.Time, e.Health = str.lastFrame, str.lastTime, str.health
 		str.r.End(e)
 	}
 	if e.Kind == EndFIN || e.Kind == EndRST {
@@ -384,7 +390,7 @@ func (a *Assembler) giveUp(str *stream, e EndKind, detail string) {
 // idle ends the reader of a direction given up with nothing of interest.
 func (a *Assembler) idle(str *stream) {
 	if str.r != nil {
-		str.r.End(End{Kind: EndIdle, Frame: str.lastFrame, Time: str.lastTime})
+		str.r.End(End{Kind: EndIdle, Frame: str.lastFrame, Time: str.lastTime, Health: str.health})
 	}
 }
 

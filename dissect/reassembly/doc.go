@@ -85,6 +85,9 @@
 // A direction followed (unanchored or anchored) is a stream (stream.go),
 // whose octets held sit in a ring buffer (ring.go); after each of its
 // segments, ending (assembler.go) ends it at a limit, an RST or its FIN.
+// A followed direction also counts what its segments show of TCP's own
+// work (health.go: segments sent again, holes the capture lost, zero
+// windows, an RST), which its reader gets with End.
 // A decided or lost direction is only its entry in the flow table. The
 // types other packages use are in api.go; the limits, the ageing and the
 // memory accounting in limits.go.

@@ -108,6 +108,7 @@ func (a *Assembler) skipHole(s *stream, limit int, soft bool) (bool, Status) {
 	if lo <= s.next || lo > limit {
 		return false, More
 	}
+	s.skipped(lo)
 	s.next = lo
 	return true, a.drain(s, soft)
 }
@@ -128,6 +129,8 @@ func (a *Assembler) skipTo(s *stream, off int) Status {
 		}
 	}
 	if s.next < off {
+		s.gapFrame = 0 // the segment at off brought what follows the hole
+		s.skipped(off)
 		s.next = off
 		if st := s.data(off, nil); st == Done {
 			a.close(s, kindStart, 0)

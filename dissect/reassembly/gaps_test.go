@@ -13,7 +13,10 @@ import (
 // gapProto is a protocol whose readers accept gaps (as the MPA framer's do
 // once they follow a connection's FPDUs): each logs the holes it is
 // delivered past, the octets it gets and how its direction ends.
-type gapProto struct{ log []string }
+type gapProto struct {
+	log    []string
+	health reassembly.Health // what End said last
+}
 
 type gapReader struct {
 	p    *gapProto
@@ -54,7 +57,10 @@ func (r *gapReader) Again(int, []byte, int)        {}
 func (r *gapReader) Differ(int, int)               {}
 func (r *gapReader) Need() int                     { return r.next + 1<<20 }
 func (r *gapReader) Interest() reassembly.Interest { return reassembly.Following }
-func (r *gapReader) End(e reassembly.End)          { r.p.log = append(r.p.log, fmt.Sprintf("end %d", e.Kind)) }
+func (r *gapReader) End(e reassembly.End) {
+	r.p.log = append(r.p.log, fmt.Sprintf("end %d", e.Kind))
+	r.p.health = e.Health
+}
 
 // gapSeg is a segment of the direction followed (port 1 → 80, ISN 999), or
 // with back set a segment of the reverse direction that acknowledges ack
@@ -66,16 +72,24 @@ type gapSeg struct {
 	rst      bool
 	back     bool
 	ack      int
+	zeroWin  bool // advertises a zero window (else 65535)
 }
 
 func runGaps(t *testing.T, opt reassembly.Options, segs []gapSeg, flush bool) []string {
 	t.Helper()
-	p := &gapProto{}
+	return runGapsProto(t, &gapProto{}, opt, segs, flush)
+}
+
+func runGapsProto(t *testing.T, p *gapProto, opt reassembly.Options, segs []gapSeg, flush bool) []string {
+	t.Helper()
 	a := reassembly.New(opt, p)
 	at := time.Unix(1700000000, 0)
 	for i, s := range segs {
 		g := reassembly.Segment{Seq: 1000 + uint32(s.off), SYN: s.syn, FIN: s.fin, RST: s.rst, Payload: []byte(s.data),
-			WireLen: len(s.data), Frame: i + 1, Time: at.Add(time.Duration(i) * time.Millisecond)}
+			WireLen: len(s.data), Frame: i + 1, Time: at.Add(time.Duration(i) * time.Millisecond), Window: 65535}
+		if s.zeroWin {
+			g.Window = 0
+		}
 		if s.syn {
 			g.Seq = 999
 		}
@@ -151,5 +165,42 @@ func TestGaps(t *testing.T) {
 	}
 	if want := []string{"data 0+10", "end 5"}; !reflect.DeepEqual(p.log, want) {
 		t.Errorf("given up: got %q, want %q", p.log, want)
+	}
+}
+
+// TestGapsHealth: what a direction's segments show of TCP (End.Health): a
+// segment whose octets were all seen before, delivered or held, is a
+// retransmission, one that brings new octets with old ones is not; a hole
+// delivered past is one missing segment, named by the frame after it; a
+// zero window counts but on an RST; an RST within the window is a reset.
+func TestGapsHealth(t *testing.T) {
+	p := &gapProto{}
+	segs := []gapSeg{
+		{syn: true},                         // 1
+		{off: 0, data: "START12345"},        // 2
+		{off: 20, data: "0123456789"},       // 3: held past the hole 10-19
+		{off: 20, data: "0123456789"},       // 4: held already: sent again
+		{off: 0, data: "START12345"},        // 5: delivered already: sent again
+		{off: 7, data: "345abcdefg"},        // 6: 7-9 old, 10-16 new: not counted
+		{back: true, ack: 30},               // 7: 17-19 lost
+		{off: 30, zeroWin: true},            // 8: a zero window
+		{off: 30, rst: true, zeroWin: true}, // 9: an RST (its zero window not counted)
+	}
+	got := runGapsProto(t, p, reassembly.Options{}, segs, false)
+	if want := []string{"data 0+17", "gap 17-20", "data 20+10", "end 2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	want := reassembly.Health{Retransmitted: 2, Missing: 1, ZeroWindows: 1, Resets: 1,
+		RetransmittedFrames: [3]int32{4, 5}, MissingFrames: [3]int32{3}, ResetFrame: 9}
+	if p.health != want {
+		t.Errorf("health %+v, want %+v", p.health, want)
+	}
+
+	// A hole before the FIN, nothing held after it: counted at the end of
+	// the input, named by the FIN's frame.
+	p = &gapProto{}
+	runGapsProto(t, p, reassembly.Options{}, []gapSeg{{syn: true}, {off: 0, data: "START12345"}, {off: 20, fin: true}}, true)
+	if want := (reassembly.Health{Missing: 1, MissingFrames: [3]int32{3}}); p.health != want {
+		t.Errorf("hole before the FIN: health %+v, want %+v", p.health, want)
 	}
 }

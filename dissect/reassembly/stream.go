@@ -57,6 +57,12 @@ type stream struct {
 	capped  string // a limit was reached: which (the direction is given up)
 	charged int    // octets charged to the total
 
+	// health counts what the segments showed of TCP's own work (health.go);
+	// gapOff and gapFrame are the lowest offset held past a hole and the
+	// frame that brought it (gapFrame 0 when not known).
+	health           Health
+	gapOff, gapFrame int32
+
 	lastFrame     int
 	lastTime      time.Time
 	progressFrame int   // frame of the last segment that added octets (or opened it)
@@ -126,6 +132,7 @@ func (s *stream) rebase() {
 	s.next -= k
 	s.shift += k
 	s.low -= k
+	s.gapOff -= int32(k)
 	for i := range s.got {
 		s.got[i].lo -= k
 		s.got[i].hi -= k

@@ -16,7 +16,9 @@ type TCP struct {
 	Src, Dst                Endpoint
 	Seq, Ack                uint32
 	SYN, ACK, FIN, RST, PSH bool
-	Payload                 []byte
+	// ZeroWindow advertises a receive window of 0 (else 65535).
+	ZeroWindow bool
+	Payload    []byte
 }
 
 // Frame builds the segment's frame, with correct IP and TCP checksums.
@@ -25,6 +27,9 @@ func (t *TCP) Frame() ([]byte, error) {
 	eth, ip, ipl := c.ipHeaders()
 	tcp := &golayers.TCP{SrcPort: golayers.TCPPort(t.Src.Port), DstPort: golayers.TCPPort(t.Dst.Port), Seq: t.Seq, Ack: t.Ack,
 		SYN: t.SYN, ACK: t.ACK, FIN: t.FIN, RST: t.RST, PSH: t.PSH, Window: 65535}
+	if t.ZeroWindow {
+		tcp.Window = 0
+	}
 	switch v := ip.(type) {
 	case *golayers.IPv4:
 		v.Protocol = golayers.IPProtocolTCP
@@ -117,6 +122,13 @@ type IWARPExchange struct {
 	// responder's FIN, the initiator's last ACK, each acknowledging all the
 	// other side sent.
 	Close bool
+	// ZeroWindow: after each of these data segments (counted as for
+	// Retransmit) its receiver sends an ACK advertising a zero window, then
+	// one that opens it again.
+	ZeroWindow []int
+	// Reset ends the connection after its traffic with the initiator's RST
+	// (instead of Close).
+	Reset bool
 
 	// StreamingRequest and StreamingReply are sent in TCP streaming mode
 	// before the MPA Request and Reply: iSER's iSCSI login.
@@ -189,8 +201,17 @@ func (x *IWARPExchange) Frames() ([]Frame, error) {
 		if !slices.Contains(x.Drop, i) {
 			segs = append(segs, data[i])
 		}
+		if slices.Contains(x.ZeroWindow, i) {
+			d := &data[i]
+			ack := d.Seq + uint32(len(d.Payload))
+			segs = append(segs, TCP{Src: d.Dst, Dst: d.Src, Seq: end[1-side], Ack: ack, ACK: true, ZeroWindow: true},
+				TCP{Src: d.Dst, Dst: d.Src, Seq: end[1-side], Ack: ack, ACK: true})
+		}
 	}
-	if x.Close {
+	switch {
+	case x.Reset:
+		segs = append(segs, TCP{Src: a, Dst: b, Seq: end[0], Ack: end[1], ACK: true, RST: true})
+	case x.Close:
 		segs = append(segs,
 			TCP{Src: a, Dst: b, Seq: end[0], Ack: end[1], ACK: true, FIN: true},
 			TCP{Src: b, Dst: a, Seq: end[1], Ack: end[0] + 1, ACK: true, FIN: true},
