@@ -3,7 +3,6 @@ package dissect_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -168,7 +167,7 @@ func TestHealthQuiet(t *testing.T) {
 // crafted case: its Acknowledges by syndrome (ACK, RNR NAK, NAK and its
 // error code), by the side that sent them, are the data path's counts.
 func TestHealthTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
+	tshark, err := lookTshark()
 	if err != nil {
 		t.Skip("tshark not installed")
 	}
@@ -273,7 +272,7 @@ func TestRealCapturesHealth(t *testing.T) {
 	if err != nil {
 		t.Skipf("no real captures: %v", err)
 	}
-	tshark, _ := exec.LookPath("tshark")
+	tshark, _ := lookTshark()
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".pcap") && !strings.HasSuffix(name, ".pcapng") && !strings.HasSuffix(name, ".gz") {

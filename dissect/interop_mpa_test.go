@@ -22,7 +22,7 @@ import (
 // iSCSI login): every frame tshark decodes must be ours with the same
 // fields; the frames only we find are the ones it misses.
 func TestInteropTsharkMPA(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
+	tshark, err := lookTshark()
 	if err != nil {
 		t.Skip("tshark not found (apt-get install tshark)")
 	}

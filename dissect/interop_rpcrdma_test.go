@@ -101,7 +101,7 @@ func TestInteropRPCRDMAIWARP(t *testing.T) {
 // test crafts: none of the findings, each alone, and all together.
 func oracleSetup(t *testing.T) (string, [][]string) {
 	t.Helper()
-	tshark, err := exec.LookPath("tshark")
+	tshark, err := lookTshark()
 	if err != nil {
 		t.Skip("tshark not found (apt-get install tshark): the oracle test needs it")
 	}

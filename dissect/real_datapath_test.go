@@ -2,7 +2,6 @@ package dissect_test
 
 import (
 	"context"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,7 +68,7 @@ func TestRealCapturesDatapath(t *testing.T) {
 			}
 			checkDrops(t, c.sum, drops)
 			// tshark's heuristic agrees: none of it is RPC-over-RDMA.
-			if tshark, err := exec.LookPath("tshark"); err == nil {
+			if tshark, err := lookTshark(); err == nil {
 				if rows := tsharkRows(t, tshark, p, "rpcordma", []string{"frame.number"}); len(rows) != 0 {
 					t.Errorf("tshark finds rpcordma in %d frames", len(rows))
 				}

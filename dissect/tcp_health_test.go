@@ -47,7 +47,7 @@ func tcpHealthOf(t *testing.T, c *dpCollect) (*record.Health, map[finding.Code][
 // ok is false without tshark.
 func tsharkCount(t *testing.T, p, filter string) (int, bool) {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
+	if _, err := lookTshark(); err != nil {
 		return 0, false
 	}
 	out, err := exec.Command("tshark", "-r", p, "-Y", filter, "-T", "fields", "-e", "frame.number").Output()

@@ -44,7 +44,7 @@ func TestTrafficWorkload(t *testing.T) {
 // the InfiniBand-family packets that are not CM MADs, and the TCP
 // segments.
 func TestTrafficReal(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
+	tshark, err := lookTshark()
 	if err != nil {
 		t.Skip("tshark not installed")
 	}

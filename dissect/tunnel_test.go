@@ -144,7 +144,7 @@ func tunnelSummary(ts []record.Encapsulation, keys ...string) []string {
 // tsharkOracle compares the file with tshark, when it is installed.
 func tsharkOracle(t *testing.T, p string) {
 	t.Helper()
-	tshark, err := exec.LookPath("tshark")
+	tshark, err := lookTshark()
 	if err != nil {
 		return
 	}
@@ -248,7 +248,7 @@ func TestEncapsulations(t *testing.T) {
 // order, outermost first.
 func tsharkTunnels(t *testing.T, p string, msgs []*record.Message) {
 	t.Helper()
-	tshark, err := exec.LookPath("tshark")
+	tshark, err := lookTshark()
 	if err != nil {
 		return
 	}

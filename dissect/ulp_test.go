@@ -282,7 +282,7 @@ func TestRealULPs(t *testing.T) {
 // private data of an SDP connection as a BSDH; and over iWARP it passes
 // none of the MPA private data to these dissectors.
 func TestULPTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
+	tshark, err := lookTshark()
 	if err != nil {
 		t.Skip("tshark not found (apt-get install tshark)")
 	}
