@@ -2,6 +2,7 @@ package output_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReportRendersInBrowser renders the Markdown golden reports as GitHub
@@ -62,8 +64,12 @@ func TestReportRendersInBrowser(t *testing.T) {
 	}
 	// --virtual-time-budget lets the page's scripts (Mermaid's drawing)
 	// finish before the DOM is read back.
-	dom, err := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=60000",
-		"--dump-dom", page).Output()
+	// A CI container may run it as root with a small /dev/shm: no
+	// sandbox, no shared memory for its renderers; and never a hang.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	dom, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--virtual-time-budget=60000", "--dump-dom", page).Output()
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
