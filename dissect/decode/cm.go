@@ -372,16 +372,40 @@ func (d *Decoder) checkCRCs(f *capture.Frame, fi *frameInfo, m *record.Message) 
 	}
 }
 
-// lengthField names a header length field that sets where an IB-family
-// packet ends.
+// lengthField is a header length field that sets where an IB-family
+// packet ends. It is small and holds no pointer: every RC packet reads
+// two of them.
 type lengthField struct {
-	name  string // "UDP Length", "IPv4 Total Length", ...
-	value int
-	unit  string // "" (octets) or " words"
-	end   int    // where it puts the end of the IB packet in the frame
+	kind  lengthKind
+	value int32
+	end   int // where it puts the end of the IB packet in the frame
 }
 
-func (l lengthField) String() string { return fmt.Sprintf("%s %d%s", l.name, l.value, l.unit) }
+// lengthKind says which header length field a lengthField is (0: none).
+type lengthKind uint8
+
+const (
+	noLength lengthKind = iota
+	udpLength
+	ipv6PayloadLength
+	ipv4TotalLength
+	lrhPktLen
+	grhPayLen
+)
+
+// lengthNames are the fields' names, and their units when not octets.
+var lengthNames = [...]struct{ name, unit string }{
+	udpLength:         {"UDP Length", ""},
+	ipv6PayloadLength: {"IPv6 Payload Length", ""},
+	ipv4TotalLength:   {"IPv4 Total Length", ""},
+	lrhPktLen:         {"LRH PktLen", " (4-octet words)"},
+	grhPayLen:         {"GRH PayLen", ""},
+}
+
+func (l lengthField) String() string {
+	n := lengthNames[l.kind]
+	return fmt.Sprintf("%s %d%s", n.name, l.value, n.unit)
+}
 
 // lengths are the length fields of a candidate's headers, read once: each
 // with where it puts the end of the IB packet, and the smallest of them
@@ -397,31 +421,34 @@ type lengths struct {
 
 func lengthsOf(b []byte, fi *frameInfo) lengths {
 	var l lengths
-	add := func(f lengthField) { l.fields[l.n] = f; l.n++ }
+	add := func(k lengthKind, v, end int) {
+		l.fields[l.n] = lengthField{kind: k, value: int32(v), end: end}
+		l.n++
+	}
 	switch {
 	case fi.transport == record.RoCEv2:
 		v := int(binary.BigEndian.Uint16(b[fi.l4+4:]))
-		add(lengthField{name: "UDP Length", value: v, end: fi.l4 + v})
+		add(udpLength, v, fi.l4+v)
 		if fi.ipv6 {
 			if v := int(binary.BigEndian.Uint16(b[fi.l3+4:])); v != 0 {
-				add(lengthField{name: "IPv6 Payload Length", value: v, end: fi.l3 + ipv6HeaderLen + v})
+				add(ipv6PayloadLength, v, fi.l3+ipv6HeaderLen+v)
 			}
 		} else if v := int(binary.BigEndian.Uint16(b[fi.l3+2:])); v != 0 {
-			add(lengthField{name: "IPv4 Total Length", value: v, end: fi.l3 + v})
+			add(ipv4TotalLength, v, fi.l3+v)
 		}
 	default:
 		if fi.lrh >= 0 {
 			v := int(binary.BigEndian.Uint16(b[fi.lrh+4:]) & 0x07ff)
-			add(lengthField{name: "LRH PktLen", value: v, unit: " (4-octet words)", end: fi.lrh + v*4})
+			add(lrhPktLen, v, fi.lrh+v*4)
 		}
 		if fi.grh >= 0 {
 			v := int(binary.BigEndian.Uint16(b[fi.grh+4:]))
-			add(lengthField{name: "GRH PayLen", value: v, end: fi.grh + layers.GRHLen + v})
+			add(grhPayLen, v, fi.grh+layers.GRHLen+v)
 		}
 	}
 	l.end = fi.ibEnd
 	for _, f := range l.fields[:l.n] {
-		if l.field.name == "" || f.end < l.end {
+		if l.field.kind == noLength || f.end < l.end {
 			l.end, l.field = f.end, f
 		}
 	}
