@@ -14,6 +14,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -140,6 +141,12 @@ func (r *run) source(ctx context.Context, src Source) error {
 	r.tracker.NextInput() // nothing pairs across sources
 	r.start = time.Time{}
 	p.d = decode.New(name, r.cfg.decoder())
+	if rel, ok := src.(capture.Releaser); ok && r.cfg.Datapath != datapath.ModeOff {
+		// The source keeps its frames' octets until the CRC checks that
+		// read them on another core are settled.
+		rel.SetRelease(p.d.Settle)
+		p.d.CheckCRCAside()
+	}
 	r.startDataPath(name)
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame

@@ -54,5 +54,9 @@ type budgeted interface{ SetBudget(*budget.Budget) }
 // readSource is read, with a memory fault in the mapping of a file turned
 // into the source's error (capture.CatchFaults).
 func (r *run) readSource(ctx context.Context, src Source, p *pass) error {
-	return capture.CatchFaults(src, func() error { return r.read(ctx, src, p) })
+	return capture.CatchFaults(src, func() error {
+		err := r.read(ctx, src, p)
+		p.d.Settle() // the checks aside read the frames' octets: before Close lets them go
+		return err
+	})
 }

@@ -115,7 +115,8 @@ func New(file string, cfg Config) *Decoder {
 // give up an eighth of what they hold. It returns what that gave (the MPA
 // frames given up, as far as they came), valid until the next call.
 func (d *Decoder) Shed() []Event {
-	d.ev.reset()
+	d.ev.reset(nil)
+	d.mpa.Lend(nil)
 	d.asm.Shed()
 	return d.ev.take()
 }
@@ -131,7 +132,8 @@ func (d *Decoder) SetFile(name string) {
 // messages it completed, an RC frame, the traffic of iWARP connections.
 // The events are valid until the next call.
 func (d *Decoder) Decode(f *capture.Frame) []Event {
-	d.ev.reset()
+	d.ev.reset(f.Data)
+	d.mpa.Lend(f.Data)
 	d.decode(f)
 	return d.ev.take()
 }
@@ -182,11 +184,24 @@ func (d *Decoder) decode(f *capture.Frame) {
 // whose stream never completed them, and the end of the iWARP traffic
 // followed. The events are valid until the next call.
 func (d *Decoder) Flush() []Event {
-	d.ev.reset()
+	d.ev.reset(nil)
+	d.mpa.Lend(nil)
 	d.frag.Flush()
 	d.asm.Flush()
+	d.mpa.Stop()
 	return d.ev.take()
 }
+
+// CheckCRCAside has the CRCs of the FPDUs that lie whole in a frame
+// checked on another goroutine (mpa.Framer.CheckAside), their verdicts
+// joined back in order: the output is the same. The octets of the frames
+// decoded must then stay valid until Settle is called, which must be
+// before their source moves or lets go of them (capture.Releaser).
+func (d *Decoder) CheckCRCAside() { d.mpa.CheckAside() }
+
+// Settle waits for the CRC checks made aside (CheckCRCAside): afterwards
+// the octets of the frames decoded so far may go.
+func (d *Decoder) Settle() { d.mpa.Settle() }
 
 // Notes are run-level findings: what an input's decoder saw
 // but could not show as messages: CM candidates that do not decode, first IP

@@ -7,6 +7,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/mpa"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -27,21 +28,44 @@ type Event struct {
 }
 
 // events is what the call under way gave; the traffic calls are kept in
-// traffic (and Event.Traffic points there), with the octets and frames
-// their Sends lend in heads and frames, until the next call.
+// traffic (and Event.Traffic points there), with what their arguments
+// point at in the arenas sends, reads, findings and tcp, and the octets
+// and frames their Sends and tagged pieces lend in heads and frames, until
+// the next call. Octets that lie in lent, the frame being decoded, are not
+// copied: the events are replayed before the next frame is read.
 type events struct {
-	out     []Event
-	traffic []mpa.TrafficEvent
-	heads   []byte
-	frames  []int
-	tcp     [][2]mpa.TCPHealth // what Close calls lend
-	conns   int                // connections linked
+	out      []Event
+	traffic  []mpa.TrafficEvent
+	sends    []mpa.Send
+	reads    []layers.RDMAPReadRequest
+	findings []finding.Finding
+	heads    []byte
+	frames   []int
+	tcp      [][2]mpa.TCPHealth // what Close calls lend
+	conns    int                // connections linked
+	lent     []byte             // the octets of the frame being decoded (nil: none)
 }
 
-// reset forgets what the last call gave.
-func (e *events) reset() {
+// reset forgets what the last call gave; lent is the frame the next call
+// decodes (nil: it decodes none).
+func (e *events) reset(lent []byte) {
 	clear(e.out) // the messages are the run's, once handed on
 	e.out, e.traffic, e.heads, e.frames, e.tcp = e.out[:0], e.traffic[:0], e.heads[:0], e.frames[:0], e.tcp[:0]
+	e.sends, e.reads, e.findings = e.sends[:0], e.reads[:0], e.findings[:0]
+	e.lent = lent
+}
+
+// keep returns b, or a copy of it in heads when it does not lie in the
+// frame being decoded (octets a reassembler held, which it may reuse
+// before the events are replayed). An arena that append moves leaves the
+// earlier copies where they were, intact.
+func (e *events) keep(b []byte) []byte {
+	if b == nil || capture.Lends(e.lent, b) {
+		return b
+	}
+	at := len(e.heads)
+	e.heads = append(e.heads, b...)
+	return e.heads[at:len(e.heads):len(e.heads)]
 }
 
 // message adds a message.
@@ -65,7 +89,7 @@ func (e *events) take() []Event {
 func (e *events) link(p *mpa.Pair) mpa.Traffic {
 	e.conns++
 	t := &recorded{e: e, conn: e.conns}
-	t.add(mpa.TrafficEvent{Kind: mpa.TrafficLink, Pair: p})
+	t.add(mpa.TrafficLink).Pair = p
 	return t
 }
 
@@ -75,69 +99,70 @@ type recorded struct {
 	conn int
 }
 
-// add records a call. Event.Traffic is set to the call's place in
-// e.traffic when the events are taken: the slice may still move.
-func (t *recorded) add(ev mpa.TrafficEvent) {
-	ev.Conn = t.conn
-	t.e.traffic = append(t.e.traffic, ev)
-	t.e.out = append(t.e.out, Event{Traffic: &t.e.traffic[len(t.e.traffic)-1]})
+// add records a call of kind k and returns it, its other fields zero, to
+// be filled in. Event.Traffic is set to the call's place in e.traffic when
+// the events are taken: the slice may still move.
+func (t *recorded) add(k mpa.TrafficKind) *mpa.TrafficEvent {
+	e := t.e
+	e.traffic = append(e.traffic, mpa.TrafficEvent{Kind: k, Conn: t.conn})
+	e.out = append(e.out, Event{Traffic: &e.traffic[len(e.traffic)-1]})
+	return &e.traffic[len(e.traffic)-1]
 }
 
-func (t *recorded) Frame(frame int) { t.add(mpa.TrafficEvent{Kind: mpa.TrafficFrame, Frame: frame}) }
+func (t *recorded) Frame(frame int) { t.add(mpa.TrafficFrame).Frame = frame }
 
-// Send records a Send with copies of what it lends for the call only (its
-// first octets and its frames), in arenas the next call empties. An arena
-// that append moves leaves the earlier copies where they were, intact.
+// Send records a Send with what it lends for the call only (its first
+// octets and its frames): the octets where the frame holds them, else
+// copies.
 func (t *recorded) Send(s *mpa.Send) {
 	e := t.e
-	ev := mpa.TrafficEvent{Kind: mpa.TrafficSend, Send: *s}
-	at := len(e.heads)
-	e.heads = append(e.heads, s.Head...)
-	ev.Send.Head = e.heads[at:len(e.heads):len(e.heads)]
-	at = len(e.frames)
+	e.sends = append(e.sends, *s)
+	c := &e.sends[len(e.sends)-1]
+	c.Head = e.keep(s.Head)
+	at := len(e.frames)
 	e.frames = append(e.frames, s.Frames...)
-	ev.Send.Frames = e.frames[at:len(e.frames):len(e.frames)]
-	t.add(ev)
+	c.Frames = e.frames[at:len(e.frames):len(e.frames)]
+	t.add(mpa.TrafficSend).Send = c
 }
 
 // ReadRequest records a Read Request's fields (not its layer's octets).
 func (t *recorded) ReadRequest(side, frame int, at time.Time, rr *layers.RDMAPReadRequest) {
-	ev := mpa.TrafficEvent{Kind: mpa.TrafficReadRequest, Side: side, Frame: frame, Time: at}
+	e := t.e
+	var c layers.RDMAPReadRequest
 	if rr != nil {
-		ev.Read = layers.RDMAPReadRequest{SinkSTag: rr.SinkSTag, SinkTO: rr.SinkTO, Size: rr.Size, SourceSTag: rr.SourceSTag,
+		c = layers.RDMAPReadRequest{SinkSTag: rr.SinkSTag, SinkTO: rr.SinkTO, Size: rr.Size, SourceSTag: rr.SourceSTag,
 			SourceTO: rr.SourceTO}
 	}
-	t.add(ev)
+	e.reads = append(e.reads, c)
+	ev := t.add(mpa.TrafficReadRequest)
+	ev.Side, ev.Frame, ev.Time, ev.Read = side, frame, at, &e.reads[len(e.reads)-1]
 }
 
-// Tagged records a piece of a tagged segment with a copy of the octets
-// it lends (at most mpa.TaggedKeep of a message), in the heads arena.
+// Tagged records a piece of a tagged segment with the octets it lends (at
+// most mpa.TaggedKeep of a message): where the frame holds them, else a
+// copy.
 func (t *recorded) Tagged(g *mpa.Tagged) {
-	e := t.e
-	ev := mpa.TrafficEvent{Kind: mpa.TrafficTagged, Side: g.Side, Frame: g.Frame, Tagged: *g}
-	if g.Data != nil {
-		at := len(e.heads)
-		e.heads = append(e.heads, g.Data...)
-		ev.Tagged.Data = e.heads[at:len(e.heads):len(e.heads)]
-	}
-	t.add(ev)
+	ev := t.add(mpa.TrafficTagged)
+	ev.Side, ev.Frame, ev.Tagged = g.Side, g.Frame, *g
+	ev.Tagged.Data = t.e.keep(g.Data)
 }
 
-func (t *recorded) ReadDone(side int) { t.add(mpa.TrafficEvent{Kind: mpa.TrafficReadDone, Side: side}) }
-func (t *recorded) Lost(side int)     { t.add(mpa.TrafficEvent{Kind: mpa.TrafficLost, Side: side}) }
+func (t *recorded) ReadDone(side int) { t.add(mpa.TrafficReadDone).Side = side }
+func (t *recorded) Lost(side int)     { t.add(mpa.TrafficLost).Side = side }
 func (t *recorded) Finding(f finding.Finding) {
-	t.add(mpa.TrafficEvent{Kind: mpa.TrafficFinding, Finding: f})
+	e := t.e
+	e.findings = append(e.findings, f)
+	t.add(mpa.TrafficFinding).Finding = &e.findings[len(e.findings)-1]
 }
 
 // Close records the end with a copy of the TCP health it lends, in an
 // arena the next call empties (an arena that append moves leaves the
 // earlier copies where they were, intact).
 func (t *recorded) Close(tcp *[2]mpa.TCPHealth) {
-	ev := mpa.TrafficEvent{Kind: mpa.TrafficClose}
+	ev := t.add(mpa.TrafficClose)
 	if tcp != nil {
 		e := t.e
 		e.tcp = append(e.tcp, *tcp)
 		ev.TCP = &e.tcp[len(e.tcp)-1]
 	}
-	t.add(ev)
 }

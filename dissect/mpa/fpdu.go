@@ -54,6 +54,12 @@ type fpduEvents interface {
 	// (mismatch), or zero although CRC is in use, or not zero although it
 	// is not (missing).
 	crcProblem(off int, mismatch bool, field, computed uint32)
+	// checkAside: the FPDU just read, which CRC is in use for, lies whole
+	// in the octets delivered, data the octets its CRC covers and field its
+	// CRC field. It reports whether the check was taken, to be made on
+	// another core with its verdict joined back in order (crc.go); false:
+	// the follower checks it now.
+	checkAside(data []byte, field uint32) bool
 	// lost: the direction cannot be followed further.
 	framingLost(why string)
 }
@@ -129,9 +135,14 @@ type follower struct {
 	hdrNeed int // octets of headers in the DDP segment; 2 until the control field is in
 	sum     uint32
 	crcBuf  [4]byte
-	ddp     layers.DDP
-	rr      layers.RDMAPReadRequest
-	term    layers.RDMAPTerminate
+	// whole: the FPDU being read lies whole in the octets being delivered,
+	// and these are the octets its CRC covers: its CRC is computed over
+	// them in one pass when it ends, not piece by piece (nil: piece by
+	// piece, into sum).
+	whole []byte
+	ddp   layers.DDP
+	rr    layers.RDMAPReadRequest
+	term  layers.RDMAPTerminate
 
 	// The Send on queue 0; msg points at it while the FPDU being read
 	// carries a segment of it.
@@ -291,6 +302,12 @@ func (f *follower) fpduOctets(b []byte) int {
 			if !f.lead {
 				f.sum = 0
 			}
+			f.whole = nil
+			if f.crc == modeOn && !f.lead && len(b) >= layers.FPDUHeaderLen {
+				if n := layers.FPDULen(int(binary.BigEndian.Uint16(b))); n <= len(b) {
+					f.whole = b[:n-layers.FPDUCRCLen]
+				}
+			}
 			f.lead = false
 		}
 		var n int
@@ -317,7 +334,7 @@ func (f *follower) fpduOctets(b []byte) int {
 			copy(f.crcBuf[c:], b[:n])
 			covered = false
 		}
-		if covered && f.crc != modeOff {
+		if covered && f.crc != modeOff && f.whole == nil {
 			f.sum = layers.UpdateFPDUCRC(f.sum, b[:n])
 		}
 		f.o += n
@@ -537,6 +554,14 @@ func (f *follower) endFPDU() {
 	field := binary.LittleEndian.Uint32(f.crcBuf[:])
 	switch f.crc {
 	case modeOn:
+		if f.whole != nil {
+			w := f.whole
+			f.whole = nil
+			if f.ev.checkAside(w, field) {
+				break
+			}
+			f.sum = layers.UpdateFPDUCRC(0, w)
+		}
 		if field != f.sum {
 			f.ev.crcProblem(f.start, field != 0, field, f.sum)
 		}

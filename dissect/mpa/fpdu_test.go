@@ -50,7 +50,8 @@ func (l *fpduLog) terminate(t *layers.RDMAPTerminate) {
 func (l *fpduLog) crcProblem(off int, mismatch bool, field, computed uint32) {
 	l.got = append(l.got, fmt.Sprintf("crc at %d mismatch %v", off, mismatch))
 }
-func (l *fpduLog) framingLost(why string) { l.got = append(l.got, "lost: "+why) }
+func (l *fpduLog) framingLost(why string)         { l.got = append(l.got, "lost: "+why) }
+func (l *fpduLog) checkAside([]byte, uint32) bool { return false }
 
 // unit is one FPDU to build.
 type unit = craft.FPDUUnit
@@ -259,6 +260,7 @@ func (l *fuzzLog) readResponseDone()                    {}
 func (l *fuzzLog) terminate(*layers.RDMAPTerminate)     {}
 func (l *fuzzLog) crcProblem(int, bool, uint32, uint32) {}
 func (l *fuzzLog) framingLost(string)                   { l.lost++ }
+func (l *fuzzLog) checkAside([]byte, uint32) bool       { return false }
 
 // pieceLog puts the tagged segments back together from their pieces,
 // checking each piece as it comes.

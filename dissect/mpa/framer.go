@@ -71,6 +71,7 @@ type Framer struct {
 	// the memory budget.
 	notFollowed, notFollowedBudget int
 	budget                         *budget.Budget
+	aside                          *aside // CheckAside; nil: CRCs are checked at once
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }

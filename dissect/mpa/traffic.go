@@ -9,6 +9,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -423,6 +424,9 @@ func (r *reader) detach() {
 		return
 	}
 	r.fol.end()
+	if r.fol.aside > 0 {
+		r.f.Settle() // the counts are complete
+	}
 	r.reportCounts()
 	if len(r.f.followers) < 1024 {
 		r.f.followers = append(r.f.followers, r.fol)
@@ -559,12 +563,35 @@ func (r *reader) terminate(term *layers.RDMAPTerminate) {
 }
 
 // crcProblem counts the FPDUs with a CRC problem; the first of each kind
-// is described in the finding the direction's end reports.
+// is described in the finding the direction's end reports. While checks
+// of the direction wait for their verdicts (crc.go), the problem waits
+// behind them.
 func (r *reader) crcProblem(off int, mismatch bool, field, computed uint32) {
 	frame, _ := r.frameAt(r.fol.pos - 1)
-	p := &r.fol.crcMissing
+	if r.fol.aside > 0 {
+		r.f.aside.take(asideJob{fol: r.fol, field: field, computed: computed, mismatch: mismatch, frame: frame})
+		return
+	}
+	r.fol.crcProblem(frame, mismatch, field, computed)
+}
+
+// checkAside hands the check of a whole FPDU's CRC to the worker, when
+// the framer checks aside and the octets are the frame's.
+func (r *reader) checkAside(data []byte, field uint32) bool {
+	a := r.f.aside
+	if a == nil || !capture.Lends(a.lent, data) {
+		return false
+	}
+	frame, _ := r.frameAt(r.fol.pos - 1)
+	a.take(asideJob{fol: r.fol, data: data, field: field, frame: frame})
+	return true
+}
+
+// crcProblem counts a problem the FPDU that ended in frame had.
+func (f *followed) crcProblem(frame int, mismatch bool, field, computed uint32) {
+	p := &f.crcMissing
 	if mismatch {
-		p = &r.fol.crcMismatch
+		p = &f.crcMismatch
 	}
 	if p.n == 0 {
 		p.frame, p.field, p.computed = frame, field, computed
@@ -572,11 +599,6 @@ func (r *reader) crcProblem(off int, mismatch bool, field, computed uint32) {
 	p.n++
 }
 
-// framingLost: the direction cannot be followed further. The Traffic is
-// told at once (what depends on this side's messages is no longer judged);
-// the finding waits for the direction's end (reportCounts), to count what
-// could not be read. It names the frame of the first octet after a hole,
-// or the latest frame of the direction.
 func (r *reader) framingLost(why string) {
 	frame, _ := r.d.Last()
 	if r.fol.holeEnd > 0 {
@@ -606,6 +628,7 @@ type followed struct {
 	givenUp     string
 	crcMismatch crcCount
 	crcMissing  crcCount
+	aside       int // checks of the direction's CRCs not yet joined (crc.go)
 	// The frame that carried the last octet of the FPDU just read, and its
 	// time.
 	endFrame int

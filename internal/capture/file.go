@@ -71,14 +71,20 @@ type fileSource struct {
 	closeSrc func()
 	rd       *Reader
 	closed   bool
-	faults   bool // panics on memory faults were turned on for the mapping (mapped.go)
-	oldFault bool // the setting before
+	release  func() // SetRelease
+	faults   bool   // panics on memory faults were turned on for the mapping (mapped.go)
+	oldFault bool   // the setting before
 }
 
 // SetBudget has the file's reader charge the run's memory budget for the
 // buffers of large records (ReaderOptions.Budget). The run loop calls it
 // before the first call of Next, once it knows the budget.
 func (s *fileSource) SetBudget(b *budget.Budget) { s.budget = b }
+
+// SetRelease keeps the octets of the frames handed out valid until fn is
+// called (Releaser): the reader calls it before it moves or lets go of
+// them. Set before the first Next.
+func (s *fileSource) SetRelease(fn func()) { s.release = fn }
 
 // maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
 // and the USER values are 147 to 162.
@@ -143,7 +149,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	if s.tee != nil {
 		src = io.TeeReader(src, s.tee) // never mapped, so that the copy sees every octet
 	}
-	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget})
+	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget, Release: s.release})
 	if err != nil {
 		return err
 	}

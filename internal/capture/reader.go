@@ -69,6 +69,11 @@ type ReaderOptions struct {
 	// they are there. The read-ahead's chunks (at most prefetchDepth of
 	// 1.25 MiB) are part of the budget's fixed allowance.
 	Budget *budget.Budget
+	// Release, when set, keeps the octets of the frames handed out valid
+	// after the next call of Next: until the reader calls Release, which
+	// it does before it moves, reuses or lets go of any of them (in a
+	// later Next, or in Close).
+	Release func()
 
 	bufSize int // initial buffer size; 0 means defaultBufSize (tests only)
 }
@@ -104,6 +109,7 @@ type Reader struct {
 	err        error // sticky error returned by Next
 	frame      Frame
 
+	release func()      // ReaderOptions.Release
 	mp      *mapping    // the mapped file (ReaderOptions.Map), or nil
 	pf      *prefetcher // read-ahead, when on
 	pfOwned bool        // buf is a chunk buffer of pf
@@ -134,7 +140,7 @@ func NewReader(src io.Reader, opts ReaderOptions) (*Reader, error) {
 }
 
 func newReader(src io.Reader, opts ReaderOptions) (*Reader, error) {
-	r := &Reader{limit: defaultMaxRecord, budget: opts.Budget}
+	r := &Reader{limit: defaultMaxRecord, budget: opts.Budget, release: opts.Release}
 	if opts.MaxRecord > 0 {
 		r.limit = min(opts.MaxRecord, hardMaxRecord)
 		r.fixedLimit = true
@@ -300,6 +306,9 @@ func (r *Reader) notCapture(b []byte) error {
 // Close releases the Reader; its source is the caller's to close. Frames
 // returned earlier become invalid; Next returns an error afterwards.
 func (r *Reader) Close() error {
+	if r.release != nil {
+		r.release()
+	}
 	if r.pf != nil {
 		r.pf.close()
 		r.pf = nil
@@ -465,6 +474,9 @@ func (r *Reader) account(n int) {
 }
 
 func (r *Reader) fillSlow(n int) error {
+	if r.release != nil {
+		r.release() // what follows may move the octets of frames handed out
+	}
 	if r.mp != nil {
 		return r.fillMapped(n)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
 )
@@ -38,6 +39,27 @@ type Frame struct {
 	// inputs).
 	Offset    int64
 	Interface int
+}
+
+// Lends reports whether b lies in the octets frame (a Frame's Data): the
+// octets a stage lends for a call are then the frame's, valid as long as
+// it is, not a copy that stage may reuse at once.
+func Lends(frame, b []byte) bool {
+	if len(b) == 0 || len(frame) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
+	return p >= lo && p-lo+uintptr(len(b)) <= uintptr(len(frame))
+}
+
+// Releaser is a Source whose frames' octets can be kept valid after the
+// next call of Next: after SetRelease(fn), they stay valid until the
+// source calls fn (in a later Next, or in Close), which it does before it
+// moves, reuses or lets go of the octets of any frame it handed out. The
+// run loop has a stage that reads frames' octets on another goroutine
+// wait for it there.
+type Releaser interface {
+	SetRelease(fn func())
 }
 
 // RecordIssue flags how a capture record disagrees with its file. The

@@ -1,0 +1,186 @@
+package mpa
+
+import (
+	"runtime/debug"
+
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// Checking FPDU CRCs on another core (Framer.CheckAside).
+//
+// The CRC32c over every octet is the largest single cost of following
+// iWARP traffic. A CRC's verdict changes no framing: a direction only
+// counts its FPDUs with a CRC problem, and describes the first of each
+// kind, when it ends (reportCounts). So an FPDU that lies whole in the
+// octets of the frame being decoded (the usual case: MPA senders align
+// FPDUs with TCP segments) has its CRC checked by a worker goroutine, in
+// batches, while the framer goes on; the verdicts are joined back in the
+// order the FPDUs ended (Framer.Settle) before anything reads the counts,
+// and before the frames whose octets the checks read are let go. The
+// problems a direction counts, and the first of each kind, are then those a
+// check made at once would have counted: the output does not depend on
+// when the worker ran.
+
+// asideBatch is how many checks go to the worker at once.
+const asideBatch = 64
+
+// asideJob is one FPDU's CRC check, or (data nil) a problem found at once
+// that must be counted after the checks before it.
+type asideJob struct {
+	fol      *followed
+	data     []byte // the octets the CRC covers, lent by a frame
+	field    uint32
+	computed uint32 // the worker's result, or the problem's
+	mismatch bool   // a problem found at once: its kind
+	frame    int
+	skip     bool // the worker met a memory fault in data: no verdict
+}
+
+type asideBatchT struct {
+	jobs [asideBatch]asideJob
+	n    int
+	done chan struct{}
+}
+
+// aside is the worker and the checks not yet joined.
+type aside struct {
+	work  chan *asideBatchT
+	cur   *asideBatchT   // being filled
+	sent  []*asideBatchT // with the worker, in order
+	free  []*asideBatchT
+	lent    []byte // the octets of the frame being decoded
+	count   int    // checks not yet joined
+	checked int    // FPDUs handed to the worker, in all (tests)
+}
+
+// CheckAside makes the framer check the CRCs of the FPDUs that lie whole
+// in the frame being decoded on another goroutine. The caller must then
+// name that frame's octets (Lend) before each frame, and call Settle
+// before those octets are moved, reused or let go; the octets of frames
+// must stay valid until then.
+func (f *Framer) CheckAside() {
+	if f.aside == nil {
+		f.aside = &aside{}
+	}
+}
+
+// Lend names the octets of the frame about to be decoded (nil: none, the
+// octets delivered are the reassembler's own, which it may reuse).
+func (f *Framer) Lend(b []byte) {
+	if f.aside != nil {
+		f.aside.lent = b
+	}
+}
+
+// Settle waits for the checks handed to the worker and counts their
+// verdicts, in order. Afterwards the octets they read may go.
+func (f *Framer) Settle() {
+	if a := f.aside; a != nil && a.count > 0 {
+		a.settle()
+	}
+}
+
+// Stop ends the worker (after Settle); checking aside starts it again.
+func (f *Framer) Stop() {
+	if a := f.aside; a != nil {
+		if a.count > 0 {
+			a.settle()
+		}
+		if a.work != nil {
+			close(a.work)
+			a.work = nil
+		}
+	}
+}
+
+// take adds a job, and hands the batch to the worker when it is full.
+func (a *aside) take(j asideJob) {
+	if a.cur == nil {
+		if n := len(a.free); n > 0 {
+			a.cur, a.free = a.free[n-1], a.free[:n-1]
+		} else {
+			a.cur = &asideBatchT{done: make(chan struct{}, 1)}
+		}
+	}
+	a.cur.jobs[a.cur.n] = j
+	a.cur.n++
+	a.count++
+	j.fol.aside++
+	if j.data != nil {
+		a.checked++
+	}
+	if a.cur.n == asideBatch {
+		if a.work == nil {
+			a.work = make(chan *asideBatchT, 8)
+			go checkBatches(a.work)
+		}
+		a.work <- a.cur
+		a.sent = append(a.sent, a.cur)
+		a.cur = nil
+	}
+}
+
+// settle joins every verdict, in order: those of the batches sent, then
+// those of the batch being filled (checked here: waiting for the worker
+// would take longer).
+func (a *aside) settle() {
+	for _, b := range a.sent {
+		<-b.done
+		a.join(b)
+	}
+	clear(a.sent)
+	a.sent = a.sent[:0]
+	if b := a.cur; b != nil {
+		b.check()
+		a.join(b)
+		a.cur = nil
+	}
+	a.count = 0
+}
+
+// join counts a batch's problems and recycles it.
+func (a *aside) join(b *asideBatchT) {
+	for i := range b.jobs[:b.n] {
+		j := &b.jobs[i]
+		j.fol.aside--
+		switch {
+		case j.skip:
+		case j.data == nil:
+			j.fol.crcProblem(j.frame, j.mismatch, j.field, j.computed)
+		case j.computed != j.field:
+			j.fol.crcProblem(j.frame, j.field != 0, j.field, j.computed)
+		}
+		*j = asideJob{}
+	}
+	b.n = 0
+	a.free = append(a.free, b)
+}
+
+// checkBatches is the worker: it computes the CRCs of each batch it is
+// handed. A memory fault (a mapped file cut short while it is read) skips
+// the check: the reader meets the same fault where it reads on.
+func checkBatches(work chan *asideBatchT) {
+	debug.SetPanicOnFault(true)
+	for b := range work {
+		b.check()
+		b.done <- struct{}{}
+	}
+}
+
+func (b *asideBatchT) check() {
+	for i := range b.jobs[:b.n] {
+		if j := &b.jobs[i]; j.data != nil {
+			j.computed, j.skip = crcOf(j.data)
+		}
+	}
+}
+
+// crcOf is the CRC of data; skip when reading it faulted.
+func crcOf(data []byte) (sum uint32, skip bool) {
+	defer func() {
+		if recover() != nil {
+			skip = true
+		}
+	}()
+	return layers.UpdateFPDUCRC(0, data), false
+}
