@@ -240,7 +240,10 @@ type Follower struct {
 	// connections whose traffic is followed, by Number.
 	iwSetups map[iwKey]iwSetup
 	iwLinks  map[int]*iwFlow
-	iwByConn map[int]*iwFlow
+	// The last of iwLinks looked up, and its number (IWARP).
+	iwLast     *iwFlow
+	iwLastConn int
+	iwByConn   map[int]*iwFlow
 }
 
 // result is what a connection's traffic showed: its figures and its

@@ -106,15 +106,23 @@ func (fl *Follower) IWARP(e *mpa.TrafficEvent) {
 			fl.iwLinks = map[int]*iwFlow{}
 		}
 		fl.iwLinks[e.Conn] = fl.link(e.Pair)
+		fl.iwLast = nil
 		return
 	}
-	t := fl.iwLinks[e.Conn]
+	// The events of one connection come in runs (a frame, its pieces):
+	// the last one looked up is kept.
+	t := fl.iwLast
+	if fl.iwLastConn != e.Conn || t == nil {
+		t = fl.iwLinks[e.Conn]
+		fl.iwLast, fl.iwLastConn = t, e.Conn
+	}
 	if t == nil {
 		return
 	}
 	e.Replay(t)
 	if e.Kind == mpa.TrafficClose {
 		delete(fl.iwLinks, e.Conn)
+		fl.iwLast = nil
 	}
 }
 

@@ -51,7 +51,10 @@ const (
 type hostPair struct{ lo, hi [16]byte }
 
 func pairOf(a, b *[16]byte) hostPair {
-	if string(b[:]) < string(a[:]) {
+	// b < a, octet by octet: two comparisons of big-endian words rather
+	// than a call of the runtime's (once per TCP segment).
+	a0, b0 := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])
+	if b0 < a0 || b0 == a0 && binary.BigEndian.Uint64(b[8:]) < binary.BigEndian.Uint64(a[8:]) {
 		return hostPair{*b, *a}
 	}
 	return hostPair{*a, *b}

@@ -44,10 +44,10 @@ type asideBatchT struct {
 
 // aside is the worker and the checks not yet joined.
 type aside struct {
-	work  chan *asideBatchT
-	cur   *asideBatchT   // being filled
-	sent  []*asideBatchT // with the worker, in order
-	free  []*asideBatchT
+	work    chan *asideBatchT
+	cur     *asideBatchT   // being filled
+	sent    []*asideBatchT // with the worker, in order
+	free    []*asideBatchT
 	lent    []byte // the octets of the frame being decoded
 	count   int    // checks not yet joined
 	checked int    // FPDUs handed to the worker, in all (tests)
