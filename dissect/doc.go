@@ -167,6 +167,15 @@ recorded as an event like the others, and the data path's Checker
 turns them into the connection's figures (record.Health of Kind tcp) and
 the tcp-retransmission, tcp-segments-missing and tcp-reset findings.
 
+An FPDU's CRC is the one piece of this work done off the loop's goroutine.
+When the source can keep its frames' octets (capture.Releaser: a capture
+file), the framer hands each FPDU that lies whole in the frame being
+decoded to a worker that checks CRCs in batches (mpa.Framer.CheckAside),
+and goes on framing. The verdicts come back in the order the FPDUs ended,
+before the direction reports its CRC problems and before the source lets
+go of the octets the checks read (the source calls Decoder.Settle first):
+the output is the same as if each CRC had been checked at once.
+
 # The data path
 
 RC frames (a BTH with a Reliable Connected opcode, over RoCEv2, RoCEv1 or
