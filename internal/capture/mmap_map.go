@@ -44,26 +44,24 @@ var (
 	mapAhead   = 2
 )
 
-// A file is mapped when its records are large (at least mapMinRecord
-// octets on average) or when most of them (three in four) are TCP
-// segments over Ethernet and they average at least mapMinTCP octets, over
-// its first mapSample octets. Read through a mapping, the parser waits for
-// memory at each record's first touch and at each octet it reads, which
-// the read-ahead goroutine's copy would have brought into the cache from
-// the other core; but the copy moves every octet. It costs more than the
-// waits once most octets of a record are never looked at: bulk data behind
-// a few headers, in large records, or in TCP segments of bulk size, whose
-// payload the parser does not read once their direction is decided. In
-// the workloads of docs/performance.md, 2-core machine: the mixed one (1.1
-// KiB a record, RoCEv2 frames whose ICRC is checked) reads in 0.20 s
-// copied and 0.24 s mapped; 100 000 TCP flows (1.5 KiB) in 0.18 s copied
-// and 0.16 s mapped; the NFS-like one (2.8 KiB) in 0.16 s copied and 0.11 s
-// mapped. Small records gain nothing from the mapping, whose windows (see
+// A file is mapped when its records average at least mapMinRecord octets
+// over its first mapSample octets. Read through a mapping, the parser waits
+// for memory at each record's first touch and at each octet it reads,
+// which the read-ahead goroutine's copy would have brought into the cache
+// from the other core; but the copy moves every octet, and on a 2-core
+// machine the copy's core is the one the rest of the work shares. The copy
+// costs more than the waits once a record holds more than a few headers
+// the parser reads. Interleaved runs of the workloads of
+// docs/performance.md on 2026-12-02, copied against mapped: mixed (1.1
+// KiB a record: RoCEv2, TCP and small UDP) 253 against 198 ms, its 64 MiB
+// cut 24 against 18 ms; the iWARP one (1.4 KiB, every octet read for the
+// CRC) 478 against 477 ms; 1M TCP flows of 400-octet segments (470 octets
+// a record) 567 against 598 ms; REQ+REP pairs (300 octets) 1665 against
+// 1619 ms. Records that small gain nothing, and the mapping's windows (see
 // mapWindow) take more memory than the read-ahead's chunks. (Variables for
 // the tests.)
 var (
-	mapMinRecord = 2048
-	mapMinTCP    = 1024
+	mapMinRecord = 1024
 	mapSample    = 4 << 20
 )
 
@@ -78,7 +76,7 @@ func worthMapping(f *os.File, size int64) bool {
 		return false
 	}
 	var order binary.ByteOrder
-	off, records, octets, tcp := 0, 0, 0, 0
+	off, records := 0, 0
 	switch binary.LittleEndian.Uint32(b) {
 	case 0xa1b2c3d4, 0xa1b23c4d:
 		order = binary.LittleEndian
@@ -89,61 +87,30 @@ func worthMapping(f *os.File, size int64) bool {
 		if binary.LittleEndian.Uint32(b[8:]) != 0x1a2b3c4d {
 			order = binary.BigEndian
 		}
-		link := uint32(0) // the first interface's
 		for off+12 <= len(b) {
 			l := int(order.Uint32(b[off+4:]))
 			if l < 12 || off+l > len(b) {
 				break
 			}
-			switch t := order.Uint32(b[off:]); {
-			case t == 1 && link == 0 && l >= 20: // IDB
-				link = uint32(order.Uint16(b[off+8:])) | 1<<31
-			case t == 6: // EPB
-				records++
-				if link == 1|1<<31 && l >= 32 && etherTCP(b[off+28:off+l-4]) {
-					tcp++
-				}
-			case t == 3: // SPB
+			if t := order.Uint32(b[off:]); t == 6 || t == 3 { // EPB, SPB
 				records++
 			}
 			off += l
 		}
-		return records > 0 && (off >= mapMinRecord*records || off >= mapMinTCP*records && 4*tcp >= 3*records)
+		return records > 0 && off >= mapMinRecord*records
 	default:
 		return false
 	}
-	ether := uint16(order.Uint32(b[20:])) == 1
+	octets := 0
 	for off = 24; off+16 <= len(b); records++ {
 		l := int(order.Uint32(b[off+8:]))
 		if l < 0 || off+16+l > len(b) {
 			break
 		}
-		if ether && etherTCP(b[off+16:off+16+l]) {
-			tcp++
-		}
 		off += 16 + l
 		octets += 16 + l
 	}
-	return records > 0 && (octets >= mapMinRecord*records || octets >= mapMinTCP*records && 4*tcp >= 3*records)
-}
-
-// etherTCP reports whether the Ethernet frame b carries a TCP segment over
-// IPv4 or IPv6 (behind VLAN tags, or none).
-func etherTCP(b []byte) bool {
-	if len(b) < 14 {
-		return false
-	}
-	et, off := binary.BigEndian.Uint16(b[12:]), 14
-	for (et == 0x8100 || et == 0x88a8) && off+4 <= len(b) {
-		et, off = binary.BigEndian.Uint16(b[off+2:]), off+4
-	}
-	switch {
-	case et == 0x0800 && off+10 <= len(b):
-		return b[off+9] == 6
-	case et == 0x86dd && off+7 <= len(b):
-		return b[off+6] == 6
-	}
-	return false
+	return records > 0 && octets >= mapMinRecord*records
 }
 
 // errShrank ends a mapped file that became shorter while it was read.
