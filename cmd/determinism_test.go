@@ -104,13 +104,30 @@ func deterministic(t *testing.T, bin, file, kind string, n int) {
 	if diff := compareOutputs(t, got, want, names); diff != "" {
 		t.Fatalf("the gzip file differs from the file %s", diff)
 	}
+	// The data path on a worker of its own (dissect/pipeline.go), at one
+	// core and at eight, decides as the run loop does alone.
+	for _, procs := range []string{"1", "8"} {
+		dissectToEnv(t, bin, file, "", got, "RDMACM_DATAPATH_WORKER=1", "GOMAXPROCS="+procs)
+		if diff := compareOutputs(t, got, want, nil); diff != "" {
+			t.Fatalf("with the data path's worker at GOMAXPROCS=%s %s", procs, diff)
+		}
+	}
 }
 
 // dissectTo runs `dissect -T json --datapath all` of name (stdin from the
 // file named by in, when set) into the file out.
 func dissectTo(t *testing.T, bin, name, in, out string) {
 	t.Helper()
+	dissectToEnv(t, bin, name, in, out)
+}
+
+// dissectToEnv is dissectTo with env added to the environment.
+func dissectToEnv(t *testing.T, bin, name, in, out string, env ...string) {
+	t.Helper()
 	cmd := exec.Command(bin, "dissect", "-T", "json", "--datapath", "all", name)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if in != "" {
 		f, err := os.Open(in)
 		if err != nil {

@@ -90,7 +90,10 @@ Environment:
   CLICOLOR_FORCE  set and not 0: colour even when piped (--color auto)
   TERM=dumb       no colour (--color auto)
   GOMEMLIMIT      the Go runtime's soft memory limit (default: what the state
-                  limits need, under 100 MB with the default limits)`
+                  limits need, under 100 MB with the default limits)
+  RDMACM_DATAPATH_WORKER=1
+                  follow RC traffic on a goroutine of its own, behind the
+                  reading (experimental; the output is the same)`
 
 func newRootCmd(s *IOStreams) *cobra.Command {
 	root := &cobra.Command{

@@ -17,6 +17,8 @@ func (r *run) startDataPath(name string) {
 		out := datapath.NewOutput(r.cfg.Datapath, r.cfg.DatapathLimits, name)
 		out.Evidence = r.cfg.Evidence
 		r.dp = datapath.NewFollower(out)
+		r.views.exact(r.cfg.Budget)
+		r.startWorker()
 	}
 }
 
@@ -63,6 +65,7 @@ func (r *run) waits() bool { return r.dp != nil && r.dp.Holding() }
 // source.
 func (r *run) flushDataPath(name string) {
 	if r.dp != nil {
+		r.syncDP()
 		r.dp.SetFile(name)
 		r.dp.Flush()
 		r.rpcs()
@@ -75,6 +78,10 @@ func (r *run) endDataPath() {
 	dp := r.dp
 	if dp == nil {
 		return
+	}
+	if r.w != nil {
+		r.w.stop()
+		r.w = nil
 	}
 	dp.Finish()
 	r.rpcs()

@@ -196,6 +196,20 @@ at a limit) has what it shows later sent after it, as a
 record.ConnectionUpdate (Sink.Update), when its traffic ends or the input
 does.
 
+With RDMACM_DATAPATH_WORKER=1, and a source that keeps its frames' octets
+until it says (capture.Releaser: a capture file, without -w), the
+Follower takes RC frames on a goroutine of its own (pipeline.go): the run
+loop decodes each as far as a datapath.Packet and queues it, and the worker
+follows them a batch at a time, in order, handing the "rpc" records to
+the Sink itself. Whatever else touches the data path or the Sink (a
+message, iWARP traffic, a connection's record, the end of a source) first
+waits for the worker to have done every frame queued, so the Follower and
+the Sink see the same calls in the same order. The memory budget is split
+between the two (budget.Split), each side deciding on what it holds and on a
+view of the other's share set at points of the input; a run without the
+worker sets the same views at the same points, and the output is the same
+either way.
+
 Take frame 19 of pcaps/rocev2-nfs-traffic.pcap: UDP to port 4791, a BTH with
 opcode 0x17 (SEND Only with Invalidate) to QP 0x000100. The Follower finds
 the connection the REP of frame 2 established (192.0.2.2 → 192.0.2.1 to

@@ -52,6 +52,13 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 	cfg.Budget = cfg.budget()
 	cfg.DatapathLimits.Budget = cfg.Budget
 	r := &run{cfg: cfg, sink: sink, tracker: conn.NewTracker(cfg.Live, cfg.MaxConnections), sum: record.NewSummary()}
+	if cfg.Datapath != datapath.ModeOff {
+		cfg.Budget.Split() // before any charge (pipeline.go)
+		// The -w writer keeps frames by what the data path says of them
+		// (Evidence) as it reads them: with it, the data path follows
+		// them at once.
+		r.pipeline = releasers(sources) && cfg.Writer == nil && cfg.Evidence == nil
+	}
 	r.tracker.SetBudget(cfg.Budget)
 	if cfg.ReuseRecords {
 		r.tracker.Reuse()
@@ -95,6 +102,8 @@ func (r *run) shed(p *pass, frame int) {
 	if !b.Over() {
 		return
 	}
+	// The data path's share and the attempts' records are the loop's.
+	r.syncDP()
 	switch b.Largest(budget.Attempts, budget.TCP, budget.Datapath) { // those that can make room between two frames
 	case budget.Attempts:
 		r.connEvents(r.tracker.Shed())
@@ -119,6 +128,12 @@ type run struct {
 	start   time.Time // capture time of the source's first frame with one
 
 	dp *datapath.Follower // the current source's data path (datapath.go); nil when off
+	// pipeline: the sources let the data path follow RC frames on a
+	// worker (pipeline.go), w, of the current source, when there are cores
+	// for it; views is where the budget's views are.
+	pipeline bool
+	w        *dpWorker
+	views    dpViews
 	// interrupted: an interrupt ended the reading of a file (not live),
 	// after frame interruptedAt of its source.
 	interrupted   bool
@@ -142,9 +157,12 @@ func (r *run) source(ctx context.Context, src Source) error {
 	r.start = time.Time{}
 	p.d = decode.New(name, r.cfg.decoder())
 	if rel, ok := src.(capture.Releaser); ok && r.cfg.Datapath != datapath.ModeOff {
-		// The source keeps its frames' octets until the CRC checks that
-		// read them on another core are settled.
-		rel.SetRelease(p.d.Settle)
+		// The source keeps its frames' octets until the CRC checks and
+		// the data path's worker that read them on other cores are done.
+		rel.SetRelease(func() {
+			p.d.Settle()
+			r.drainDP()
+		})
 		p.d.CheckCRCAside()
 	}
 	r.startDataPath(name)
@@ -239,6 +257,7 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 			cur = p.tallies[at]
 			p.d.SetFile(p.names[at])
 			if r.dp != nil {
+				r.syncDP()
 				r.dp.SetFile(p.names[at])
 			}
 		}
@@ -259,7 +278,7 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 		} else {
 			cur.skipped++ // a link type that cannot carry RDMA
 		}
-		if r.err != nil {
+		if r.sinkFailed() {
 			return nil
 		}
 		if r.cfg.Count > 0 && r.frames >= r.cfg.Count {
@@ -364,16 +383,17 @@ func (r *run) flushWriter() error {
 // tracker and the sink, an RC frame and the iWARP traffic to the data path.
 func (r *run) events(evs []decode.Event) {
 	for i := range evs {
-		if r.err != nil {
+		if r.sinkFailed() {
 			return
 		}
 		switch e := &evs[i]; {
-		case e.Message != nil:
-			r.message(e.Message)
 		case e.RC != nil:
-			r.dp.RC(e.RC)
-			r.rpcs()
+			r.rc(e.RC)
+		case e.Message != nil:
+			r.syncDP()
+			r.message(e.Message)
 		case e.Traffic != nil:
+			r.syncDP()
 			r.dp.IWARP(e.Traffic)
 			r.rpcs()
 		}

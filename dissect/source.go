@@ -48,6 +48,17 @@ type InputError = capture.InputError
 // file, the frame and the offset.
 func File(name string, stdin io.Reader, hash bool) Source { return capture.File(name, stdin, hash) }
 
+// releasers reports whether every source keeps its frames' octets until
+// it says (capture.Releaser): the data path can then run on a worker.
+func releasers(sources []Source) bool {
+	for _, s := range sources {
+		if _, ok := s.(capture.Releaser); !ok {
+			return false
+		}
+	}
+	return len(sources) > 0
+}
+
 // budgeted is a Source whose reader charges the run's memory budget.
 type budgeted interface{ SetBudget(*budget.Budget) }
 
@@ -56,7 +67,10 @@ type budgeted interface{ SetBudget(*budget.Budget) }
 func (r *run) readSource(ctx context.Context, src Source, p *pass) error {
 	return capture.CatchFaults(src, func() error {
 		err := r.read(ctx, src, p)
-		p.d.Settle() // the checks aside read the frames' octets: before Close lets them go
+		// The checks aside and the data path's worker read the frames'
+		// octets: done before Close lets them go.
+		p.d.Settle()
+		r.drainDP()
 		return err
 	})
 }

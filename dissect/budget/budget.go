@@ -77,6 +77,81 @@ type Budget struct {
 	held    [nHolders]atomic.Int64
 	refused [nHolders]atomic.Int64
 	lost    [nHolders]atomic.Int64
+
+	// Split (see there): what each side holds, and what it takes the
+	// other side to hold (view[Front] is the front's view of the data
+	// path's side, with viewHeld its view of the data path's own share).
+	split    bool
+	side     [2]atomic.Int64
+	view     [2]atomic.Int64
+	viewHeld atomic.Int64
+}
+
+// The two sides of a split budget: the run loop's goroutine (every holder
+// but the data path's and the report's), and the data path's worker.
+const (
+	Front = 0
+	Back  = 1
+)
+
+// SideOf is the side whose goroutine charges holder h in a split budget.
+func SideOf(h Holder) int {
+	if h == Datapath || h == Report {
+		return Back
+	}
+	return Front
+}
+
+// Split makes each side's decisions (a charge granted or refused, Over,
+// Fits, Largest) on what the side itself holds, exactly, plus what it
+// takes the other side to hold: a view that the run loop sets at points
+// of its own choosing (SetView), which are the same on every run. The
+// data path can then run on a goroutine of its own, charging the budget
+// while the run loop goes on, and no decision depends on which of the two
+// ran ahead: the limit still bounds the total, up to what the other side
+// took since its view was set. Call before any charge.
+func (b *Budget) Split() {
+	if b != nil {
+		b.split = true
+	}
+}
+
+// SideUsed is what side holds now (0 for a nil budget).
+func (b *Budget) SideUsed(side int) int64 {
+	if b == nil {
+		return 0
+	}
+	return b.side[side].Load()
+}
+
+// SetView sets what side takes the other side to hold (used), and, for
+// the front, the data path's own share of it (held).
+func (b *Budget) SetView(side int, used, held int64) {
+	if b == nil {
+		return
+	}
+	b.view[side].Store(used)
+	if side == Front {
+		b.viewHeld.Store(held)
+	}
+}
+
+// seen is the total side's decisions go by: all that is held, or in a
+// split budget what side holds plus its view of the other.
+func (b *Budget) seen(side int) int64 {
+	if !b.split {
+		return b.used.Load()
+	}
+	return b.side[side].Load() + b.view[side].Load()
+}
+
+// add counts n octets more (or fewer) held by h.
+func (b *Budget) add(h Holder, n int64) {
+	b.used.Add(n)
+	b.held[h].Add(n)
+	if b.split {
+		b.side[SideOf(h)].Add(n)
+	}
 }
 
 // New makes a budget of limit octets (0 or less: DefaultLimit).
@@ -116,8 +191,7 @@ func (b *Budget) Force(h Holder, n int) {
 	if b == nil || n <= 0 {
 		return
 	}
-	b.used.Add(int64(n))
-	b.held[h].Add(int64(n))
+	b.add(h, int64(n))
 	b.notePeak()
 }
 
@@ -129,12 +203,11 @@ func (b *Budget) ChargeOver(h Holder, n int, slack int64) bool {
 	if b == nil || n <= 0 {
 		return true
 	}
-	if b.used.Add(int64(n)) > b.limit+slack {
-		b.used.Add(-int64(n))
+	if b.seen(SideOf(h))+int64(n) > b.limit+slack {
 		b.refused[h].Add(1)
 		return false
 	}
-	b.held[h].Add(int64(n))
+	b.add(h, int64(n))
 	b.notePeak()
 	return true
 }
@@ -144,8 +217,7 @@ func (b *Budget) Release(h Holder, n int) {
 	if b == nil || n <= 0 {
 		return
 	}
-	b.used.Add(-int64(n))
-	b.held[h].Add(-int64(n))
+	b.add(h, -int64(n))
 }
 
 // Lost counts something a holder gave up for the budget that shows in
@@ -159,27 +231,39 @@ func (b *Budget) Lost(h Holder) {
 	}
 }
 
-// Fits reports whether n more octets would be granted now.
+// Fits reports whether n more octets would be granted now to a holder
+// of the front (Split).
 func (b *Budget) Fits(n int) bool {
-	return b == nil || b.used.Load()+int64(n) <= b.limit
+	return b == nil || b.seen(Front)+int64(n) <= b.limit
 }
 
-// Over reports whether what is held is over the limit: the holders should
-// make room.
-func (b *Budget) Over() bool {
-	return b != nil && b.used.Load() > b.limit
+// Over reports whether what is held is over the limit, as the front sees
+// it (Split): the holders should make room.
+func (b *Budget) Over() bool { return b.OverFor(TCP) }
+
+// OverFor is Over as holder h's side sees it.
+func (b *Budget) OverFor(h Holder) bool {
+	return b != nil && b.seen(SideOf(h)) > b.limit
 }
 
-// Largest is the holder among hs that holds the most now (the first of
-// them when none holds anything).
+// Largest is the holder among hs that holds the most now, as the front
+// sees it (Split: the data path's share is its view), the first of them
+// when none holds anything.
 func (b *Budget) Largest(hs ...Holder) Holder {
-	best := hs[0]
+	best, most := hs[0], b.heldSeen(hs[0])
 	for _, h := range hs[1:] {
-		if b.held[h].Load() > b.held[best].Load() {
-			best = h
+		if n := b.heldSeen(h); n > most {
+			best, most = h, n
 		}
 	}
 	return best
+}
+
+func (b *Budget) heldSeen(h Holder) int64 {
+	if b.split && h == Datapath {
+		return b.viewHeld.Load()
+	}
+	return b.held[h].Load()
 }
 
 func (b *Budget) notePeak() {

@@ -318,13 +318,23 @@ type RCFrame interface {
 // RC takes one RC frame.
 func (fl *Follower) RC(f RCFrame) {
 	op, qp, dst4 := f.Key()
+	if !fl.Wants(op, qp, dst4) {
+		return
+	}
+	fl.Packet(f.Packet())
+}
+
+// Wants reports whether an RC frame of this key (RCFrame.Key) may belong
+// to a connection followed, and counts it as an orphan when it may not:
+// only then need it be decoded for Packet.
+func (fl *Follower) Wants(op uint8, qp, dst4 uint32) bool {
 	if !isSend(op) && fl.filter[filterSlot(qp, dst4)] == 0 {
 		if op != layers.OpCNP { // a CNP is no data frame
 			fl.OrphanFrames++
 		}
-		return
+		return false
 	}
-	fl.Packet(f.Packet())
+	return true
 }
 
 // lookup finds the connection side a frame belongs to. The last answer is

@@ -94,7 +94,7 @@ func (o *Output) bound(frame int) {
 		if q.held == 0 {
 			continue
 		}
-		if len(o.queue) <= maxQueued && frame-q.RPC.Frame <= holdFrames && !o.Limits.Budget.Over() {
+		if len(o.queue) <= maxQueued && frame-q.RPC.Frame <= holdFrames && !o.Limits.Budget.OverFor(budget.Datapath) {
 			break
 		}
 		q.held = 0
