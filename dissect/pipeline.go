@@ -29,7 +29,8 @@ import (
 // decides on what it holds and on a view of the other's share, set at
 // points of the input, never of the timing:
 //   - the back's view of the front is what the front held when it decoded
-//     the frame being followed (queued with it);
+//     the frame being followed (queued with it), or what it holds now when
+//     the worker is idle and the run loop calls the data path itself;
 //   - the front's view of the back is what the back held at the end of the
 //     batch of rcBatchLen RC frames before the last one completed (a
 //     batch counted from the last sync), or at the last sync;
@@ -94,19 +95,19 @@ func backFigures(b *budget.Budget) (used, held int64) {
 	return b.SideUsed(budget.Back), b.Stats().Held[budget.Datapath]
 }
 
-// exact sets each side's view to the other's share: at a sync.
+// exact sets the front's view of the back to its share: at a sync. (The
+// back sees what the front holds now whenever the worker is idle.)
 func (v *dpViews) exact(b *budget.Budget) {
 	v.n = 0
 	v.used, v.held = backFigures(b)
 	b.SetView(budget.Front, v.used, v.held)
-	b.SetView(budget.Back, b.SideUsed(budget.Front), 0)
 }
 
 // rcNow follows an RC frame at once, with the views the worker would
-// have had (a run that is not pipelined).
+// have had (a run that is not pipelined): the back sees what the front
+// holds now, which is what the front held when it decoded the frame.
 func (r *run) rcNow(f datapath.RCFrame) {
 	b := r.cfg.Budget
-	b.SetView(budget.Back, b.SideUsed(budget.Front), 0)
 	r.dp.RC(f)
 	r.rpcs()
 	v := &r.views
@@ -214,8 +215,11 @@ func (w *dpWorker) halted() bool {
 // loop is the worker's goroutine.
 func (w *dpWorker) loop() {
 	debug.SetPanicOnFault(true) // this goroutine only: see rcBatch.fault
+	b := w.r.cfg.Budget
 	for batch := range w.work {
+		b.BackViews(true)
 		batch.fault = w.do(batch)
+		b.BackViews(false)
 		if w.r.err != nil {
 			w.failed.Store(true)
 		}

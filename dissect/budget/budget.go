@@ -78,13 +78,16 @@ type Budget struct {
 	refused [nHolders]atomic.Int64
 	lost    [nHolders]atomic.Int64
 
-	// Split (see there): what each side holds, and what it takes the
-	// other side to hold (view[Front] is the front's view of the data
-	// path's side, with viewHeld its view of the data path's own share).
-	split    bool
-	side     [2]atomic.Int64
-	view     [2]atomic.Int64
-	viewHeld atomic.Int64
+	// Split (see there): what each side holds (used is then their sum),
+	// and what it takes the other side to hold (view[Front] is the
+	// front's view of the data path's side, with viewHeld its view of the
+	// data path's own share). The back's view is what the front holds now
+	// unless backViews is set (BackViews).
+	split     bool
+	side      [2]atomic.Int64
+	view      [2]atomic.Int64
+	viewHeld  atomic.Int64
+	backViews atomic.Bool
 }
 
 // The two sides of a split budget: the run loop's goroutine (every holder
@@ -124,6 +127,16 @@ func (b *Budget) SideUsed(side int) int64 {
 	return b.side[side].Load()
 }
 
+// BackViews makes the back decide on the view SetView(Back, ...) gives it
+// (on), or on what the front holds now (off, the default): the back's
+// goroutine turns it on while it runs beside the front's, which then makes
+// no decision of the back's.
+func (b *Budget) BackViews(on bool) {
+	if b != nil {
+		b.backViews.Store(on)
+	}
+}
+
 // SetView sets what side takes the other side to hold (used), and, for
 // the front, the data path's own share of it (held).
 func (b *Budget) SetView(side int, used, held int64) {
@@ -139,18 +152,30 @@ func (b *Budget) SetView(side int, used, held int64) {
 // seen is the total side's decisions go by: all that is held, or in a
 // split budget what side holds plus its view of the other.
 func (b *Budget) seen(side int) int64 {
-	if !b.split {
+	switch {
+	case !b.split:
 		return b.used.Load()
+	case side == Back && !b.backViews.Load():
+		return b.side[Back].Load() + b.side[Front].Load()
 	}
 	return b.side[side].Load() + b.view[side].Load()
 }
 
+// total is all that is held.
+func (b *Budget) total() int64 {
+	if b.split {
+		return b.side[Front].Load() + b.side[Back].Load()
+	}
+	return b.used.Load()
+}
+
 // add counts n octets more (or fewer) held by h.
 func (b *Budget) add(h Holder, n int64) {
-	b.used.Add(n)
 	b.held[h].Add(n)
 	if b.split {
 		b.side[SideOf(h)].Add(n)
+	} else {
+		b.used.Add(n)
 	}
 }
 
@@ -267,7 +292,7 @@ func (b *Budget) heldSeen(h Holder) int64 {
 }
 
 func (b *Budget) notePeak() {
-	u := b.used.Load()
+	u := b.total()
 	for {
 		v := b.peak.Load()
 		if u <= v || b.peak.CompareAndSwap(v, u) {
@@ -294,7 +319,7 @@ func (b *Budget) Stats() Stats {
 	if b == nil {
 		return s
 	}
-	s.Limit, s.Used, s.Peak = b.limit, b.used.Load(), b.peak.Load()
+	s.Limit, s.Used, s.Peak = b.limit, b.total(), b.peak.Load()
 	for h := range nHolders {
 		s.Held[h], s.Refused[h], s.Lost[h] = b.held[h].Load(), b.refused[h].Load(), b.lost[h].Load()
 	}
