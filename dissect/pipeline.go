@@ -88,11 +88,21 @@ type rcBatch struct {
 type dpViews struct {
 	n          int
 	used, held int64
+	set        [2]int64 // the front's view as last set (setFront)
+}
+
+// setFront sets the front's view of the back, unless it is that already
+// (a sync at every iWARP frame would otherwise store it every time).
+func (v *dpViews) setFront(b *budget.Budget, used, held int64) {
+	if v.set != [2]int64{used, held} {
+		v.set = [2]int64{used, held}
+		b.SetView(budget.Front, used, held)
+	}
 }
 
 // backFigures is what the back of b holds, and the data path's share of it.
 func backFigures(b *budget.Budget) (used, held int64) {
-	return b.SideUsed(budget.Back), b.Stats().Held[budget.Datapath]
+	return b.SideUsed(budget.Back), b.Held(budget.Datapath)
 }
 
 // exact sets the front's view of the back to its share: at a sync. (The
@@ -100,7 +110,7 @@ func backFigures(b *budget.Budget) (used, held int64) {
 func (v *dpViews) exact(b *budget.Budget) {
 	v.n = 0
 	v.used, v.held = backFigures(b)
-	b.SetView(budget.Front, v.used, v.held)
+	v.setFront(b, v.used, v.held)
 }
 
 // rcNow follows an RC frame at once, with the views the worker would
@@ -113,7 +123,7 @@ func (r *run) rcNow(f datapath.RCFrame) {
 	v := &r.views
 	v.n++
 	if v.n%rcBatchLen == 0 {
-		b.SetView(budget.Front, v.used, v.held)
+		v.setFront(b, v.used, v.held)
 		v.used, v.held = backFigures(b)
 	}
 }
@@ -160,7 +170,7 @@ func (w *dpWorker) rc(f datapath.RCFrame) {
 	o.pkt = *f.Packet()
 	if o.last {
 		w.wait() // it did the end of the batch before (or a sync set the figures)
-		b.SetView(budget.Front, w.used, w.held)
+		v.setFront(b, w.used, w.held)
 		w.send()
 	}
 }

@@ -119,6 +119,14 @@ func (b *Budget) Split() {
 	}
 }
 
+// Held is what holder h holds now (0 for a nil budget).
+func (b *Budget) Held(h Holder) int64 {
+	if b == nil {
+		return 0
+	}
+	return b.held[h].Load()
+}
+
 // SideUsed is what side holds now (0 for a nil budget).
 func (b *Budget) SideUsed(side int) int64 {
 	if b == nil {
