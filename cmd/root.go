@@ -93,7 +93,7 @@ Environment:
                   limits need, under 100 MB with the default limits)
   RDMACM_DATAPATH_WORKER=1
                   follow RC traffic on a goroutine of its own, behind the
-                  reading (experimental; the output is the same)`
+                  reading (experimental)`
 
 func newRootCmd(s *IOStreams) *cobra.Command {
 	root := &cobra.Command{

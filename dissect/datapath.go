@@ -17,7 +17,6 @@ func (r *run) startDataPath(name string) {
 		out := datapath.NewOutput(r.cfg.Datapath, r.cfg.DatapathLimits, name)
 		out.Evidence = r.cfg.Evidence
 		r.dp = datapath.NewFollower(out)
-		r.views.exact(r.cfg.Budget)
 		r.startWorker()
 	}
 }

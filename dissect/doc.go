@@ -206,9 +206,8 @@ message, iWARP traffic, a connection's record, the end of a source) first
 waits for the worker to have done every frame queued, so the Follower and
 the Sink see the same calls in the same order. The memory budget is split
 between the two (budget.Split), each side deciding on what it holds and on a
-view of the other's share set at points of the input; a run without the
-worker sets the same views at the same points, and the output is the same
-either way.
+view of the other's share set at points of the input, so that the output
+does not depend on the timing.
 
 Take frame 19 of pcaps/rocev2-nfs-traffic.pcap: UDP to port 4791, a BTH with
 opcode 0x17 (SEND Only with Invalidate) to QP 0x000100. The Follower finds

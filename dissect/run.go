@@ -52,12 +52,12 @@ func RunSources(ctx context.Context, sources []Source, cfg Config, sink Sink) (*
 	cfg.Budget = cfg.budget()
 	cfg.DatapathLimits.Budget = cfg.Budget
 	r := &run{cfg: cfg, sink: sink, tracker: conn.NewTracker(cfg.Live, cfg.MaxConnections), sum: record.NewSummary()}
-	if cfg.Datapath != datapath.ModeOff {
+	// The -w writer keeps frames by what the data path says of them
+	// (Evidence) as it reads them: with it, the data path follows them at
+	// once, as it does for a source that cannot keep its frames.
+	r.pipeline = cfg.Datapath != datapath.ModeOff && pipelined() && releasers(sources) && cfg.Writer == nil && cfg.Evidence == nil
+	if r.pipeline {
 		cfg.Budget.Split() // before any charge (pipeline.go)
-		// The -w writer keeps frames by what the data path says of them
-		// (Evidence) as it reads them: with it, the data path follows
-		// them at once.
-		r.pipeline = releasers(sources) && cfg.Writer == nil && cfg.Evidence == nil
 	}
 	r.tracker.SetBudget(cfg.Budget)
 	if cfg.ReuseRecords {
@@ -128,9 +128,9 @@ type run struct {
 	start   time.Time // capture time of the source's first frame with one
 
 	dp *datapath.Follower // the current source's data path (datapath.go); nil when off
-	// pipeline: the sources let the data path follow RC frames on a
-	// worker (pipeline.go), w, of the current source, when there are cores
-	// for it; views is where the budget's views are.
+	// pipeline: the data path follows RC frames on a worker
+	// (pipeline.go), w, of the current source, and the budget is split;
+	// views is where the budget's views are.
 	pipeline bool
 	w        *dpWorker
 	views    dpViews
