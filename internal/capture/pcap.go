@@ -68,7 +68,7 @@ func (r *Reader) nextPcap() error {
 	p := r.r + pcapRecordLen
 	r.r += need
 	r.n++
-	r.hintNext()
+	r.hintNext(need)
 
 	ns := int64(frac)
 	if !r.nano {

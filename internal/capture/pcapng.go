@@ -176,7 +176,7 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	ts := uint64(u32(b[12:], be))<<32 | uint64(u32(b[16:], be))
 	r.r += blen
 	r.n++
-	r.hintNext()
+	r.hintNext(blen)
 
 	end := epbDataOff + int(caplen)
 	f := &r.frame

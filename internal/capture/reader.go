@@ -442,11 +442,26 @@ func (r *Reader) Next() (*Frame, error) {
 	return &r.frame, nil
 }
 
-// hintNext hints the next record of a mapped file to the processor
-// (hint_amd64.go): the parser reads little of each, and those lines once.
-func (r *Reader) hintNext() {
-	if r.mp != nil && r.r < r.w {
-		hintOnce(&r.buf[r.r])
+// hintNext hints the next records of a mapped file to the processor
+// (hint_amd64.go), the one just handed out being size octets long: the
+// parser reads little of each, and those lines once. The next record's
+// place is known; the two after it are guessed to be as long as this one
+// (frames come in runs of one size: an RDMA Write's, a bulk TCP
+// segment's). Finding a record's header is a chain the parser follows one
+// wait for memory at a time; the guesses put the lines of the records after
+// it on their way meanwhile, and a wrong guess costs a line read for
+// nothing. In the workloads of docs/performance.md: mixed 182 to 150 ms,
+// 100 000 TCP flows 157 to 127, NFS-like 113 to 106.
+func (r *Reader) hintNext(size int) {
+	if r.mp == nil || r.r >= r.w {
+		return
+	}
+	hintOnce(&r.buf[r.r])
+	if a := r.r + size; a < r.w {
+		hintOnce(&r.buf[a])
+		if a += size; a < r.w {
+			hintOnce(&r.buf[a])
+		}
 	}
 }
 
