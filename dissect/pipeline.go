@@ -87,20 +87,12 @@ type rcBatch struct {
 	fault any
 }
 
-// dpViews is where the run is in the step of the budget's views: the RC
-// frames queued since the last sync, and the back's figures then.
-type dpViews struct {
-	n          int
-	used, held int64
-	set        [2]int64 // the front's view as last set (setFront)
-}
-
 // setFront sets the front's view of the back, unless it is that already
 // (a sync at every iWARP frame would otherwise store it every time).
-func (v *dpViews) setFront(b *budget.Budget, used, held int64) {
-	if v.set != [2]int64{used, held} {
-		v.set = [2]int64{used, held}
-		b.SetView(budget.Front, used, held)
+func (w *dpWorker) setFront(used, held int64) {
+	if w.set != [2]int64{used, held} {
+		w.set = [2]int64{used, held}
+		w.r.cfg.Budget.SetView(budget.Front, used, held)
 	}
 }
 
@@ -109,12 +101,13 @@ func backFigures(b *budget.Budget) (used, held int64) {
 	return b.SideUsed(budget.Back), b.Held(budget.Datapath)
 }
 
-// exact sets the front's view of the back to its share: at a sync. (The
-// back sees what the front holds now whenever the worker is idle.)
-func (v *dpViews) exact(b *budget.Budget) {
-	v.n = 0
-	v.used, v.held = backFigures(b)
-	v.setFront(b, v.used, v.held)
+// exact sets the front's view of the back to its share, and starts
+// counting batches again: at a sync, the worker idle. (The back sees what
+// the front holds now whenever the worker is idle.)
+func (w *dpWorker) exact() {
+	w.n = 0
+	w.used, w.held = backFigures(w.r.cfg.Budget)
+	w.setFront(w.used, w.held)
 }
 
 // rcNow follows an RC frame at once (a run without the worker).
@@ -132,9 +125,12 @@ type dpWorker struct {
 	inflight *rcBatch // with the worker (nil: the worker is idle)
 	spare    []*rcBatch
 	failed   atomic.Bool // the sink failed on the worker's goroutine
-	// The back's figures after the last frame that ended a batch: the
-	// worker's, read by the run loop once the batch came back.
+	// The back's figures after the last frame that ended a batch (the
+	// worker's, read by the run loop once the batch came back), or at the
+	// last sync (the run loop's).
 	used, held int64
+	n          int      // RC frames queued since the last sync (the run loop's)
+	set        [2]int64 // the front's view as last set (setFront)
 }
 
 // workerPause, when set (tests), is called by the worker before each frame:
@@ -157,16 +153,14 @@ func (w *dpWorker) rc(f datapath.RCFrame) {
 			w.cur = &rcBatch{ops: make([]rcOp, 0, rcBatchLen)}
 		}
 	}
-	b := w.r.cfg.Budget
-	v := &w.r.views
-	v.n++
-	w.cur.ops = append(w.cur.ops, rcOp{front: b.SideUsed(budget.Front), last: v.n%rcBatchLen == 0})
+	w.n++
+	w.cur.ops = append(w.cur.ops, rcOp{front: w.r.cfg.Budget.SideUsed(budget.Front), last: w.n%rcBatchLen == 0})
 	o := &w.cur.ops[len(w.cur.ops)-1]
 	o.op, o.qp, o.dst4 = f.Key()
 	o.pkt = *f.Packet()
 	if o.last {
 		w.wait() // it did the end of the batch before (or a sync set the figures)
-		v.setFront(b, w.used, w.held)
+		w.setFront(w.used, w.held)
 		w.send()
 	}
 }
@@ -263,8 +257,7 @@ func (w *dpWorker) do(batch *rcBatch) (stopped any) {
 func (r *run) startWorker() {
 	if r.pipeline {
 		r.w = newWorker(r)
-		r.views.exact(r.cfg.Budget)
-		r.w.used, r.w.held = r.views.used, r.views.held
+		r.w.exact()
 	}
 }
 
@@ -276,8 +269,7 @@ func (r *run) syncDP() {
 		return
 	}
 	r.w.drain()
-	r.views.exact(r.cfg.Budget)
-	r.w.used, r.w.held = r.views.used, r.views.held
+	r.w.exact()
 }
 
 // drainDP waits for the worker, and changes no view (the source's release:

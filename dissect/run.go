@@ -129,11 +129,9 @@ type run struct {
 
 	dp *datapath.Follower // the current source's data path (datapath.go); nil when off
 	// pipeline: the data path follows RC frames on a worker
-	// (pipeline.go), w, of the current source, and the budget is split;
-	// views is where the budget's views are.
+	// (pipeline.go), w, of the current source, and the budget is split.
 	pipeline bool
 	w        *dpWorker
-	views    dpViews
 	// interrupted: an interrupt ended the reading of a file (not live),
 	// after frame interruptedAt of its source.
 	interrupted   bool

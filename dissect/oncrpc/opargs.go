@@ -299,8 +299,7 @@ func exchangeIDArgs(r reader) reader {
 // sequence and flags: the fore and back channel attrs, cb_program and
 // sec_parms<>.
 func createSessionArgs(r reader) reader {
-	channelAttrs(&r)
-	channelAttrs(&r)
+	r = channels(r)
 	r.skip(4)
 	return cbSecParms(r)
 }

@@ -105,12 +105,12 @@ var opResultLayouts = [...]opLayout{
 	// GETDEVICELIST: cookie, cookieverf, deviceid_list<>, eof
 	48: {known: true, fixed: hyper + sizeVerifier, walk: deviceList},
 	// LAYOUTCOMMIT: newsize4
-	49: {known: true, walk: newSize},
+	49: {known: true, walk: optionalOf(hyper)}, // newsize4
 	// LAYOUTGET: return_on_close, stateid, layout4<> (offset, length,
 	// iomode, type, body)
 	50: {known: true, fixed: 4 + sizeStateid, walk: layouts},
 	// LAYOUTRETURN: layoutreturn_stateid
-	51: {known: true, walk: returnStateid},
+	51: {known: true, walk: optionalOf(sizeStateid)}, // layoutreturn_stateid
 	// SECINFO_NO_NAME: secinfo4<>
 	52: {known: true, walk: secinfos},
 	// SEQUENCE: sessionid, sequenceid, slotid, highest_slotid,
@@ -259,12 +259,15 @@ func deviceList(r reader) reader {
 	return r
 }
 
-// newSize moves over a newsize4: a bool, and the size when it is true.
-func newSize(r reader) reader {
-	if r.boolean() {
-		r.skip(hyper)
+// optionalOf is the walk of a union on a bool whose true arm is n octets
+// (newsize4, layoutreturn_stateid).
+func optionalOf(n uint64) func(reader) reader {
+	return func(r reader) reader {
+		if r.boolean() {
+			r.skip(n)
+		}
+		return r
 	}
-	return r
 }
 
 // layouts moves over a layout4<>: each an offset, a length, an iomode and
@@ -273,15 +276,6 @@ func layouts(r reader) reader {
 	for n := r.count(); n > 0 && r.ok(); n-- {
 		r.skip(hyper + hyper + 4 + 4)
 		r.opaque()
-	}
-	return r
-}
-
-// returnStateid moves over a layoutreturn_stateid: a bool, and the
-// stateid when it is true.
-func returnStateid(r reader) reader {
-	if r.boolean() {
-		r.skip(sizeStateid)
 	}
 	return r
 }
