@@ -230,6 +230,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 	// Whether the link type of the last frame can carry RDMA: a capture
 	// rarely changes it.
 	link, linkOK := -1, false
+	// A capture file shows the frames to come, for the flow table's hints
+	// (decode.Decoder.Ahead).
+	ahead, _ := src.(capture.Looker)
 	defer func() { p.tallies[at] = cur }()
 	for {
 		f, err := src.Next(ctx)
@@ -273,6 +276,9 @@ func (r *run) read(ctx context.Context, src Source, p *pass) error {
 		}
 		if linkOK {
 			r.events(p.d.Decode(f))
+			if ahead != nil && p.d.LooksAhead() {
+				p.d.Ahead(f.LinkType, ahead.Ahead(2))
+			}
 		} else {
 			cur.skipped++ // a link type that cannot carry RDMA
 		}

@@ -15,6 +15,7 @@ import (
 // patched for each frame, in turn.
 type bulkFlows struct {
 	frame []byte
+	ahead []byte // the frame shown ahead (peek)
 	seq   []uint32
 	next  int
 	f     capture.Frame
@@ -28,7 +29,7 @@ func newBulkFlows(t testing.TB, n, payload int) *bulkFlows {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bf := &bulkFlows{frame: frame, seq: make([]uint32, n)}
+	bf := &bulkFlows{frame: frame, ahead: append([]byte(nil), frame...), seq: make([]uint32, n)}
 	for i := range bf.seq {
 		bf.seq[i] = uint32(i) * 0x9e3779b1
 	}
@@ -40,13 +41,26 @@ func newBulkFlows(t testing.TB, n, payload int) *bulkFlows {
 func (bf *bulkFlows) nextFrame() *capture.Frame {
 	i := bf.next
 	bf.next = (bf.next + 1) % len(bf.seq)
-	binary.BigEndian.PutUint32(bf.frame[14+12:], 0x0a000000|uint32(i/50000)<<8)
-	binary.BigEndian.PutUint16(bf.frame[14+20:], uint16(1024+i%50000))
-	binary.BigEndian.PutUint32(bf.frame[14+20+4:], bf.seq[i])
+	patch(bf.frame, i, bf.seq[i])
 	bf.seq[i] += uint32(len(bf.frame) - 14 - 40)
 	bf.f.Index++
 	bf.f.Time = bf.f.Time.Add(2 * time.Microsecond)
 	return &bf.f
+}
+
+// patch makes frame the segment of the i-th flow, with sequence number seq.
+func patch(frame []byte, i int, seq uint32) {
+	binary.BigEndian.PutUint32(frame[14+12:], 0x0a000000|uint32(i/50000)<<8)
+	binary.BigEndian.PutUint16(frame[14+20:], uint16(1024+i%50000))
+	binary.BigEndian.PutUint32(frame[14+20+4:], seq)
+}
+
+// peek is the frame k after the one nextFrame returned last, as the run
+// loop shows it to Decoder.Ahead.
+func (bf *bulkFlows) peek(k int) []byte {
+	i := (bf.next + k - 1) % len(bf.seq)
+	patch(bf.ahead, i, bf.seq[i])
+	return bf.ahead
 }
 
 // Bulk TCP over many concurrent flows captured mid-stream costs nothing per
@@ -88,6 +102,23 @@ func BenchmarkTCPFlows(b *testing.B) {
 			b.SetBytes(int64(len(bf.frame)))
 			for b.Loop() {
 				d.Decode(bf.nextFrame())
+			}
+		})
+		// The same, shown the frame two ahead as the run loop shows a
+		// capture file's (Decoder.Ahead).
+		b.Run(fmt.Sprintf("flows=%d/ahead", n), func(b *testing.B) {
+			bf := newBulkFlows(b, n, 1448)
+			d := New("t", Config{})
+			for range 2 * n {
+				d.Decode(bf.nextFrame())
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bf.frame)))
+			for b.Loop() {
+				d.Decode(bf.nextFrame())
+				if d.LooksAhead() {
+					d.Ahead(linkEthernet, bf.peek(2))
+				}
 			}
 		})
 	}

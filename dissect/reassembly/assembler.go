@@ -50,6 +50,11 @@ type Assembler struct {
 	lastSweep  int64
 	behind     int
 	sinceSweep int
+
+	// ahead is the hash of the IPv4 direction of the segment expected
+	// next, whose slot was hinted (Ahead, ahead.go), when aheadOK.
+	ahead   uint64
+	aheadOK bool
 }
 
 // maxPooled bounds the streams kept for reuse.

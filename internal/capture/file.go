@@ -86,6 +86,15 @@ func (s *fileSource) SetBudget(b *budget.Budget) { s.budget = b }
 // them. Set before the first Next.
 func (s *fileSource) SetRelease(fn func()) { s.release = fn }
 
+// Ahead shows the octets of the i-th frame after the one handed out last,
+// as far as the reader holds them already (Reader.Ahead), or nil.
+func (s *fileSource) Ahead(i int) []byte {
+	if s.rd == nil {
+		return nil
+	}
+	return s.rd.Ahead(i)
+}
+
 // maxLinkType bounds the LINKTYPE values: the registry has fewer than 300,
 // and the USER values are 147 to 162.
 const maxLinkType = 512

@@ -62,6 +62,15 @@ type Releaser interface {
 	SetRelease(fn func())
 }
 
+// Looker is a Source that can show the octets of a frame to come without
+// handing it out (a capture file: Reader.Ahead). What it shows is for
+// hints only (the run loop asks the flow table for the lines that frame's
+// segment will read): it may be cut short, it is valid only until the next
+// call of Next, and it decides nothing.
+type Looker interface {
+	Ahead(i int) []byte
+}
+
 // RecordIssue flags how a capture record disagrees with its file. The
 // Reader hands such a record out as its captured length says and goes on
 // with the next one: its extent in the file is known (tshark and tcpdump
