@@ -20,9 +20,8 @@ type Assembler struct {
 
 	// Scratch space, so that the steady state allocates nothing.
 	scratch []*stream
-	forget4 []key4
-	forget6 []key6
-	making  bool // makeRoom is running
+	drops   []drop // forget's
+	making  bool   // makeRoom is running
 	rings   ringPool
 	lru     stream // sentinel of the list of anchored directions followed, by last progress
 	elru    stream // sentinel of the list of unanchored ones
@@ -269,6 +268,7 @@ func (a *Assembler) open(s *Segment, d *dirState, seq uint32, anchored, lost boo
 	*d = dirState{kind: kindFollowed, slot: uint32(str.slot), seen: uint32(a.st.Segments)}
 	if a.unanchored > a.opt.EarlyFlows {
 		a.giveUp(a.elru.lnext, EndLimit, a.why.early)
+		a.hintVictim()
 	}
 	return str
 }

@@ -297,25 +297,10 @@ func (a *Assembler) forget() {
 		cut++
 	}
 	below := lo + uint32(cut)*width
-	k4, k6 := a.forget4[:0], a.forget6[:0]
-	defer func() { a.forget4, a.forget6 = k4[:0], k6[:0] }()
-	a.t4.each(func(k *key4, st *dirState) {
-		if st.kind != kindFollowed && st.seen < below {
-			k4 = append(k4, *k)
-		}
-	})
-	a.t6.each(func(k *key6, st *dirState) {
-		if st.kind != kindFollowed && st.seen < below {
-			k6 = append(k6, *k)
-		}
-	})
-	for i := range k4 {
-		a.t4.remove(&k4[i], hash4(&k4[i]))
-	}
-	for i := range k6 {
-		a.t6.remove(&k6[i], hash6(&k6[i]))
-	}
-	a.st.Forgotten += len(k4) + len(k6)
+	var n4, n6 int
+	a.drops, n4 = a.t4.dropSeenBelow(below, a.drops)
+	a.drops, n6 = a.t6.dropSeenBelow(below, a.drops)
+	a.st.Forgotten += n4 + n6
 }
 
 // sortByLastFrame orders directions by the frame of their last segment.

@@ -176,6 +176,52 @@ func (t *table[K]) remove(k *K, h uint64) {
 	}
 }
 
+// drop names an entry to remove: its key's hash and its index.
+type drop struct {
+	h   uint64
+	idx uint32
+}
+
+// dropSeenBelow removes the entries of directions not followed that were
+// last seen before below, in the order of the entries (as remove would
+// one by one), and reports how many; scratch is room for the list, given
+// back for the next call. A slot is found by the entry's index, never by
+// comparing keys: the entries are read in order once, not again at random.
+func (t *table[K]) dropSeenBelow(below uint32, scratch []drop) ([]drop, int) {
+	ds := scratch[:0]
+	for c, chunk := range t.chunks {
+		for j := range chunk {
+			if e := &chunk[j]; e.st.kind != 0 && e.st.kind != kindFollowed && e.st.seen < below {
+				ds = append(ds, drop{t.hash(&e.key), uint32(c)<<chunkBits | uint32(j)})
+				*e = entry[K]{}
+			}
+		}
+	}
+	mask := uint64(len(t.slots) - 1)
+	for _, d := range ds {
+		want := tag(d.h) | (d.idx + 1)
+		for i := d.h & mask; ; i = (i + 1) & mask {
+			s := t.slots[i]
+			if s == slotEmpty {
+				break // not in the index: cannot be
+			}
+			if s == want {
+				// As in remove.
+				if t.slots[(i+1)&mask] == slotEmpty {
+					t.slots[i] = slotEmpty
+					t.filled--
+				} else {
+					t.slots[i] = slotDeleted
+				}
+				t.free = append(t.free, d.idx)
+				t.used--
+				break
+			}
+		}
+	}
+	return ds[:0], len(ds)
+}
+
 // growth is how many octets inserting one more entry would add to the
 // table: a chunk when no entry is free, a larger index when it is full.
 func (t *table[K]) growth() int {

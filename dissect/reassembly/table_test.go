@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -89,5 +90,57 @@ func TestTableEntriesStay(t *testing.T) {
 	}
 	if got := tb.find(&first, hash4(&first)); got != st || got.lo != 42 {
 		t.Fatal("the entry moved")
+	}
+}
+
+// dropSeenBelow leaves the table exactly as removing the same entries one
+// by one, in entry order, would: the same slots (empty or deleted), free
+// list and counts, so that what follows (rehashes, the entries new
+// directions take) does not depend on which way they went.
+func TestDropSeenBelowAsRemove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	poor := func(k *key4) uint64 { return uint64(k[0]%13) * 0x9e3779b97f4a7c15 }
+	for _, hash := range []func(*key4) uint64{poor, hash4} {
+		a, b := newTable(hash), newTable(hash)
+		for i := range 5000 {
+			k := key4{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(i), byte(i >> 8)}
+			if a.find(&k, hash(&k)) != nil {
+				continue
+			}
+			seen, kind := uint32(rng.IntN(1000)), uint8(kindDecided)
+			if rng.IntN(10) == 0 {
+				kind = kindFollowed
+			}
+			for _, tb := range []*table[key4]{a, b} {
+				st := tb.insert(&k, hash(&k))
+				st.kind, st.seen = kind, seen
+			}
+			if rng.IntN(7) == 0 { // some deleted slots before
+				a.remove(&k, hash(&k))
+				b.remove(&k, hash(&k))
+			}
+		}
+		var keys []key4
+		a.each(func(k *key4, st *dirState) {
+			if st.kind != kindFollowed && st.seen < 300 {
+				keys = append(keys, *k)
+			}
+		})
+		for i := range keys {
+			a.remove(&keys[i], hash(&keys[i]))
+		}
+		_, n := b.dropSeenBelow(300, nil)
+		if n != len(keys) || n == 0 {
+			t.Fatalf("dropped %d, removed %d", n, len(keys))
+		}
+		if a.used != b.used || a.filled != b.filled || !slices.Equal(a.slots, b.slots) || !slices.Equal(a.free, b.free) {
+			t.Fatalf("after dropping: used %d/%d filled %d/%d, slots equal %v, free equal %v",
+				a.used, b.used, a.filled, b.filled, slices.Equal(a.slots, b.slots), slices.Equal(a.free, b.free))
+		}
+		for c := range a.chunks {
+			if !slices.Equal(a.chunks[c], b.chunks[c]) {
+				t.Fatalf("chunk %d differs", c)
+			}
+		}
 	}
 }
