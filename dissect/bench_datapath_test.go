@@ -102,3 +102,40 @@ func TestDatapathAllocsPerFrame(t *testing.T) {
 		t.Errorf("%.3f allocations per frame", perFrame)
 	}
 }
+
+// BenchmarkDissectIWARP runs the whole pipeline over a 64 MiB iWARP
+// workload of 512 connections (`craft --workload 64MiB --iwarp-conns 512`),
+// with CRC on every connection and on none. Run it with -cpu 1,2: at one
+// core the read-ahead, the FPDU CRC checks (dissect/mpa/crc.go) and the
+// framing take turns; at two they overlap (docs/performance.md).
+func BenchmarkDissectIWARP(b *testing.B) {
+	dir := b.TempDir()
+	for _, c := range []struct {
+		name string
+		crc  int
+	}{{"crc", 1}, {"nocrc", -1}} {
+		var buf bytes.Buffer
+		counts, err := (craft.IWARPWorkload{Size: 64 << 20, Seed: 1, Conns: 512, CRCEvery: c.crc}).Write(&buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := dir + "/" + c.name + ".pcap"
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(buf.Len()))
+			for b.Loop() {
+				var s countSink
+				sum, err := Run(b.Context(), []string{path}, nil, Config{}, &s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if want := counts.Calls + counts.Replies; sum.RPCMessages != want || len(sum.Findings) != 0 {
+					b.Fatalf("%d RPC-over-RDMA messages (want %d), findings %v", sum.RPCMessages, want, sum.Findings)
+				}
+			}
+		})
+	}
+}

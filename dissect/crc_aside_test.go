@@ -25,7 +25,8 @@ type inlineSource struct{ dissect.Source }
 // whole FPDUs are checked on another goroutine as from the same file
 // checked at once: the same connections, with the same mpa-crc-mismatch
 // and mpa-crc-missing findings, which name the same first frames and
-// count the same FPDUs, at GOMAXPROCS 1, 2 and 8.
+// count the same FPDUs, at GOMAXPROCS 1, 2 and 8 (on two cores or fewer
+// the framer checks its batches itself, above them a worker does).
 func TestCRCAsideSameVerdicts(t *testing.T) {
 	var buf bytes.Buffer
 	counts, err := (craft.IWARPWorkload{Size: 6 << 20, Seed: 5, Conns: 12, ReadSize: 16 << 10}).Write(&buf)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -161,7 +162,7 @@ func (r *run) source(ctx context.Context, src Source) error {
 			p.d.Settle()
 			r.drainDP()
 		})
-		p.d.CheckCRCAside()
+		p.d.CheckCRCAside(runtime.GOMAXPROCS(0) > 2) // on 2 cores the second one reads ahead (mpa/crc.go)
 	}
 	r.startDataPath(name)
 	if len(inputs) > 1 {

@@ -193,11 +193,12 @@ func (d *Decoder) Flush() []Event {
 }
 
 // CheckCRCAside has the CRCs of the FPDUs that lie whole in a frame
-// checked on another goroutine (mpa.Framer.CheckAside), their verdicts
-// joined back in order: the output is the same. The octets of the frames
-// decoded must then stay valid until Settle is called, which must be
-// before their source moves or lets go of them (capture.Releaser).
-func (d *Decoder) CheckCRCAside() { d.mpa.CheckAside() }
+// checked apart from their framing, in batches, on another goroutine with
+// worker (mpa.Framer.CheckAside), their verdicts joined back in order: the
+// output is the same. The octets of the frames decoded must then stay
+// valid until Settle is called, which must be before their source moves
+// or lets go of them (capture.Releaser).
+func (d *Decoder) CheckCRCAside(worker bool) { d.mpa.CheckAside(worker) }
 
 // Settle waits for the CRC checks made aside (CheckCRCAside): afterwards
 // the octets of the frames decoded so far may go.

@@ -6,22 +6,30 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
-// Checking FPDU CRCs on another core (Framer.CheckAside).
+// Checking FPDU CRCs aside (Framer.CheckAside).
 //
 // The CRC32c over every octet is the largest single cost of following
 // iWARP traffic. A CRC's verdict changes no framing: a direction only
 // counts its FPDUs with a CRC problem, and describes the first of each
 // kind, when it ends (reportCounts). So an FPDU that lies whole in the
 // octets of the frame being decoded (the usual case: MPA senders align
-// FPDUs with TCP segments) has its CRC checked by a worker goroutine, in
-// batches, while the framer goes on; the verdicts are joined back in the
-// order the FPDUs ended (Framer.Settle) before anything reads the counts,
-// and before the frames whose octets the checks read are let go. The
-// problems a direction counts, and the first of each kind, are then those a
-// check made at once would have counted: the output does not depend on
-// when the worker ran.
+// FPDUs with TCP segments) has its CRC checked apart from its framing, in
+// one pass over its octets, in batches: by a worker goroutine while the
+// framer goes on, or by the framer as each batch fills. The verdicts are
+// joined back in the order the FPDUs ended (Framer.Settle) before
+// anything reads the counts, and before the frames whose octets the checks
+// read are let go. The problems a direction counts, and the first of each
+// kind, are then those a check made at once would have counted: the output
+// does not depend on where or when the checks ran.
+//
+// The worker pays only with a core to spare. Each batch handed over wakes
+// it, and on a 2-core virtual machine a wake-up across cores costs more
+// than the batch's CRCs; the second core is busy already with the capture
+// reader's read-ahead or mapping. The run loop (dissect/run.go) asks for
+// the worker above two cores.
 
-// asideBatch is how many checks go to the worker at once.
+// asideBatch is how many checks are made at once (go to the worker at
+// once).
 const asideBatch = 64
 
 // asideJob is one FPDU's CRC check, or (data nil) a problem found at once
@@ -50,18 +58,23 @@ type aside struct {
 	free    []*asideBatchT
 	lent    []byte // the octets of the frame being decoded
 	count   int    // checks not yet joined
+	inline  bool   // batches are checked by the framer, not the worker
 	checked int    // FPDUs handed to the worker, in all (tests)
 }
 
 // CheckAside makes the framer check the CRCs of the FPDUs that lie whole
-// in the frame being decoded on another goroutine. The caller must then
-// name that frame's octets (Lend) before each frame, and call Settle
-// before those octets are moved, reused or let go; the octets of frames
-// must stay valid until then.
-func (f *Framer) CheckAside() {
+// in the frame being decoded apart from the framing, in batches: on
+// another goroutine with worker, else by the framer itself as each batch
+// fills (one pass over each FPDU's octets rather than a sum carried
+// through its pieces as they are framed). The caller must then name that
+// frame's octets (Lend) before each frame, and call Settle before those
+// octets are moved, reused or let go; the octets of frames must stay
+// valid until then.
+func (f *Framer) CheckAside(worker bool) {
 	if f.aside == nil {
 		f.aside = &aside{}
 	}
+	f.aside.inline = !worker
 }
 
 // Lend names the octets of the frame about to be decoded (nil: none, the
@@ -110,6 +123,13 @@ func (a *aside) take(j asideJob) {
 		a.checked++
 	}
 	if a.cur.n == asideBatch {
+		if a.inline {
+			a.cur.check()
+			a.count -= a.cur.n
+			a.join(a.cur) // every batch before it was joined already
+			a.cur = nil
+			return
+		}
 		if a.work == nil {
 			a.work = make(chan *asideBatchT, 8)
 			go checkBatches(a.work)

@@ -11,8 +11,9 @@ import (
 // TestCheckAside: a direction whose FPDUs come whole in their segments
 // and cut across them, with wrong and zero CRC fields among both, counts
 // the same problems, and describes the same first of each kind, whether
-// the whole ones are checked on the worker (their verdicts joined when the
-// direction ends) or at once; and the worker did check them.
+// the whole ones are checked aside (on the worker, their verdicts joined
+// when the direction ends, or by the framer a batch at a time) or at once;
+// and they were checked aside.
 func TestCheckAside(t *testing.T) {
 	var units []unit
 	for i := range 3 * asideBatch {
@@ -41,10 +42,10 @@ func TestCheckAside(t *testing.T) {
 		}
 		segs = append(segs, s[at:end])
 	}
-	run := func(aside bool) ([]string, int) {
+	run := func(aside, worker bool) ([]string, int) {
 		c := newConn()
 		if aside {
-			c.r.f.CheckAside()
+			c.r.f.CheckAside(worker)
 			c.r.f.Lend(s) // the segments' octets stay valid: the stream's
 		}
 		c.syn()
@@ -67,15 +68,17 @@ func TestCheckAside(t *testing.T) {
 		}
 		return got, checked
 	}
-	aside, checked := run(true)
-	inline, _ := run(false)
-	if len(aside) != 2 {
-		t.Fatalf("findings %q, want a mismatch and a missing CRC", aside)
-	}
-	if !reflect.DeepEqual(aside, inline) {
-		t.Errorf("checked aside:\n%q\nat once:\n%q", aside, inline)
-	}
-	if want := len(units) - len(units)/3; checked != want {
-		t.Errorf("%d FPDUs checked aside, want the %d whole in a segment", checked, want)
+	inline, _ := run(false, false)
+	for _, worker := range []bool{true, false} {
+		aside, checked := run(true, worker)
+		if len(aside) != 2 {
+			t.Fatalf("worker %v: findings %q, want a mismatch and a missing CRC", worker, aside)
+		}
+		if !reflect.DeepEqual(aside, inline) {
+			t.Errorf("worker %v: checked aside:\n%q\nat once:\n%q", worker, aside, inline)
+		}
+		if want := len(units) - len(units)/3; checked != want {
+			t.Errorf("worker %v: %d FPDUs checked aside, want the %d whole in a segment", worker, checked, want)
+		}
 	}
 }

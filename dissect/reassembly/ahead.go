@@ -63,25 +63,21 @@ func (t *table[K]) firstAt(h uint64) *dirState {
 
 // hintVictim hints what giving up the direction that waits longest for
 // its start will touch, when the next direction opened will give it up
-// (EarlyFlows wait): its stream, its entry, its neighbour in the list, and
-// the buffers the direction opened next takes over from it (ring.go's pool
-// hands back the buffer put last). A capture of many short mid-stream
-// flows gives one up for every segment, 4096 directions after it was last
-// touched, when its lines have left the core's caches.
+// (EarlyFlows wait): its entry, its neighbour in the list, and the buffers
+// the direction opened next takes over from it (ring.go's pool hands back
+// the buffer put last). Its stream was hinted a direction earlier, when it
+// came second in line, so that reading where those are waits for nothing;
+// the stream of the one now second is hinted for the next time. A capture
+// of many short mid-stream flows gives one up for every segment, 4096
+// directions after it was last touched, when its lines have left the
+// core's caches.
 func (a *Assembler) hintVictim() {
 	v := a.elru.lnext
 	if a.unanchored < a.opt.EarlyFlows || v == nil || v == &a.elru {
 		return
 	}
-	p := unsafe.Pointer(v)
-	for off := uintptr(0); off < unsafe.Sizeof(stream{}); off += 64 {
-		hint.Line((*byte)(unsafe.Add(p, off)))
-	}
 	if v.ent != nil {
 		hint.Line((*byte)(unsafe.Pointer(v.ent)))
-	}
-	if n := v.lnext; n != nil && n != &a.elru {
-		hint.Line((*byte)(unsafe.Pointer(&n.lprev)))
 	}
 	if b := v.buf[:cap(v.buf)]; len(b) > 0 {
 		for off := 0; off < min(len(b), victimBuf); off += 64 {
@@ -93,6 +89,12 @@ func (a *Assembler) hintVictim() {
 	}
 	if e := v.early[:cap(v.early)]; len(e) > 0 {
 		hint.Line((*byte)(unsafe.Pointer(&e[0])))
+	}
+	if n := v.lnext; n != nil && n != &a.elru {
+		p := unsafe.Pointer(n)
+		for off := uintptr(0); off < unsafe.Sizeof(stream{}); off += 64 {
+			hint.Line((*byte)(unsafe.Add(p, off)))
+		}
 	}
 }
 
