@@ -167,14 +167,23 @@ recorded as an event like the others, and the data path's Checker
 turns them into the connection's figures (record.Health of Kind tcp) and
 the tcp-retransmission, tcp-segments-missing and tcp-reset findings.
 
-An FPDU's CRC is the one piece of this work done off the loop's goroutine.
-When the source can keep its frames' octets (capture.Releaser: a capture
-file), the framer hands each FPDU that lies whole in the frame being
-decoded to a worker that checks CRCs in batches (mpa.Framer.CheckAside),
-and goes on framing. The verdicts come back in the order the FPDUs ended,
-before the direction reports its CRC problems and before the source lets
-go of the octets the checks read (the source calls Decoder.Settle first):
-the output is the same as if each CRC had been checked at once.
+An FPDU's CRC is checked apart from its framing. When the source can keep
+its frames' octets (capture.Releaser: a capture file), the framer puts
+each FPDU that lies whole in the frame being decoded in a batch of checks
+(mpa.Framer.CheckAside) and goes on framing; each batch is checked in one
+pass over each FPDU's octets, by a worker goroutine above two cores, by
+the framer itself as the batch fills on two or fewer (a wake-up across
+cores for each batch costs more than it saves there). The verdicts are
+joined in the order the FPDUs ended, before the direction reports its CRC
+problems and before the source lets go of the octets the checks read (the
+source calls Decoder.Settle first): the output is the same as if each CRC
+had been checked at once.
+
+A capture file's source also shows the loop the frame two records ahead
+(capture.Looker). Once the flow table is larger than the caches, the loop
+shows it to the Decoder (Decoder.Ahead), and the reassembler hints the
+lines that frame's segment and the next one will read (reassembly's
+ahead.go). A hint decides nothing.
 
 # The data path
 

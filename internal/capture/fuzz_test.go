@@ -80,8 +80,15 @@ func fuzzRead(t *testing.T, src io.Reader, opts ReaderOptions) fuzzResult {
 	initial := len(r.buf)
 	res.format = r.Format()
 	last := int64(-1)
+	var ahead []byte // what Ahead(1) showed of the record Next hands out next
 	for len(res.frames) < fuzzMaxFrames && r.offset() < fuzzMaxOctets {
 		fr, err := r.Next()
+		if err == nil && !bytes.HasPrefix(fr.Data, ahead) {
+			t.Fatalf("frame %d: %x shown ahead, %x handed out", fr.Index, ahead, fr.Data)
+		}
+		ahead = append(ahead[:0], r.Ahead(1)...)
+		r.Ahead(2)
+		r.Ahead(3)
 		// Memory: the buffer grows only while full of data, at most doubling.
 		// (Read-ahead reads chunks before they are needed, and gathers a
 		// record longer than a chunk's headroom in a buffer made once for

@@ -496,14 +496,16 @@ func (r *Reader) Ahead(i int) []byte {
 		if r.w-p < pcapRecordLen {
 			return nil
 		}
-		n := int(u32(r.buf[p+8:], r.be))
+		// Compared unconverted: a captured length of 2 GiB or more is no
+		// int on a 32-bit machine.
+		n, rest := u32(r.buf[p+8:], r.be), r.w-p-pcapRecordLen
 		if i--; i == 0 {
-			return r.buf[p+pcapRecordLen : p+pcapRecordLen+min(n, r.w-p-pcapRecordLen)]
+			return r.buf[p+pcapRecordLen : p+pcapRecordLen+int(min(n, uint32(rest)))]
 		}
-		if n > r.w-p {
+		if n > uint32(rest) {
 			return nil
 		}
-		p += pcapRecordLen + n
+		p += pcapRecordLen + int(n)
 	}
 }
 
