@@ -125,7 +125,7 @@ func (d *Decoder) tunnelPort(p uint16) bool {
 // on 4789 and 4790 (word 74); Geneve's 6081 is compared apart.
 const (
 	tunnelPortWord = portVXLAN >> 6
-	tunnelPortBits = 1<<(portVXLAN&63) | 1<<(portVXLANGPE&63)
+	tunnelPortBits uint64 = 1<<(portVXLAN&63) | 1<<(portVXLANGPE&63)
 )
 
 // decapUDP goes on inside a UDP datagram at off to a tunnel port (VXLAN,
