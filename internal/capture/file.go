@@ -86,6 +86,12 @@ func (s *fileSource) SetBudget(b *budget.Budget) { s.budget = b }
 // them. Set before the first Next.
 func (s *fileSource) SetRelease(fn func()) { s.release = fn }
 
+// A capture file keeps its frames until it says, and shows those to come.
+var (
+	_ Releaser = (*fileSource)(nil)
+	_ Looker   = (*fileSource)(nil)
+)
+
 // Ahead shows the octets of the i-th frame after the one handed out last,
 // as far as the reader holds them already (Reader.Ahead), or nil.
 func (s *fileSource) Ahead(i int) []byte {
