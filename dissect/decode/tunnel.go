@@ -124,7 +124,7 @@ func (d *Decoder) tunnelPort(p uint16) bool {
 // The tunnel ports 4789, 4790 and 6081 share no 64-port word: the test is
 // on 4789 and 4790 (word 74); Geneve's 6081 is compared apart.
 const (
-	tunnelPortWord = portVXLAN >> 6
+	tunnelPortWord        = portVXLAN >> 6
 	tunnelPortBits uint64 = 1<<(portVXLAN&63) | 1<<(portVXLANGPE&63)
 )
 
