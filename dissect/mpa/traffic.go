@@ -9,7 +9,6 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
-	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -560,43 +559,6 @@ func (r *reader) terminate(term *layers.RDMAPTerminate) {
 	frame := r.fol.endFrame
 	t.Finding(finding.New(finding.RDMAPTerminate, "frame %d: the %s terminated the connection: %s%s", frame, sideName(r.side), term.TermDescription(),
 		r.conn.peerSend(r.side)))
-}
-
-// crcProblem counts the FPDUs with a CRC problem; the first of each kind
-// is described in the finding the direction's end reports. While checks
-// of the direction wait for their verdicts (crc.go), the problem waits
-// behind them.
-func (r *reader) crcProblem(off int, mismatch bool, field, computed uint32) {
-	frame, _ := r.frameAt(r.fol.pos - 1)
-	if r.fol.aside > 0 {
-		r.f.aside.take(asideJob{fol: r.fol, field: field, computed: computed, mismatch: mismatch, frame: frame})
-		return
-	}
-	r.fol.crcProblem(frame, mismatch, field, computed)
-}
-
-// checkAside hands the check of a whole FPDU's CRC to the worker, when
-// the framer checks aside and the octets are the frame's.
-func (r *reader) checkAside(data []byte, field uint32) bool {
-	a := r.f.aside
-	if a == nil || !capture.Lends(a.lent, data) {
-		return false
-	}
-	frame, _ := r.frameAt(r.fol.pos - 1)
-	a.take(asideJob{fol: r.fol, data: data, field: field, frame: frame})
-	return true
-}
-
-// crcProblem counts a problem the FPDU that ended in frame had.
-func (f *followed) crcProblem(frame int, mismatch bool, field, computed uint32) {
-	p := &f.crcMissing
-	if mismatch {
-		p = &f.crcMismatch
-	}
-	if p.n == 0 {
-		p.frame, p.field, p.computed = frame, field, computed
-	}
-	p.n++
 }
 
 func (r *reader) framingLost(why string) {
