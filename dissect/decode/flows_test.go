@@ -92,35 +92,29 @@ func TestTCPFlowsNoAllocs(t *testing.T) {
 // wait for their start).
 func BenchmarkTCPFlows(b *testing.B) {
 	for _, n := range []int{1000, 100000, 1000000} {
-		b.Run(fmt.Sprintf("flows=%d", n), func(b *testing.B) {
-			bf := newBulkFlows(b, n, 1448)
-			d := New("t", Config{})
-			for range 2 * n {
-				d.Decode(bf.nextFrame())
-			}
-			b.ReportAllocs()
-			b.SetBytes(int64(len(bf.frame)))
-			for b.Loop() {
-				d.Decode(bf.nextFrame())
-			}
-		})
-		// The same, shown the frame two ahead as the run loop shows a
+		// Each also shown the frame two ahead, as the run loop shows a
 		// capture file's (Decoder.Ahead).
-		b.Run(fmt.Sprintf("flows=%d/ahead", n), func(b *testing.B) {
-			bf := newBulkFlows(b, n, 1448)
-			d := New("t", Config{})
-			for range 2 * n {
-				d.Decode(bf.nextFrame())
+		for _, ahead := range []bool{false, true} {
+			name := fmt.Sprintf("flows=%d", n)
+			if ahead {
+				name += "/ahead"
 			}
-			b.ReportAllocs()
-			b.SetBytes(int64(len(bf.frame)))
-			for b.Loop() {
-				d.Decode(bf.nextFrame())
-				if d.LooksAhead() {
-					d.Ahead(linkEthernet, bf.peek(2))
+			b.Run(name, func(b *testing.B) {
+				bf := newBulkFlows(b, n, 1448)
+				d := New("t", Config{})
+				for range 2 * n {
+					d.Decode(bf.nextFrame())
 				}
-			}
-		})
+				b.ReportAllocs()
+				b.SetBytes(int64(len(bf.frame)))
+				for b.Loop() {
+					d.Decode(bf.nextFrame())
+					if ahead && d.LooksAhead() {
+						d.Ahead(linkEthernet, bf.peek(2))
+					}
+				}
+			})
+		}
 	}
 	for _, c := range []struct {
 		name    string

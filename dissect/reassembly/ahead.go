@@ -38,19 +38,29 @@ func (a *Assembler) Ahead(f *Flow) {
 	a.aheadOK = f != nil && !f.V6
 	if a.aheadOK {
 		_, a.ahead = key4Of(f)
-		if len(a.t4.slots) > 0 {
-			hint.Line((*byte)(unsafe.Pointer(&a.t4.slots[a.ahead&uint64(len(a.t4.slots)-1)])))
+		if p := a.t4.firstSlot(a.ahead); p != nil {
+			hint.Line((*byte)(unsafe.Pointer(p)))
 		}
 	}
+}
+
+// firstSlot is the slot where a look-up of a key hashed h starts, or nil
+// while the table has no index.
+func (t *table[K]) firstSlot(h uint64) *uint32 {
+	if len(t.slots) == 0 {
+		return nil
+	}
+	return &t.slots[h&uint64(len(t.slots)-1)]
 }
 
 // firstAt returns the state in the entry of the first slot a look-up of a
 // key hashed h tries, when that slot's tag is the key's, or nil.
 func (t *table[K]) firstAt(h uint64) *dirState {
-	if len(t.slots) == 0 {
+	p := t.firstSlot(h)
+	if p == nil {
 		return nil
 	}
-	s := t.slots[h&uint64(len(t.slots)-1)]
+	s := *p
 	if s == slotEmpty || s == slotDeleted || s&^idxMask != tag(h) {
 		return nil
 	}

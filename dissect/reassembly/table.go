@@ -159,21 +159,26 @@ func (t *table[K]) remove(k *K, h uint64) {
 		if s != slotDeleted && s&^idxMask == tg {
 			idx := s&idxMask - 1
 			if e := t.at(idx); e.key == *k {
-				// An empty slot may end a probe run only where the next slot is
-				// empty too.
-				if t.slots[(i+1)&mask] == slotEmpty {
-					t.slots[i] = slotEmpty
-					t.filled--
-				} else {
-					t.slots[i] = slotDeleted
-				}
 				*e = entry[K]{}
-				t.free = append(t.free, idx)
-				t.used--
+				t.vacate(i, idx)
 				return
 			}
 		}
 	}
+}
+
+// vacate empties slot i, which held the entry idx (cleared already), and
+// frees the entry. An empty slot may end a probe run only where the next
+// slot is empty too; otherwise the slot is marked deleted.
+func (t *table[K]) vacate(i uint64, idx uint32) {
+	if t.slots[(i+1)&uint64(len(t.slots)-1)] == slotEmpty {
+		t.slots[i] = slotEmpty
+		t.filled--
+	} else {
+		t.slots[i] = slotDeleted
+	}
+	t.free = append(t.free, idx)
+	t.used--
 }
 
 // drop names an entry to remove: its key's hash and its index.
@@ -206,15 +211,7 @@ func (t *table[K]) dropSeenBelow(below uint32, scratch []drop) ([]drop, int) {
 				break // not in the index: cannot be
 			}
 			if s == want {
-				// As in remove.
-				if t.slots[(i+1)&mask] == slotEmpty {
-					t.slots[i] = slotEmpty
-					t.filled--
-				} else {
-					t.slots[i] = slotDeleted
-				}
-				t.free = append(t.free, d.idx)
-				t.used--
+				t.vacate(i, d.idx)
 				break
 			}
 		}
