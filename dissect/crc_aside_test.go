@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
@@ -59,6 +61,70 @@ func TestCRCAsideSameVerdicts(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			sameVerdicts(t, run(false), inline, counts.Conns)
 		})
+	}
+}
+
+// summingSource counts the sums the read-ahead computes for the run, and
+// spoils them when asked.
+type summingSource struct {
+	dissect.Source
+	n     *atomic.Int64
+	spoil bool
+}
+
+func (s summingSource) SetSummer(fn capture.Summer) {
+	s.Source.(capture.Summed).SetSummer(func(link uint16, data []byte, out []capture.Sum) []capture.Sum {
+		k := len(out)
+		out = fn(link, data, out)
+		s.n.Add(int64(len(out) - k))
+		if s.spoil {
+			for i := range out[k:] {
+				out[k+i].Value ^= 1
+			}
+		}
+		return out
+	})
+}
+
+// TestCRCSummedSameVerdicts: with the FPDU CRCs computed as the file is
+// read ahead (decode.FPDUSums; the file comes through a pipe-like reader,
+// which is read ahead, never mapped), the spoiled CRCs of
+// TestCRCAsideSameVerdicts get the same verdicts as when checked at once,
+// at GOMAXPROCS 1, 2 and 8. Sums spoiled on purpose change the verdicts:
+// the framer takes them.
+func TestCRCSummedSameVerdicts(t *testing.T) {
+	var buf bytes.Buffer
+	counts, err := (craft.IWARPWorkload{Size: 6 << 20, Seed: 5, Conns: 12, ReadSize: 16 << 10}).Write(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if spoiled := spoilCRCs(b); spoiled < 100 {
+		t.Fatalf("only %d FPDUs spoiled", spoiled)
+	}
+	run := func(src dissect.Source) *dpCollect {
+		var c dpCollect
+		if _, err := dissect.RunSources(context.Background(), []dissect.Source{src}, dissect.Config{}, &c); err != nil {
+			t.Fatal(err)
+		}
+		return &c
+	}
+	piped := func() dissect.Source { return dissect.File("-", bytes.NewReader(b), false) }
+	inline := run(inlineSource{piped()})
+	for _, procs := range []int{1, 2, 8} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			var n atomic.Int64
+			sameVerdicts(t, run(summingSource{piped(), &n, false}), inline, counts.Conns)
+			if n.Load() < int64(counts.Frames)/2 {
+				t.Errorf("%d FPDUs summed ahead of %d frames", n.Load(), counts.Frames)
+			}
+		})
+	}
+	var n atomic.Int64
+	spoilt := run(summingSource{piped(), &n, true})
+	if reflect.DeepEqual(spoilt.conns, inline.conns) {
+		t.Error("sums spoiled on purpose changed no verdict")
 	}
 }
 

@@ -164,6 +164,10 @@ func (r *run) source(ctx context.Context, src Source) error {
 		})
 		p.d.CheckCRCAside(runtime.GOMAXPROCS(0) > 2) // on 2 cores the second one reads ahead (mpa/crc.go)
 	}
+	if sm, ok := src.(capture.Summed); ok && r.cfg.Datapath != datapath.ModeOff {
+		// The read-ahead computes the FPDU CRCs where it holds the octets.
+		sm.SetSummer(decode.FPDUSums)
+	}
 	r.startDataPath(name)
 	if len(inputs) > 1 {
 		p.d.SetFile(p.names[0]) // each message names the input of its frame

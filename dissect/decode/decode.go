@@ -116,7 +116,7 @@ func New(file string, cfg Config) *Decoder {
 // frames given up, as far as they came), valid until the next call.
 func (d *Decoder) Shed() []Event {
 	d.ev.reset(nil)
-	d.mpa.Lend(nil)
+	d.mpa.Lend(nil, nil)
 	d.asm.Shed()
 	return d.ev.take()
 }
@@ -133,7 +133,7 @@ func (d *Decoder) SetFile(name string) {
 // The events are valid until the next call.
 func (d *Decoder) Decode(f *capture.Frame) []Event {
 	d.ev.reset(f.Data)
-	d.mpa.Lend(f.Data)
+	d.mpa.Lend(f.Data, f.Sums)
 	d.decode(f)
 	return d.ev.take()
 }
@@ -185,7 +185,7 @@ func (d *Decoder) decode(f *capture.Frame) {
 // followed. The events are valid until the next call.
 func (d *Decoder) Flush() []Event {
 	d.ev.reset(nil)
-	d.mpa.Lend(nil)
+	d.mpa.Lend(nil, nil)
 	d.frag.Flush()
 	d.asm.Flush()
 	d.mpa.Stop()

@@ -2,6 +2,7 @@ package mpa
 
 import (
 	"runtime/debug"
+	"unsafe"
 
 	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
@@ -28,6 +29,13 @@ import (
 // than the batch's CRCs; the second core is busy already with the capture
 // reader's read-ahead or mapping. The run loop (dissect/run.go) asks for
 // the worker above two cores.
+//
+// A file read ahead needs neither: the read-ahead goroutine computes the
+// CRC of each FPDU a segment holds whole as it reads the chunk
+// (decode.FPDUSums, internal/capture/sums.go), where the octets are in its
+// core's cache, and the framer takes the sum that names exactly the
+// FPDU's octets (Lend). Only the FPDUs without one (a mapped file's, those
+// of segments cut by a chunk's end) are checked here.
 
 // asideBatch is how many checks are made at once (go to the worker at
 // once).
@@ -79,11 +87,31 @@ func (f *Framer) CheckAside(worker bool) {
 }
 
 // Lend names the octets of the frame about to be decoded (nil: none, the
-// octets delivered are the reassembler's own, which it may reuse).
-func (f *Framer) Lend(b []byte) {
+// octets delivered are the reassembler's own, which it may reuse), and
+// the sums computed over them as the file was read ahead
+// (decode.FPDUSums): an FPDU that lies whole in the frame, where a sum
+// names exactly its octets, takes that sum for its CRC.
+func (f *Framer) Lend(b []byte, sums []capture.Sum) {
+	f.lent, f.sums = b, sums
 	if f.aside != nil {
 		f.aside.lent = b
 	}
+}
+
+// summed is the CRC of the FPDU whose covered octets are data, when a sum
+// computed ahead names exactly those.
+func (r *reader) summed(data []byte) (uint32, bool) {
+	f := r.f
+	if len(f.sums) == 0 || !capture.Lends(f.lent, data) {
+		return 0, false
+	}
+	at := int32(uintptr(unsafe.Pointer(unsafe.SliceData(data))) - uintptr(unsafe.Pointer(unsafe.SliceData(f.lent))))
+	for _, s := range f.sums {
+		if s.At == at && int(s.N) == len(data) {
+			return s.Value, true
+		}
+	}
+	return 0, false
 }
 
 // Settle waits for the checks handed to the worker and counts their

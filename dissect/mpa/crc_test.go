@@ -46,7 +46,7 @@ func TestCheckAside(t *testing.T) {
 		c := newConn()
 		if aside {
 			c.r.f.CheckAside(worker)
-			c.r.f.Lend(s) // the segments' octets stay valid: the stream's
+			c.r.f.Lend(s, nil) // the segments' octets stay valid: the stream's
 		}
 		c.syn()
 		c.send(0, (&craft.MPA{Request: true, Rev: 1, CRC: true}).Bytes(), 0)

@@ -54,6 +54,9 @@ type fpduEvents interface {
 	// (mismatch), or zero although CRC is in use, or not zero although it
 	// is not (missing).
 	crcProblem(off int, mismatch bool, field, computed uint32)
+	// summed: the CRC of the FPDU just read, computed ahead over the
+	// octets data its CRC covers, when it was (Framer.Lend).
+	summed(data []byte) (uint32, bool)
 	// checkAside: the FPDU just read, which CRC is in use for, lies whole
 	// in the octets delivered, data the octets its CRC covers and field its
 	// CRC field. It reports whether the check was taken, to be made on
@@ -557,10 +560,13 @@ func (f *follower) endFPDU() {
 		if f.whole != nil {
 			w := f.whole
 			f.whole = nil
-			if f.ev.checkAside(w, field) {
+			if s, ok := f.ev.summed(w); ok {
+				f.sum = s
+			} else if f.ev.checkAside(w, field) {
 				break
+			} else {
+				f.sum = layers.UpdateFPDUCRC(0, w)
 			}
-			f.sum = layers.UpdateFPDUCRC(0, w)
 		}
 		if field != f.sum {
 			f.ev.crcProblem(f.start, field != 0, field, f.sum)

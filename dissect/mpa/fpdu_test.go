@@ -52,6 +52,7 @@ func (l *fpduLog) crcProblem(off int, mismatch bool, field, computed uint32) {
 }
 func (l *fpduLog) framingLost(why string)         { l.got = append(l.got, "lost: "+why) }
 func (l *fpduLog) checkAside([]byte, uint32) bool { return false }
+func (l *fpduLog) summed([]byte) (uint32, bool)   { return 0, false }
 
 // unit is one FPDU to build.
 type unit = craft.FPDUUnit
@@ -261,6 +262,7 @@ func (l *fuzzLog) terminate(*layers.RDMAPTerminate)     {}
 func (l *fuzzLog) crcProblem(int, bool, uint32, uint32) {}
 func (l *fuzzLog) framingLost(string)                   { l.lost++ }
 func (l *fuzzLog) checkAside([]byte, uint32) bool       { return false }
+func (l *fuzzLog) summed([]byte) (uint32, bool)         { return 0, false }
 
 // pieceLog puts the tagged segments back together from their pieces,
 // checking each piece as it comes.

@@ -22,6 +22,7 @@ import (
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/reassembly"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/record"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/layers"
 )
 
@@ -72,6 +73,10 @@ type Framer struct {
 	notFollowed, notFollowedBudget int
 	budget                         *budget.Budget
 	aside                          *aside // CheckAside; nil: CRCs are checked at once
+	// The frame being decoded and the sums computed over its octets as it
+	// was read ahead (Lend).
+	lent []byte
+	sums []capture.Sum
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }

@@ -72,6 +72,7 @@ type fileSource struct {
 	rd       *Reader
 	closed   bool
 	release  func() // SetRelease
+	summer   Summer // SetSummer
 	faults   bool   // panics on memory faults were turned on for the mapping (mapped.go)
 	oldFault bool   // the setting before
 }
@@ -86,10 +87,15 @@ func (s *fileSource) SetBudget(b *budget.Budget) { s.budget = b }
 // them. Set before the first Next.
 func (s *fileSource) SetRelease(fn func()) { s.release = fn }
 
+// SetSummer has the frames read ahead carry the sums fn computes
+// (Summed). Set before the first Next.
+func (s *fileSource) SetSummer(fn Summer) { s.summer = fn }
+
 // A capture file keeps its frames until it says, and shows those to come.
 var (
 	_ Releaser = (*fileSource)(nil)
 	_ Looker   = (*fileSource)(nil)
+	_ Summed   = (*fileSource)(nil)
 )
 
 // Ahead shows the octets of the i-th frame after the one handed out last,
@@ -164,7 +170,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	if s.tee != nil {
 		src = io.TeeReader(src, s.tee) // never mapped, so that the copy sees every octet
 	}
-	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget, Release: s.release})
+	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget, Release: s.release, Summer: s.summer})
 	if err != nil {
 		return err
 	}

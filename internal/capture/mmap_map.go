@@ -67,8 +67,12 @@ var (
 
 // worthMapping reports whether the capture in f is worth mapping, by its
 // first mapSample octets (pcap and pcapng; false for anything else, or
-// when no whole record is there).
-func worthMapping(f *os.File, size int64) bool {
+// when no whole record is there). A pcap file of whose sampled records a
+// quarter or more get sums from summer (when set: FPDUs whose CRCs the
+// read-ahead computes, sums.go) is read ahead instead, whatever their
+// length: the sums take the CRCs off the parser's core, which a mapping
+// cannot.
+func worthMapping(f *os.File, size int64, summer Summer) bool {
 	b := make([]byte, min(int64(mapSample), size))
 	n, _ := f.ReadAt(b, 0)
 	b = b[:n]
@@ -101,16 +105,23 @@ func worthMapping(f *os.File, size int64) bool {
 	default:
 		return false
 	}
-	octets := 0
+	octets, summed := 0, 0
+	link := uint16(order.Uint32(b[20:]))
+	var sums []Sum
 	for off = 24; off+16 <= len(b); records++ {
 		l := int(order.Uint32(b[off+8:]))
 		if l < 0 || off+16+l > len(b) {
 			break
 		}
+		if summer != nil {
+			if sums = summer(link, b[off+16:off+16+l], sums[:0]); len(sums) > 0 {
+				summed++
+			}
+		}
 		off += 16 + l
 		octets += 16 + l
 	}
-	return records > 0 && octets >= mapMinRecord*records
+	return records > 0 && octets >= mapMinRecord*records && summed*4 < records
 }
 
 // errShrank ends a mapped file that became shorter while it was read.
@@ -137,7 +148,7 @@ type mapping struct {
 // mapFile starts mapping src when it is a regular file that is not empty
 // and does not start with the gzip magic; nil otherwise, and nothing of src
 // is consumed.
-func mapFile(src io.Reader) *mapping {
+func mapFile(src io.Reader, summer Summer) *mapping {
 	f, ok := src.(*os.File)
 	if !ok {
 		return nil
@@ -147,7 +158,7 @@ func mapFile(src io.Reader) *mapping {
 		return nil
 	}
 	var magic [4]byte
-	if n, _ := f.ReadAt(magic[:], 0); compressionOf(magic[:n]) != compNone || !worthMapping(f, st.Size()) {
+	if n, _ := f.ReadAt(magic[:], 0); compressionOf(magic[:n]) != compNone || !worthMapping(f, st.Size(), summer) {
 		return nil
 	}
 	m := &mapping{f: f, size: st.Size(), ahead: make(chan view, mapAhead), release: make(chan []byte, mapAhead+2),

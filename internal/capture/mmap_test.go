@@ -234,3 +234,65 @@ func TestMappedZeroAllocs(t *testing.T) {
 		t.Errorf("%v allocations per Next", allocs)
 	}
 }
+
+// A file of large records, a quarter or more of which get sums from the
+// Summer, is read ahead rather than mapped (where no sums are computed),
+// and its frames carry their sums; with fewer summed, or no Summer, it is
+// mapped.
+func TestSummedNotMapped(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no mapping here")
+	}
+	path := filepath.Join(t.TempDir(), "large.pcap")
+	p := newPcap(false, true, 262144, 1)
+	for i := range 100 {
+		p.rec(uint32(i), 0, payload(2900, i), 0)
+	}
+	if err := writeFile(path, p.b); err != nil {
+		t.Fatal(err)
+	}
+	every := func(n int) Summer {
+		return func(link uint16, data []byte, out []Sum) []Sum {
+			if int(data[0])%n == 0 {
+				out = append(out, Sum{At: 0, N: 4, Value: uint32(data[1])})
+			}
+			return out
+		}
+	}
+	// payload(2900, i) starts with 13*i: a multiple of 2 for every other
+	// record, of 10 for one in ten.
+	for _, tc := range []struct {
+		name   string
+		summer Summer
+		mapped bool
+	}{{"none", nil, true}, {"one in ten", every(10), true}, {"every other", every(2), false}} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(f, ReaderOptions{Map: true, Readahead: true, Summer: tc.summer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Mapped() != tc.mapped {
+			t.Errorf("%s: mapped %v, want %v", tc.name, r.Mapped(), tc.mapped)
+		}
+		summed := 0
+		for {
+			fr, err := r.Next()
+			if err != nil {
+				break
+			}
+			if len(fr.Sums) > 0 {
+				summed++
+			}
+		}
+		// (The suite's tiny chunks of read-ahead hold none of these
+		// records whole.)
+		if want := !tc.mapped && !testReadahead.on; (summed > 0) != want {
+			t.Errorf("%s: %d frames summed", tc.name, summed)
+		}
+		r.Close()
+		f.Close()
+	}
+}

@@ -83,5 +83,6 @@ func (r *Reader) nextPcap() error {
 	f.Index = r.n
 	f.Offset = off
 	f.Issue, f.SnapLen = issue, r.snaplen
+	f.Sums = r.sumsFor(off)
 	return nil
 }

@@ -34,6 +34,7 @@ type chunk struct {
 	head int
 	n    int
 	err  error
+	sums sums // of the records that lie whole in it (sums.go)
 }
 
 type prefetcher struct {
@@ -43,15 +44,20 @@ type prefetcher struct {
 	done chan struct{}
 	err  error // the source's error, once a chunk carried it
 	most int   // the largest chunk
+	// scan sums the records of each chunk (sums.go), when asked; the
+	// chunks' sums come back to sumFree once the parser took them.
+	scan    *sumScan
+	sumFree chan sums
 }
 
 // startPrefetch starts reading src in chunks of first octets, doubling
 // while chunks come back full, up to max: a small input costs little memory,
 // a large one is read in large chunks. With stream, a chunk is what one
 // read returns (a pipe's data so far), never waiting for more.
-func startPrefetch(src io.Reader, first, max int, stream bool) *prefetcher {
+func startPrefetch(src io.Reader, first, max int, stream bool, scan *sumScan) *prefetcher {
 	p := &prefetcher{full: make(chan chunk, prefetchDepth),
-		free: make(chan []byte, prefetchDepth), stop: make(chan struct{}), done: make(chan struct{}), most: max}
+		free: make(chan []byte, prefetchDepth), stop: make(chan struct{}), done: make(chan struct{}), most: max,
+		scan: scan, sumFree: make(chan sums, prefetchDepth+1)}
 	size := first
 	for range prefetchDepth {
 		p.free <- nil // allocated on first use, at the size of the time
@@ -79,8 +85,16 @@ func startPrefetch(src io.Reader, first, max int, stream bool) *prefetcher {
 			if n == size && size < max {
 				size *= 2
 			}
+			var sm sums
+			if p.scan != nil && n > 0 {
+				select {
+				case sm = <-p.sumFree:
+				default:
+				}
+				p.scan.scan(b[head:head+n], &sm)
+			}
 			select {
-			case p.full <- chunk{buf: b, head: head, n: n, err: err}:
+			case p.full <- chunk{buf: b, head: head, n: n, err: err, sums: sm}:
 			case <-p.stop:
 				return
 			}
@@ -108,6 +122,13 @@ func (r *Reader) fillPrefetch(n int) error {
 			return p.err
 		}
 		c := <-p.full
+		if p.scan != nil {
+			r.takeSums(&c.sums)
+			select {
+			case p.sumFree <- sums{offs: c.sums.offs[:0], sums: c.sums.sums[:0]}:
+			default:
+			}
+		}
 		left := r.buf[r.r:r.w]
 		old := r.buf
 		if len(left) <= c.head {

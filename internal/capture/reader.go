@@ -58,6 +58,9 @@ type ReaderOptions struct {
 	// it is read, which the caller turns into an error
 	// (debug.SetPanicOnFault); Mapped says whether the mapping is in use.
 	Map bool
+	// Summer, with Readahead, computes sums over each pcap record's octets
+	// on the read-ahead goroutine; they come with the frames (Frame.Sums).
+	Summer Summer
 	// Stream says the source is a pipe, a FIFO or a terminal, where data
 	// may stop for a while: the read-ahead then hands on what each read
 	// returns at once instead of waiting for a full chunk, so that every
@@ -113,11 +116,16 @@ type Reader struct {
 	mp      *mapping // the mapped file (ReaderOptions.Map), or nil
 	// sizes are the last distinct record lengths handed out of a mapped
 	// file, the latest first (hintNext).
-	sizes   [4]int
-	sizeAt  [4]int      // the record count when each of sizes was last handed out
-	pf      *prefetcher // read-ahead, when on
-	pfOwned bool        // buf is a chunk buffer of pf
-	gather  []byte      // read-ahead: where the last record longer than a chunk's headroom was gathered
+	sizes  [4]int
+	sizeAt [4]int      // the record count when each of sizes was last handed out
+	pf     *prefetcher // read-ahead, when on
+	// The sums of the records read ahead (sums.go) not yet handed out:
+	// from sumAt on, each with its record's stream offset.
+	sumOffs []int64
+	sums    []Sum
+	sumAt   int
+	pfOwned bool   // buf is a chunk buffer of pf
+	gather  []byte // read-ahead: where the last record longer than a chunk's headroom was gathered
 	// sinceGather counts the octets read ahead since then.
 	sinceGather int
 
@@ -161,7 +169,7 @@ func newReader(src io.Reader, opts ReaderOptions) (*Reader, error) {
 	var head [4]byte
 	var n int
 	var err error
-	if m := mapFileIf(opts.Map, src); m != nil {
+	if m := mapFileIf(opts.Map, src, opts.Summer); m != nil {
 		r.src, r.mp = src, m // the first fill maps the first window
 	} else {
 		n, err = readHead(src, head[:])
@@ -237,7 +245,11 @@ func (r *Reader) startReadahead(opts ReaderOptions) {
 	if r.rerr != nil || r.mp != nil {
 		return
 	}
-	r.pf = startPrefetch(r.src, first, most, opts.Stream)
+	var scan *sumScan
+	if opts.Summer != nil && r.format == formatPcap {
+		scan = newSumScan(r, opts.Summer)
+	}
+	r.pf = startPrefetch(r.src, first, most, opts.Stream, scan)
 }
 
 // readHead reads up to len(b) octets from src, stopping at the first error
@@ -353,11 +365,11 @@ const collectBefore = 4 << 20
 func (r *Reader) Mapped() bool { return r.mp != nil }
 
 // mapFileIf starts mapping src when asked and src can be mapped.
-func mapFileIf(on bool, src io.Reader) *mapping {
+func mapFileIf(on bool, src io.Reader, summer Summer) *mapping {
 	if !on {
 		return nil
 	}
-	return mapFile(src)
+	return mapFile(src, summer)
 }
 
 // fillMapped is fillSlow over a mapped file: it takes the next window, from

@@ -39,6 +39,10 @@ type Frame struct {
 	// inputs).
 	Offset    int64
 	Interface int
+
+	// Sums are values computed over some of Data's octets as the file was
+	// read ahead (Summed), valid until the next call; nil when none.
+	Sums []Sum
 }
 
 // Lends reports whether b lies in the octets frame (a Frame's Data): the

@@ -1,0 +1,61 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
+	"github.com/rdmacm-pd/rdmacm-pd/layers"
+)
+
+// FPDUSums is the capture.Summer of a run that follows iWARP traffic: on
+// the read-ahead goroutine it computes the CRC32c of each FPDU a TCP
+// segment seems to hold whole, from the first octet of its payload on,
+// one after the other while their ULPDU_Lengths fit: an MPA sender aligns
+// FPDUs with segments (RFC 5044, section 4.1), and a segment of an iWARP
+// connection that checks CRCs then holds one FPDU or more, whole. Each sum
+// covers the octets an FPDU's CRC covers: all of it but its CRC field. It
+// knows no connection and decides nothing: the framer takes a sum only
+// for an FPDU whose octets are exactly those it names (mpa.Framer.Lend),
+// and computes the CRC itself otherwise. A plain Ethernet frame with an
+// IPv4 or IPv6 TCP segment, not a fragment, is looked into; nothing else.
+func FPDUSums(link uint16, b []byte, out []capture.Sum) []capture.Sum {
+	const eth = 14
+	if link != linkEthernet || len(b) < eth+40 {
+		return out
+	}
+	var l4, end int
+	switch binary.BigEndian.Uint16(b[12:14]) {
+	case 0x0800:
+		if b[eth]>>4 != 4 || b[eth+9] != 6 || binary.BigEndian.Uint16(b[eth+6:eth+8])&0x3fff != 0 {
+			return out
+		}
+		l4 = eth + int(b[eth]&0x0f)*4
+		end = eth + int(binary.BigEndian.Uint16(b[eth+2:eth+4]))
+	case 0x86dd:
+		if b[eth]>>4 != 6 || b[eth+6] != 6 {
+			return out
+		}
+		l4 = eth + 40
+		end = l4 + int(binary.BigEndian.Uint16(b[eth+4:eth+6]))
+	default:
+		return out
+	}
+	if len(b) < l4+20 || end > len(b) {
+		return out
+	}
+	at := l4 + int(b[l4+12]>>4)*4
+	for n := 0; n < maxFPDUSums && at+layers.FPDUHeaderLen <= end; n++ {
+		ulpdu := int(binary.BigEndian.Uint16(b[at:]))
+		size := layers.FPDULen(ulpdu)
+		if ulpdu < layers.DDPTaggedLen || at+size > end {
+			break
+		}
+		covered := size - layers.FPDUCRCLen
+		out = append(out, capture.Sum{At: int32(at), N: int32(covered), Value: layers.UpdateFPDUCRC(0, b[at:at+covered])})
+		at += size
+	}
+	return out
+}
+
+// maxFPDUSums bounds the FPDUs of a segment summed.
+const maxFPDUSums = 8

@@ -1,0 +1,157 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"hash/crc32"
+	"testing"
+)
+
+// testSummer sums what a record holds in a way that depends on every
+// octet and on the link type: a CRC of all but its first and last
+// octets, its first octet, and for records of even length up to a dozen
+// more (the reader keeps maxRecordSums of them).
+func testSummer(link uint16, data []byte, out []Sum) []Sum {
+	if len(data) < 2 {
+		return out
+	}
+	out = append(out, Sum{At: 1, N: int32(len(data) - 2), Value: crc32.ChecksumIEEE(data[1:len(data)-1]) ^ uint32(link)})
+	out = append(out, Sum{At: 0, N: 1, Value: uint32(data[0])})
+	if len(data)%2 == 0 {
+		for i := range 12 {
+			out = append(out, Sum{At: int32(i), N: 0, Value: uint32(i)})
+		}
+	}
+	return out
+}
+
+// TestSums reads pcap files with a Summer: every frame that carries sums
+// carries exactly those of its own octets (at most maxRecordSums), with
+// or without read-ahead's tiny chunks (TestMain), in both byte orders;
+// records that lie whole in a chunk carry them. Without read-ahead, and
+// for pcapng, nothing is summed.
+func TestSums(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		p := newPcap(be, true, 65535, 1)
+		var want [][]byte
+		for i := range 3000 {
+			n := 20 + (i*97)%1500
+			if i%3 == 0 {
+				n = 20 + i%40 // small ones fit the test's tiny chunks too
+			}
+			d := payload(n, i)
+			want = append(want, d)
+			p.rec(1, uint32(i), d, 0)
+		}
+		r, err := NewReader(bytes.NewReader(p.b), ReaderOptions{Readahead: true, Summer: testSummer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		summed := 0
+		for i := range want {
+			f, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.Data, want[i]) {
+				t.Fatalf("be %v: record %d: %x", be, i, f.Data)
+			}
+			if f.Sums == nil {
+				continue
+			}
+			summed++
+			exp := testSummer(1, f.Data, nil)
+			exp = exp[:min(len(exp), maxRecordSums)]
+			if len(f.Sums) != len(exp) {
+				t.Fatalf("be %v: record %d: %d sums, want %d", be, i, len(f.Sums), len(exp))
+			}
+			for j := range exp {
+				if f.Sums[j] != exp[j] {
+					t.Fatalf("be %v: record %d: sum %d is %+v, want %+v", be, i, j, f.Sums[j], exp[j])
+				}
+			}
+		}
+		if _, err := r.Next(); err == nil {
+			t.Fatal("a record past the end")
+		}
+		r.Close()
+		// With chunks of 64 KiB and more, all but the records cut by a
+		// chunk's end and those in the reader's first buffer, read before
+		// the read-ahead began (64 KiB), are summed; with the tiny chunks,
+		// some small ones.
+		least := len(want) * 9 / 10
+		if testReadahead.on {
+			least = 10
+		}
+		if summed < least {
+			t.Errorf("be %v: %d of %d records summed, want %d at least", be, summed, len(want), least)
+		}
+	}
+
+	p := newPcap(false, false, 65535, 1)
+	for i := range 10 {
+		p.rec(1, 0, payload(100, i), 0)
+	}
+	if !testReadahead.on {
+		r, _ := NewReader(bytes.NewReader(p.b), ReaderOptions{Summer: testSummer})
+		for {
+			f, err := r.Next()
+			if err != nil {
+				break
+			}
+			if f.Sums != nil {
+				t.Fatal("sums without read-ahead")
+			}
+		}
+	}
+	ng := newNg(false).shb(1, 0).idb(1, 0).epb(0, 0, payload(80, 1), 0).epb(0, 0, payload(80, 2), 0)
+	r, err := NewReader(bytes.NewReader(ng.b), ReaderOptions{Readahead: true, Summer: testSummer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := r.Next()
+		if err != nil {
+			break
+		}
+		if f.Sums != nil {
+			t.Fatal("a pcapng record summed")
+		}
+	}
+}
+
+// TestSumsDamage: a record whose length the read-ahead cannot follow
+// stops the sums there, and the parser reports the damage after handing
+// out the records before it, their sums right.
+func TestSumsDamage(t *testing.T) {
+	p := newPcap(false, false, 65535, 1)
+	for i := range 50 {
+		p.rec(1, 0, payload(30+i, i), 0)
+	}
+	p.recHeader(1, 0, 1<<30, 1<<30).raw(payload(100, 1))
+	for i := range 50 {
+		p.rec(1, 0, payload(30+i, i), 0)
+	}
+	r, err := NewReader(bytes.NewReader(p.b), ReaderOptions{Readahead: true, Summer: testSummer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		f, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("after %d records: %v", n, err)
+			}
+			break
+		}
+		n++
+		if f.Sums != nil && f.Sums[1].Value != uint32(f.Data[0]) {
+			t.Fatalf("record %d: %+v", n, f.Sums)
+		}
+	}
+	if n != 50 {
+		t.Fatalf("%d records before the damage, want 50", n)
+	}
+	r.Close()
+}
