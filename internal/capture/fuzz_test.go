@@ -58,7 +58,7 @@ func FuzzReader(f *testing.F) {
 		a := fuzzRead(t, bytes.NewReader(data), ReaderOptions{bufSize: 4096})
 		b := fuzzRead(t, bytes.NewReader(data), ReaderOptions{bufSize: minBufSize})
 		c := fuzzRead(t, iotest.OneByteReader(bytes.NewReader(data)), ReaderOptions{bufSize: 100})
-		d := fuzzRead(t, iotest.HalfReader(bytes.NewReader(data)), ReaderOptions{bufSize: 256, Readahead: true})
+		d := fuzzRead(t, iotest.HalfReader(bytes.NewReader(data)), ReaderOptions{bufSize: 256, Readahead: true, Summer: testSummer})
 		for _, x := range []fuzzResult{b, c, d} {
 			if a.err != x.err || a.format != x.format || !slices.Equal(a.frames, x.frames) || !slices.Equal(a.links, x.links) {
 				t.Fatalf("readers disagree:\n%d frames, %v, %q\n%d frames, %v, %q",
@@ -122,6 +122,12 @@ func fuzzRead(t *testing.T, src io.Reader, opts ReaderOptions) fuzzResult {
 			t.Fatalf("time not UTC")
 		}
 		last = fr.Offset
+		// Sums are exactly those of the frame's own octets and link type.
+		if fr.Sums != nil {
+			if want := testSummer(fr.LinkType, fr.Data, nil); !slices.Equal(fr.Sums, want[:min(len(want), maxRecordSums)]) {
+				t.Fatalf("frame %d: sums %v, want %v", fr.Index, fr.Sums, want)
+			}
+		}
 		res.frames = append(res.frames, fuzzFrame{crc32.ChecksumIEEE(fr.Data), len(fr.Data), fr.WireLen,
 			fr.Time, fr.LinkType, fr.Interface, fr.Index, fr.Offset})
 	}

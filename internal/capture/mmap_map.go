@@ -67,7 +67,7 @@ var (
 
 // worthMapping reports whether the capture in f is worth mapping, by its
 // first mapSample octets (pcap and pcapng; false for anything else, or
-// when no whole record is there). A pcap file of whose sampled records a
+// when no whole record is there). A file of whose sampled records a
 // quarter or more get sums from summer (when set: FPDUs whose CRCs the
 // read-ahead computes, sums.go) is read ahead instead, whatever their
 // length: the sums take the CRCs off the parser's core, which a mapping
@@ -91,17 +91,34 @@ func worthMapping(f *os.File, size int64, summer Summer) bool {
 		if binary.LittleEndian.Uint32(b[8:]) != 0x1a2b3c4d {
 			order = binary.BigEndian
 		}
+		var links []uint16 // of the first section's interfaces
+		var sums []Sum
+		summed := 0
 		for off+12 <= len(b) {
 			l := int(order.Uint32(b[off+4:]))
 			if l < 12 || off+l > len(b) {
 				break
 			}
-			if t := order.Uint32(b[off:]); t == 6 || t == 3 { // EPB, SPB
+			switch t := order.Uint32(b[off:]); {
+			case t == blockIDB && l >= 20 && len(links) < 256:
+				links = append(links, order.Uint16(b[off+8:]))
+			case t == blockEPB:
+				records++
+				if summer == nil || l < epbDataOff {
+					break
+				}
+				id, c := order.Uint32(b[off+8:]), order.Uint32(b[off+20:])
+				if id < uint32(len(links)) && uint64(c) <= uint64(l-epbDataOff) {
+					if sums = summer(links[id], b[off+epbDataOff:off+epbDataOff+int(c)], sums[:0]); len(sums) > 0 {
+						summed++
+					}
+				}
+			case t == blockSPB:
 				records++
 			}
 			off += l
 		}
-		return records > 0 && off >= mapMinRecord*records
+		return records > 0 && off >= mapMinRecord*records && summed*4 < records
 	default:
 		return false
 	}

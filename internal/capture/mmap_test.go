@@ -235,21 +235,29 @@ func TestMappedZeroAllocs(t *testing.T) {
 	}
 }
 
-// A file of large records, a quarter or more of which get sums from the
-// Summer, is read ahead rather than mapped (where no sums are computed),
-// and its frames carry their sums; with fewer summed, or no Summer, it is
-// mapped.
+// A file of large records (pcap, pcapng), a quarter or more of which get
+// sums from the Summer, is read ahead rather than mapped (where no sums
+// are computed), and its frames carry their sums; with fewer summed (one
+// in ten), or no Summer, it is mapped.
 func TestSummedNotMapped(t *testing.T) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("no mapping here")
 	}
-	path := filepath.Join(t.TempDir(), "large.pcap")
+	dir := t.TempDir()
 	p := newPcap(false, true, 262144, 1)
+	ng := newNg(true).idb(113, 0).idb(1, 0)
 	for i := range 100 {
 		p.rec(uint32(i), 0, payload(2900, i), 0)
+		ng.epb(uint32(i%2), 0, payload(2900, i), 0)
 	}
-	if err := writeFile(path, p.b); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"large.pcap", "large.pcapng"} {
+		data := p.b
+		if name == "large.pcapng" {
+			data = ng.b
+		}
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	every := func(n int) Summer {
 		return func(link uint16, data []byte, out []Sum) []Sum {
@@ -265,8 +273,11 @@ func TestSummedNotMapped(t *testing.T) {
 		name   string
 		summer Summer
 		mapped bool
-	}{{"none", nil, true}, {"one in ten", every(10), true}, {"every other", every(2), false}} {
-		f, err := os.Open(path)
+	}{
+		{"large.pcap", nil, true}, {"large.pcap", every(10), true}, {"large.pcap", every(2), false},
+		{"large.pcapng", nil, true}, {"large.pcapng", every(10), true}, {"large.pcapng", every(2), false},
+	} {
+		f, err := os.Open(filepath.Join(dir, tc.name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +286,7 @@ func TestSummedNotMapped(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.Mapped() != tc.mapped {
-			t.Errorf("%s: mapped %v, want %v", tc.name, r.Mapped(), tc.mapped)
+			t.Errorf("%s, summer %v: mapped %v, want %v", tc.name, tc.summer != nil, r.Mapped(), tc.mapped)
 		}
 		summed := 0
 		for {

@@ -192,6 +192,7 @@ func (r *Reader) packetBlock(enhanced bool, off int64) error {
 	f.Index = r.n
 	f.Offset = off
 	f.Issue, f.SnapLen = issue, snap
+	f.Sums = r.sumsFor(off)
 	return nil
 }
 
@@ -244,6 +245,7 @@ func (r *Reader) simplePacketBlock(off int64) error {
 	f.Index = r.n
 	f.Offset = off
 	f.Issue, f.SnapLen = 0, r.ifaces[0].snaplen
+	f.Sums = r.sumsFor(off) // none: only EPBs are summed
 	return nil
 }
 

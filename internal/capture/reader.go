@@ -246,7 +246,7 @@ func (r *Reader) startReadahead(opts ReaderOptions) {
 		return
 	}
 	var scan *sumScan
-	if opts.Summer != nil && r.format == formatPcap {
+	if opts.Summer != nil {
 		scan = newSumScan(r, opts.Summer)
 	}
 	r.pf = startPrefetch(r.src, first, most, opts.Stream, scan)

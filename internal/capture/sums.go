@@ -15,10 +15,11 @@ package capture
 // alone, so what the run decides does not depend on which core computed
 // it, or whether one did.
 //
-// The goroutine follows the records by their headers as the chunks come,
-// apart from the parser: a record cut by a chunk's end gets no sums, and a
-// length it cannot follow (damage; the parser reports it) stops the sums
-// for the rest of the file. pcapng files and mapped files get none.
+// The goroutine follows the records (pcapng: the blocks, and the
+// interfaces they name) by their headers as the chunks come, apart from
+// the parser: a record cut by a chunk's end gets no sums, and a length it
+// cannot follow (damage; the parser reports it) stops the sums for the
+// rest of the file. Mapped files get none.
 
 // A Sum is a value computed over the octets Data[At:At+N] of a frame.
 type Sum struct {
@@ -51,86 +52,135 @@ type sums struct {
 	sums []Sum
 }
 
-// sumScan follows the records of a pcap stream across the chunks read
-// ahead, and sums those that lie whole in one.
+// sumScan follows the records of a pcap stream, or the blocks of a pcapng
+// one, across the chunks read ahead, and sums the records that lie whole
+// in one.
 type sumScan struct {
 	fn    Summer
-	be    bool
+	ng    bool // pcapng
+	be    bool // byte order (pcapng: of the current section)
 	link  uint16
+	links []uint16 // pcapng: the link types of the section's interfaces
 	limit int
 	off   int64 // stream offset of the next chunk's first octet
-	next  int64 // stream offset of the next record's header
-	// A header cut by the end of the last chunk: its first nhdr octets.
-	hdr  [pcapRecordLen]byte
+	next  int64 // stream offset of the next record's header (block)
+	// The head of a record (block) cut by the end of the last chunk: its
+	// first nhdr octets. What is followed needs no more of it than that.
+	hdr  [scanHead]byte
 	nhdr int
-	lost bool // a record length it could not follow: no more sums
+	lost bool // a record (block) it could not follow: no more sums
 }
 
-// newSumScan starts following the records of r's pcap stream from the
-// octets the read-ahead reads first: those after what r has buffered.
-// The records that begin in the buffer are walked to find where the next
-// one begins; they get no sums.
+// scanHead is the head of a record followed across chunks: a pcap record
+// header, or the type, length and first field of a pcapng block (a
+// section's byte-order magic, an interface's link type).
+const scanHead = 16
+
+// newSumScan starts following the records of r's stream from the octets
+// the read-ahead reads first: those after what r has buffered. The records
+// that begin in the buffer are walked to find where the next one begins
+// (and, in pcapng, the interfaces); they get no sums.
 func newSumScan(r *Reader, fn Summer) *sumScan {
-	s := &sumScan{fn: fn, be: r.be, link: r.link, limit: r.limit, off: r.base + int64(r.w)}
-	b := r.buf[r.r:r.w]
-	at := 0
-	for at+pcapRecordLen <= len(b) {
-		n := u32(b[at+8:], r.be)
-		if uint64(n) > uint64(r.limit) {
-			s.lost = true
-			return s
-		}
-		at += pcapRecordLen + int(n)
-	}
-	s.next = r.offset() + int64(at)
-	if at < len(b) {
-		s.nhdr = copy(s.hdr[:], b[at:])
-	}
+	s := &sumScan{fn: fn, ng: r.format == formatPcapng, be: r.be, link: r.link, limit: r.limit, off: r.offset(), next: r.offset()}
+	s.scan(r.buf[r.r:r.w], nil)
 	return s
 }
 
-// scan sums the records that lie whole in d, the next chunk, into out.
+// scan follows the records of d, the next octets of the stream, and sums
+// those that lie whole in it into out (none when out is nil).
 func (s *sumScan) scan(d []byte, out *sums) {
 	start := s.off
 	s.off += int64(len(d))
 	for !s.lost {
-		var h []byte
-		var data int // where the record's octets start in d
+		// h is the head of the next record; whole, the record when it lies
+		// whole in d.
+		var h, whole []byte
 		if s.nhdr > 0 {
-			need := pcapRecordLen - s.nhdr
+			need := scanHead - s.nhdr
 			if len(d) < need {
 				s.nhdr += copy(s.hdr[s.nhdr:], d)
 				return
 			}
 			copy(s.hdr[s.nhdr:], d[:need])
-			h, data, s.nhdr = s.hdr[:], need, 0
+			h, s.nhdr = s.hdr[:], 0
 		} else {
 			at := s.next - start
 			if at >= int64(len(d)) {
 				return
 			}
-			if at+pcapRecordLen > int64(len(d)) {
+			if at+scanHead > int64(len(d)) {
 				s.nhdr = copy(s.hdr[:], d[at:])
 				return
 			}
-			h, data = d[at:at+pcapRecordLen], int(at)+pcapRecordLen
+			h, whole = d[at:], d[at:]
 		}
-		n := u32(h[8:], s.be)
-		if uint64(n) > uint64(s.limit) {
-			s.lost = true
+		n, data, link := s.record(h, whole)
+		if s.lost {
 			return
 		}
 		rec := s.next
-		s.next += pcapRecordLen + int64(n)
-		if end := data + int(n); end <= len(d) && len(out.sums) < maxChunkSums {
+		s.next += n
+		if data != nil && out != nil && len(out.sums) < maxChunkSums {
 			k := len(out.sums)
-			out.sums = s.fn(s.link, d[data:end], out.sums)
+			out.sums = s.fn(link, data, out.sums)
 			out.sums = out.sums[:min(len(out.sums), k+maxRecordSums)]
 			for range out.sums[k:] {
 				out.offs = append(out.offs, rec)
 			}
 		}
 	}
+}
+
+// record reads the head h of the next record: its length in the stream,
+// and its octets and link type when it is a packet that lies whole in b
+// (which starts with it; nil: it does not lie whole in one chunk). It sets
+// lost when the record cannot be followed.
+func (s *sumScan) record(h, b []byte) (n int64, data []byte, link uint16) {
+	if !s.ng {
+		c := u32(h[8:], s.be)
+		if uint64(c) > uint64(s.limit) {
+			s.lost = true
+			return 0, nil, 0
+		}
+		n = pcapRecordLen + int64(c)
+		if int64(len(b)) >= n {
+			data = b[pcapRecordLen:n]
+		}
+		return n, data, s.link
+	}
+	typ := u32(h, s.be)
+	if typ == blockSHB {
+		switch u32(h[8:], false) {
+		case 0x1a2b3c4d:
+			s.be = false
+		case 0x4d3c2b1a:
+			s.be = true
+		default:
+			s.lost = true
+			return 0, nil, 0
+		}
+		s.links = s.links[:0]
+	}
+	l := u32(h[4:], s.be)
+	if l < minBlockLen || l%4 != 0 || l > maxBlock {
+		s.lost = true
+		return 0, nil, 0
+	}
+	n = int64(l)
+	switch {
+	case typ == blockIDB:
+		if len(s.links) >= maxIfaces {
+			s.lost = true
+			return 0, nil, 0
+		}
+		s.links = append(s.links, u16(h[8:], s.be))
+	case typ == blockEPB && int64(len(b)) >= n && n >= epbDataOff:
+		id, c := u32(b[8:], s.be), u32(b[20:], s.be)
+		if id < uint32(len(s.links)) && uint64(c) <= uint64(n)-epbDataOff {
+			data, link = b[epbDataOff:epbDataOff+int(c)], s.links[id]
+		}
+	}
+	return n, data, link
 }
 
 // takeSums adds the sums of a chunk the parser takes to those it has yet

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"testing"
 )
@@ -25,54 +26,93 @@ func testSummer(link uint16, data []byte, out []Sum) []Sum {
 	return out
 }
 
-// TestSums reads pcap files with a Summer: every frame that carries sums
-// carries exactly those of its own octets (at most maxRecordSums), with
-// or without read-ahead's tiny chunks (TestMain), in both byte orders;
-// records that lie whole in a chunk carry them. Without read-ahead, and
-// for pcapng, nothing is summed.
+// TestSums reads capture files with a Summer: every frame that carries
+// sums carries exactly those of its own octets and link type (at most
+// maxRecordSums), with or without read-ahead's tiny chunks (TestMain):
+// pcap in both byte orders, and pcapng with two sections of either byte
+// order, interfaces of two link types, and blocks other than packets
+// between them. Records that lie whole in a chunk carry them. Without
+// read-ahead nothing is summed, nor are pcapng's Simple Packet Blocks.
 func TestSums(t *testing.T) {
-	for _, be := range []bool{false, true} {
-		p := newPcap(be, true, 65535, 1)
-		var want [][]byte
-		for i := range 3000 {
-			n := 20 + (i*97)%1500
-			if i%3 == 0 {
-				n = 20 + i%40 // small ones fit the test's tiny chunks too
-			}
-			d := payload(n, i)
-			want = append(want, d)
-			p.rec(1, uint32(i), d, 0)
+	type rec struct {
+		data []byte
+		link uint16
+	}
+	size := func(i int) int {
+		if i%3 == 0 {
+			return 20 + i%40 // small ones fit the test's tiny chunks too
 		}
-		r, err := NewReader(bytes.NewReader(p.b), ReaderOptions{Readahead: true, Summer: testSummer})
+		return 20 + (i*97)%1500
+	}
+	files := map[string]func() ([]byte, []rec){}
+	for _, be := range []bool{false, true} {
+		files[fmt.Sprintf("pcap, big-endian %v", be)] = func() ([]byte, []rec) {
+			p := newPcap(be, true, 65535, 1)
+			var want []rec
+			for i := range 3000 {
+				d := payload(size(i), i)
+				want = append(want, rec{d, 1})
+				p.rec(1, uint32(i), d, 0)
+			}
+			return p.b, want
+		}
+	}
+	files["pcapng"] = func() ([]byte, []rec) {
+		ng := newNg(false).idb(1, 0).idb(113, 0)
+		var want []rec
+		for i := range 3000 {
+			if i == 1500 { // a section in the other byte order
+				ng.be = true
+				ng.shb(1, 0).idb(113, 0).idb(1, 0).idb(276, 0)
+			}
+			if i%50 == 7 {
+				ng.block(0x0bad, payload(30, i)) // a block the reader skips
+			}
+			id, link := uint32(i%2), uint16(1)
+			if i%2 == 1 {
+				link = 113
+			}
+			if i >= 1500 {
+				id = uint32(1 - i%2)
+			}
+			d := payload(size(i), i)
+			ng.epb(id, uint64(i), d, 0)
+			want = append(want, rec{d, link})
+		}
+		return ng.b, want
+	}
+	for name, file := range files {
+		b, want := file()
+		r, err := NewReader(bytes.NewReader(b), ReaderOptions{Readahead: true, Summer: testSummer})
 		if err != nil {
 			t.Fatal(err)
 		}
 		summed := 0
-		for i := range want {
+		for i, w := range want {
 			f, err := r.Next()
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: record %d: %v", name, i, err)
 			}
-			if !bytes.Equal(f.Data, want[i]) {
-				t.Fatalf("be %v: record %d: %x", be, i, f.Data)
+			if !bytes.Equal(f.Data, w.data) || f.LinkType != w.link {
+				t.Fatalf("%s: record %d: link %d, %x", name, i, f.LinkType, f.Data)
 			}
 			if f.Sums == nil {
 				continue
 			}
 			summed++
-			exp := testSummer(1, f.Data, nil)
+			exp := testSummer(w.link, w.data, nil)
 			exp = exp[:min(len(exp), maxRecordSums)]
 			if len(f.Sums) != len(exp) {
-				t.Fatalf("be %v: record %d: %d sums, want %d", be, i, len(f.Sums), len(exp))
+				t.Fatalf("%s: record %d: %d sums, want %d", name, i, len(f.Sums), len(exp))
 			}
 			for j := range exp {
 				if f.Sums[j] != exp[j] {
-					t.Fatalf("be %v: record %d: sum %d is %+v, want %+v", be, i, j, f.Sums[j], exp[j])
+					t.Fatalf("%s: record %d: sum %d is %+v, want %+v", name, i, j, f.Sums[j], exp[j])
 				}
 			}
 		}
 		if _, err := r.Next(); err == nil {
-			t.Fatal("a record past the end")
+			t.Fatalf("%s: a record past the end", name)
 		}
 		r.Close()
 		// With chunks of 64 KiB and more, all but the records cut by a
@@ -84,7 +124,7 @@ func TestSums(t *testing.T) {
 			least = 10
 		}
 		if summed < least {
-			t.Errorf("be %v: %d of %d records summed, want %d at least", be, summed, len(want), least)
+			t.Errorf("%s: %d of %d records summed, want %d at least", name, summed, len(want), least)
 		}
 	}
 
@@ -104,7 +144,10 @@ func TestSums(t *testing.T) {
 			}
 		}
 	}
-	ng := newNg(false).shb(1, 0).idb(1, 0).epb(0, 0, payload(80, 1), 0).epb(0, 0, payload(80, 2), 0)
+	ng := newNg(false).idb(1, 0)
+	for i := range 3000 {
+		ng.epb(0, 0, payload(80, i), 0).spb(80, payload(80, i))
+	}
 	r, err := NewReader(bytes.NewReader(ng.b), ReaderOptions{Readahead: true, Summer: testSummer})
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +157,8 @@ func TestSums(t *testing.T) {
 		if err != nil {
 			break
 		}
-		if f.Sums != nil {
-			t.Fatal("a pcapng record summed")
+		if f.Sums != nil && f.Index%2 == 0 {
+			t.Fatal("a Simple Packet Block summed")
 		}
 	}
 }
