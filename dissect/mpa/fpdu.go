@@ -302,16 +302,22 @@ func (f *follower) fpduOctets(b []byte) int {
 	for len(b) > 0 && !f.done {
 		if f.o == 0 {
 			f.start = f.pos
-			if !f.lead {
-				f.sum = 0
-			}
 			f.whole = nil
-			if f.crc == modeOn && !f.lead && len(b) >= layers.FPDUHeaderLen {
+			lead := f.lead
+			f.lead = false
+			if !lead {
+				f.sum = 0
+				if n := f.inPlace(b); n > 0 {
+					took += n
+					b = b[n:]
+					continue
+				}
+			}
+			if f.crc == modeOn && !lead && len(b) >= layers.FPDUHeaderLen {
 				if n := layers.FPDULen(int(binary.BigEndian.Uint16(b))); n <= len(b) {
 					f.whole = b[:n-layers.FPDUCRCLen]
 				}
 			}
-			f.lead = false
 		}
 		var n int
 		covered := true // by the CRC
@@ -372,21 +378,28 @@ func (f *follower) segmentOctets(h int, b []byte) {
 		if h < f.hdrNeed {
 			return
 		}
-		f.startSegment()
+		f.startSegment(f.hdr[:f.hdrNeed])
 		if f.done {
 			return
 		}
 		start = true
 		off += h - (f.o - layers.FPDUHeaderLen) // past the headers
 	}
+	f.payloadOctets(off, h-f.hdrNeed, b, start)
+}
+
+// payloadOctets reads octets b of the DDP segment's payload, at offset at
+// in it and stream offset off; start says its headers just came in (b may
+// then be empty).
+func (f *follower) payloadOctets(off, at int, b []byte, start bool) {
 	if f.ddp.Tagged {
 		if start || len(b) > 0 {
-			f.taggedOctets(off, h-f.hdrNeed, b, start)
+			f.taggedOctets(off, at, b, start)
 		}
 		return
 	}
 	if m := f.msg; m != nil && len(b) > 0 {
-		at := int(f.ddp.MO) + h - f.hdrNeed // the message offset of b[0]
+		at += int(f.ddp.MO) // the message offset of b[0]
 		if at == 0 && m.head == 0 && f.ddp.Last && len(b) == f.ulpdu-f.hdrNeed {
 			// The whole Send in these octets: nothing to copy, as long as
 			// its FPDU ends in this delivery.
@@ -396,6 +409,49 @@ func (f *follower) segmentOctets(h int, b []byte) {
 		}
 		f.keep(at, b)
 	}
+}
+
+// inPlace reads the FPDU at the start of b where it lies, when b holds it
+// whole and its length and control octets are sound (the usual case: MPA
+// senders align FPDUs with TCP segments, RFC 5044, section 4.1): its DDP
+// and RDMAP headers are decoded in b, its CRC covers b, nothing is copied
+// but its CRC field and, when the Send it carries outlives b, the Send's
+// first octets. It returns the octets it took: 0 when the FPDU is left to
+// be read octet run by octet run (not whole in b, or a length or header to
+// report), which ends in the same state.
+func (f *follower) inPlace(b []byte) int {
+	const hl = layers.FPDUHeaderLen
+	if len(b) < hl+2 {
+		return 0
+	}
+	ulpdu := int(binary.BigEndian.Uint16(b))
+	n := layers.FPDULen(ulpdu)
+	if n > len(b) || ulpdu < layers.DDPTaggedLen {
+		return 0
+	}
+	need, bad := segmentHeaders(b[hl], b[hl+1], ulpdu)
+	if bad != badNone {
+		return 0
+	}
+	f.ulpdu, f.pad, f.hdrNeed, f.o = ulpdu, layers.FPDUPad(ulpdu), need, hl+need
+	f.startSegment(b[hl : hl+need])
+	if f.done {
+		// As when read run by run: the ULPDU taken, framing lost in it.
+		f.o, f.pos = hl+ulpdu, f.start+hl+ulpdu
+		return f.o
+	}
+	f.payloadOctets(f.start+hl+need, 0, b[hl+need:hl+ulpdu], true)
+	covered := b[:n-layers.FPDUCRCLen]
+	copy(f.crcBuf[:], b[len(covered):n])
+	switch f.crc {
+	case modeOn:
+		f.whole = covered
+	case modeGuess:
+		f.sum = layers.UpdateFPDUCRC(0, covered)
+	}
+	f.o, f.pos = n, f.start+n
+	f.endFPDU()
+	return n
 }
 
 // TaggedKeep bounds the octets of a tagged message handed on with its
@@ -420,14 +476,21 @@ func (f *follower) taggedOctets(off, at int, b []byte, start bool) {
 }
 
 // keep copies octets of the Send at message offset at, as far as they
-// continue what was kept and fit in HeadLen.
+// continue what was kept (or go on beyond it) and fit in HeadLen.
 func (f *follower) keep(at int, b []byte) {
 	m := &f.send
-	if at != m.head {
-		if at > m.head {
-			m.headCut = true // a segment before these is missing
-		}
+	switch {
+	case at > m.head:
+		m.headCut = true // a segment before these is missing
 		return
+	case at < m.head:
+		// They overlap what was kept (a segment whose MO is not where the
+		// last one ended, Send.Gap): what goes beyond it is kept, however
+		// the segments were cut into deliveries.
+		if at+len(b) <= m.head {
+			return
+		}
+		b, at = b[m.head-at:], m.head
 	}
 	n := min(len(b), HeadLen-m.head)
 	if n < len(b) {
@@ -458,30 +521,19 @@ func (f *follower) keepView() {
 // headerLength works out, from the DDP and RDMAP control fields, how long
 // the segment's headers are. It reports false when framing is lost.
 func (f *follower) headerLength() bool {
-	ctl := f.hdr[:2]
-	if dv, rv := ctl[0]&0x03, ctl[1]>>6; dv != layers.DDPVersion || rv != layers.RDMAPVersion {
-		f.lose(fmt.Sprintf("the FPDU at stream offset %d has DDP version %d and RDMAP version %d, not 1 and 1", f.start, dv, rv))
+	need, bad := segmentHeaders(f.hdr[0], f.hdr[1], f.ulpdu)
+	switch bad {
+	case badVersion:
+		f.lose(fmt.Sprintf("the FPDU at stream offset %d has DDP version %d and RDMAP version %d, not 1 and 1", f.start, f.hdr[0]&0x03, f.hdr[1]>>6))
 		return false
-	}
-	tagged, op := ctl[0]&0x80 != 0, ctl[1]&0x0f
-	need := layers.DDPUntaggedLen
-	switch {
-	case tagged && op != layers.RDMAPOpWrite && op != layers.RDMAPOpReadResponse,
-		!tagged && (op == layers.RDMAPOpWrite || op == layers.RDMAPOpReadResponse || op > layers.RDMAPOpTerminate):
+	case badOpcode:
 		kind := "an untagged"
-		if tagged {
+		if f.hdr[0]&0x80 != 0 {
 			kind = "a tagged"
 		}
-		f.lose(fmt.Sprintf("the FPDU at stream offset %d carries %s DDP segment with RDMAP opcode %d, which RFC 5040 does not allow", f.start, kind, op))
+		f.lose(fmt.Sprintf("the FPDU at stream offset %d carries %s DDP segment with RDMAP opcode %d, which RFC 5040 does not allow", f.start, kind, f.hdr[1]&0x0f))
 		return false
-	case tagged:
-		need = layers.DDPTaggedLen
-	case op == layers.RDMAPOpReadRequest:
-		need += layers.RDMAPReadRequestLen
-	case op == layers.RDMAPOpTerminate:
-		need += layers.RDMAPTerminateLen
-	}
-	if need > f.ulpdu {
+	case badShort:
 		f.lose(fmt.Sprintf("the FPDU at stream offset %d has ULPDU_Length %d, shorter than its headers (%d octets)", f.start, f.ulpdu, need))
 		return false
 	}
@@ -489,9 +541,43 @@ func (f *follower) headerLength() bool {
 	return true
 }
 
-// startSegment decodes the segment's headers once they are in.
-func (f *follower) startSegment() {
-	if err := f.ddp.DecodeFromBytes(f.hdr[:f.hdrNeed], gopacket.NilDecodeFeedback); err != nil {
+// What can be wrong with a DDP segment's control octets (segmentHeaders).
+const (
+	badNone    = iota
+	badVersion // DDP or RDMAP version not 1
+	badOpcode  // an RDMAP opcode a segment of its kind (tagged or not) cannot carry
+	badShort   // a ULPDU shorter than the headers
+)
+
+// segmentHeaders is how long the DDP and RDMAP headers of a segment are,
+// from its two control octets (DDP's, RDMAP's), and what is wrong with
+// them for a ULPDU of ulpdu octets (badNone: nothing).
+func segmentHeaders(ddpCtl, rdmapCtl byte, ulpdu int) (need, bad int) {
+	if ddpCtl&0x03 != layers.DDPVersion || rdmapCtl>>6 != layers.RDMAPVersion {
+		return 0, badVersion
+	}
+	tagged, op := ddpCtl&0x80 != 0, rdmapCtl&0x0f
+	need = layers.DDPUntaggedLen
+	switch {
+	case tagged && op != layers.RDMAPOpWrite && op != layers.RDMAPOpReadResponse,
+		!tagged && (op == layers.RDMAPOpWrite || op == layers.RDMAPOpReadResponse || op > layers.RDMAPOpTerminate):
+		return 0, badOpcode
+	case tagged:
+		need = layers.DDPTaggedLen
+	case op == layers.RDMAPOpReadRequest:
+		need += layers.RDMAPReadRequestLen
+	case op == layers.RDMAPOpTerminate:
+		need += layers.RDMAPTerminateLen
+	}
+	if need > ulpdu {
+		return need, badShort
+	}
+	return need, badNone
+}
+
+// startSegment decodes the segment's headers, h, once they are in.
+func (f *follower) startSegment(h []byte) {
+	if err := f.ddp.DecodeFromBytes(h, gopacket.NilDecodeFeedback); err != nil {
 		f.lose(fmt.Sprintf("the DDP header of the FPDU at stream offset %d does not decode: %v", f.start, err))
 		return
 	}

@@ -264,6 +264,52 @@ func (l *fuzzLog) framingLost(string)                   { l.lost++ }
 func (l *fuzzLog) checkAside([]byte, uint32) bool       { return false }
 func (l *fuzzLog) summed([]byte) (uint32, bool)         { return 0, false }
 
+// FuzzFollowerSplit feeds the same octets to two followers, at once and
+// in pieces: the FPDUs that lie whole in what one call delivers are read
+// where they lie (inPlace), the others octet run by octet run, and both
+// must read the same segments, messages, CRC problems and losses, and
+// count the same octets read and not. Tagged pieces differ by design (a
+// piece per delivery) and are not compared.
+func FuzzFollowerSplit(f *testing.F) {
+	valid := stream([]unit{send(1, 0, false, "hello "), send(1, 6, true, "world"),
+		{DDP: layers.DDP{Tagged: true, Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpWrite}, Payload: make([]byte, 600)},
+		send(2, 0, true, strings.Repeat("x", 3000)), send(3, 0, true, "")}, false, true)
+	f.Add(uint8(0), uint16(0), uint8(0), []byte(nil))
+	f.Add(uint8(0x09), uint16(2), uint8(3), []byte(nil))
+	f.Add(uint8(0x1b), uint16(30), uint8(17), []byte(nil))
+	f.Add(uint8(0x0d), uint16(8), uint8(1), []byte(nil))
+	f.Fuzz(func(t *testing.T, opts uint8, at uint16, piece uint8, data []byte) {
+		s := data
+		if opts&1 != 0 {
+			s = slices.Clone(valid)
+			if i := int(at); i < len(s) {
+				s[i] ^= byte(opts >> 4)
+			}
+		}
+		modes := []mode{modeOff, modeOn, modeGuess}
+		run := func(size int) []string {
+			var l fpduLog
+			var h heap
+			var fo follower
+			fo.init(&l, &h, 20, modes[int(opts>>1)%3], modes[int(opts>>3)%3])
+			fo.onSegment = l.segment
+			rest, off := s, 20
+			for len(rest) > 0 {
+				n := min(size, len(rest))
+				fo.feed(off, rest[:n])
+				off += n
+				rest = rest[n:]
+			}
+			fo.end()
+			return append(l.got, fmt.Sprintf("pos %d unread %d missing %d fpdus %d buffers %d", fo.pos, fo.unread, fo.missing, fo.fpdus, h.out))
+		}
+		whole, pieces := run(len(s)+1), run(int(piece)%64+1)
+		if !slices.Equal(whole, pieces) {
+			t.Fatalf("at once:\n%q\nin pieces of %d:\n%q", whole, int(piece)%64+1, pieces)
+		}
+	})
+}
+
 // pieceLog puts the tagged segments back together from their pieces,
 // checking each piece as it comes.
 type pieceLog struct {
