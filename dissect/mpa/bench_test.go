@@ -16,8 +16,13 @@ import (
 // Invalidate), through the assembler and the follower, with CRC, with and
 // without markers. It reports allocations: the target is none.
 func BenchmarkFollow(b *testing.B) {
-	for _, markers := range []bool{false, true} {
-		b.Run(fmt.Sprintf("markers=%v", markers), func(b *testing.B) {
+	for _, v := range []struct{ markers, crc bool }{{false, true}, {true, true}, {false, false}} {
+		markers, crc := v.markers, v.crc
+		name := fmt.Sprintf("markers=%v", markers)
+		if !crc {
+			name += "/nocrc"
+		}
+		b.Run(name, func(b *testing.B) {
 			data := make([]byte, 1384)
 			var units []craft.FPDUUnit
 			for i := range 23 {
@@ -31,7 +36,7 @@ func BenchmarkFollow(b *testing.B) {
 			for n := 140; ; n++ {
 				u := append(slices.Clone(units), craft.FPDUUnit{DDP: layers.DDP{Opcode: layers.RDMAPOpSendInvalidate, InvalidateSTag: 7, Last: true, MSN: 1},
 					Payload: make([]byte, n)})
-				s, starts = craft.FPDUStream(u, markers, true)
+				s, starts = craft.FPDUStream(u, markers, crc)
 				if !markers || len(s)%layers.MarkerInterval == 0 {
 					break
 				}
@@ -56,8 +61,8 @@ func BenchmarkFollow(b *testing.B) {
 			tr := &nopTraffic{}
 			c.r.f.Follow(func(*Pair) Traffic { return tr })
 			c.syn()
-			c.send(0, (&craft.MPA{Request: true, Rev: 1, CRC: true, Marker: markers}).Bytes(), 0)
-			c.send(1, (&craft.MPA{Rev: 1, CRC: true, Marker: markers}).Bytes(), 0)
+			c.send(0, (&craft.MPA{Request: true, Rev: 1, CRC: crc, Marker: markers}).Bytes(), 0)
+			c.send(1, (&craft.MPA{Rev: 1, CRC: crc, Marker: markers}).Bytes(), 0)
 			seg := reassembly.Segment{Flow: dirFlow(1), Time: time.Unix(1e9, 0)}
 			seq := c.seq[1]
 			i := 0
