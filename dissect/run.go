@@ -164,9 +164,11 @@ func (r *run) source(ctx context.Context, src Source) error {
 		})
 		p.d.CheckCRCAside(runtime.GOMAXPROCS(0) > 2) // on 2 cores the second one reads ahead (mpa/crc.go)
 	}
-	if sm, ok := src.(capture.Summed); ok && r.cfg.Datapath != datapath.ModeOff {
-		// The read-ahead computes the FPDU CRCs where it holds the octets.
-		sm.SetSummer(decode.FPDUSums)
+	if sm, ok := src.(capture.Summed); ok && r.cfg.Datapath != datapath.ModeOff && runtime.GOMAXPROCS(0) > 1 {
+		// The read-ahead computes the FPDU CRCs where it holds the octets,
+		// on another core (on one, the framer's own are as cheap), once a
+		// connection whose FPDUs carry them is followed.
+		sm.SetSummer(decode.FPDUSums, p.d.SumsWanted)
 	}
 	r.startDataPath(name)
 	if len(inputs) > 1 {

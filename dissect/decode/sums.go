@@ -57,5 +57,12 @@ func FPDUSums(link uint16, b []byte, out []capture.Sum) []capture.Sum {
 	return out
 }
 
+// SumsWanted reports whether FPDUSums is worth running over the frames
+// read ahead: once a direction whose FPDUs carry a CRC is followed
+// (mpa.Framer.CRCInUse). Before, and in a capture whose iWARP
+// connections all agreed on no CRC, the sums would be computed for
+// nothing. Safe to call from any goroutine.
+func (d *Decoder) SumsWanted() bool { return d.mpa.CRCInUse() }
+
 // maxFPDUSums bounds the FPDUs of a segment summed.
 const maxFPDUSums = 8

@@ -98,6 +98,19 @@ func (f *Framer) Lend(b []byte, sums []capture.Sum) {
 	}
 }
 
+// CRCInUse reports whether a direction has been followed whose FPDUs
+// carry a CRC (its peers' MPA frames said so, or its CRC fields matched):
+// only then are the CRCs worth computing ahead (decode.Decoder.SumsWanted).
+// Safe to call from any goroutine.
+func (f *Framer) CRCInUse() bool { return f.crcSeen.Load() }
+
+// noteCRC notes that a direction followed carries CRCs.
+func (f *Framer) noteCRC() {
+	if !f.crcSeen.Load() {
+		f.crcSeen.Store(true)
+	}
+}
+
 // summed is the CRC of the FPDU whose covered octets are data, when a sum
 // computed ahead names exactly those.
 func (r *reader) summed(data []byte) (uint32, bool) {

@@ -17,6 +17,7 @@ package mpa
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/budget"
@@ -77,6 +78,9 @@ type Framer struct {
 	// was read ahead (Lend).
 	lent []byte
 	sums []capture.Sum
+	// crcSeen: a direction was followed whose FPDUs carry a CRC
+	// (CRCInUse). Read on the capture's read-ahead goroutine.
+	crcSeen atomic.Bool
 	// trace, when set, sees each FPDU as it ends (tests).
 	trace func(frame int, f *follower)
 }

@@ -356,6 +356,9 @@ func (r *reader) follow(off int, b []byte) reassembly.Status {
 	// After framing was lost the direction is still followed, to its end,
 	// only to count what could not be read (reportCounts).
 	r.fol.feed(off, b)
+	if r.fol.crc == modeOn {
+		r.f.noteCRC() // its MPA frames said so, or its CRC fields did
+	}
 	return reassembly.More
 }
 

@@ -65,16 +65,17 @@ type fileSource struct {
 	opened bool
 	frames int // frames handed on
 
-	src      io.Reader
-	stream   bool          // a pipe, FIFO or terminal: read as data arrives, and given up when ctx ends
-	hashed   func() string // waits for the SHA-256
-	closeSrc func()
-	rd       *Reader
-	closed   bool
-	release  func() // SetRelease
-	summer   Summer // SetSummer
-	faults   bool   // panics on memory faults were turned on for the mapping (mapped.go)
-	oldFault bool   // the setting before
+	src        io.Reader
+	stream     bool          // a pipe, FIFO or terminal: read as data arrives, and given up when ctx ends
+	hashed     func() string // waits for the SHA-256
+	closeSrc   func()
+	rd         *Reader
+	closed     bool
+	release    func()      // SetRelease
+	summer     Summer      // SetSummer
+	sumsWanted func() bool // SetSummer
+	faults     bool        // panics on memory faults were turned on for the mapping (mapped.go)
+	oldFault   bool        // the setting before
 }
 
 // SetBudget has the file's reader charge the run's memory budget for the
@@ -87,9 +88,9 @@ func (s *fileSource) SetBudget(b *budget.Budget) { s.budget = b }
 // them. Set before the first Next.
 func (s *fileSource) SetRelease(fn func()) { s.release = fn }
 
-// SetSummer has the frames read ahead carry the sums fn computes
-// (Summed). Set before the first Next.
-func (s *fileSource) SetSummer(fn Summer) { s.summer = fn }
+// SetSummer has the frames read ahead carry the sums fn computes while
+// wanted says so (Summed). Set before the first Next.
+func (s *fileSource) SetSummer(fn Summer, wanted func() bool) { s.summer, s.sumsWanted = fn, wanted }
 
 // A capture file keeps its frames until it says, and shows those to come.
 var (
@@ -170,7 +171,7 @@ func (s *fileSource) open(ctx context.Context) error {
 	if s.tee != nil {
 		src = io.TeeReader(src, s.tee) // never mapped, so that the copy sees every octet
 	}
-	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget, Release: s.release, Summer: s.summer})
+	rd, err := NewReader(src, ReaderOptions{Readahead: true, Map: true, Stream: s.stream, Budget: s.budget, Release: s.release, Summer: s.summer, SumsWanted: s.sumsWanted})
 	if err != nil {
 		return err
 	}

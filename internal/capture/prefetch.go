@@ -47,6 +47,7 @@ type prefetcher struct {
 	// scan sums the records of each chunk (sums.go), when asked; the
 	// chunks' sums come back to sumFree once the parser took them.
 	scan    *sumScan
+	wanted  func() bool
 	sumFree chan sums
 }
 
@@ -54,10 +55,10 @@ type prefetcher struct {
 // while chunks come back full, up to max: a small input costs little memory,
 // a large one is read in large chunks. With stream, a chunk is what one
 // read returns (a pipe's data so far), never waiting for more.
-func startPrefetch(src io.Reader, first, max int, stream bool, scan *sumScan) *prefetcher {
+func startPrefetch(src io.Reader, first, max int, stream bool, scan *sumScan, wanted func() bool) *prefetcher {
 	p := &prefetcher{full: make(chan chunk, prefetchDepth),
 		free: make(chan []byte, prefetchDepth), stop: make(chan struct{}), done: make(chan struct{}), most: max,
-		scan: scan, sumFree: make(chan sums, prefetchDepth+1)}
+		scan: scan, wanted: wanted, sumFree: make(chan sums, prefetchDepth+1)}
 	size := first
 	for range prefetchDepth {
 		p.free <- nil // allocated on first use, at the size of the time
@@ -86,7 +87,11 @@ func startPrefetch(src io.Reader, first, max int, stream bool, scan *sumScan) *p
 				size *= 2
 			}
 			var sm sums
-			if p.scan != nil && n > 0 {
+			switch {
+			case p.scan == nil || n == 0:
+			case p.wanted != nil && !p.wanted():
+				p.scan.scan(b[head:head+n], nil) // the records followed, none summed
+			default:
 				select {
 				case sm = <-p.sumFree:
 				default:

@@ -58,9 +58,12 @@ type ReaderOptions struct {
 	// it is read, which the caller turns into an error
 	// (debug.SetPanicOnFault); Mapped says whether the mapping is in use.
 	Map bool
-	// Summer, with Readahead, computes sums over each pcap record's octets
-	// on the read-ahead goroutine; they come with the frames (Frame.Sums).
-	Summer Summer
+	// Summer, with Readahead, computes sums over each record's octets on
+	// the read-ahead goroutine; they come with the frames (Frame.Sums).
+	// SumsWanted, when set, says before each chunk whether to (sums.go);
+	// the mapping's choice (worthMapping) asks Summer whatever it says.
+	Summer     Summer
+	SumsWanted func() bool
 	// Stream says the source is a pipe, a FIFO or a terminal, where data
 	// may stop for a while: the read-ahead then hands on what each read
 	// returns at once instead of waiting for a full chunk, so that every
@@ -249,7 +252,7 @@ func (r *Reader) startReadahead(opts ReaderOptions) {
 	if opts.Summer != nil {
 		scan = newSumScan(r, opts.Summer)
 	}
-	r.pf = startPrefetch(r.src, first, most, opts.Stream, scan)
+	r.pf = startPrefetch(r.src, first, most, opts.Stream, scan, opts.SumsWanted)
 }
 
 // readHead reads up to len(b) octets from src, stopping at the first error

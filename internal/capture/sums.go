@@ -33,9 +33,11 @@ type Sum struct {
 type Summer func(link uint16, data []byte, out []Sum) []Sum
 
 // Summed is a Source whose frames can carry sums computed as it reads
-// them ahead (Frame.Sums). Set before the first Next.
+// them ahead (Frame.Sums): by fn, over the records of each chunk read
+// while wanted reports true (nil: always). wanted is called on the
+// read-ahead goroutine, once a chunk. Set before the first Next.
 type Summed interface {
-	SetSummer(fn Summer)
+	SetSummer(fn Summer, wanted func() bool)
 }
 
 // Bounds on the sums kept: of one record, and of one chunk (the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -197,4 +199,45 @@ func TestSumsDamage(t *testing.T) {
 		t.Fatalf("%d records before the damage, want 50", n)
 	}
 	r.Close()
+}
+
+// TestSumsWanted: while SumsWanted says no, the read-ahead follows the
+// records without summing them; once it says yes, the chunks read after
+// carry sums, each its own frame's.
+func TestSumsWanted(t *testing.T) {
+	p := newPcap(false, false, 65535, 1)
+	for i := range 3000 {
+		p.rec(1, 0, payload(20+(i*97)%1500, i), 0)
+	}
+	for _, flip := range []int{-1, 500} {
+		var on atomic.Bool
+		r, err := NewReader(bytes.NewReader(p.b), ReaderOptions{Readahead: true, Summer: testSummer, SumsWanted: on.Load})
+		if err != nil {
+			t.Fatal(err)
+		}
+		summed := 0
+		for i := 0; ; i++ {
+			if i == flip {
+				on.Store(true)
+			}
+			f, err := r.Next()
+			if err != nil {
+				break
+			}
+			if f.Sums == nil {
+				continue
+			}
+			summed++
+			if exp := testSummer(1, f.Data, nil); !slices.Equal(f.Sums, exp[:min(len(exp), maxRecordSums)]) {
+				t.Fatalf("flip %d: frame %d: %+v", flip, f.Index, f.Sums)
+			}
+		}
+		r.Close()
+		switch {
+		case flip < 0 && summed > 0:
+			t.Errorf("%d frames summed, never wanted", summed)
+		case flip > 0 && summed == 0 && !testReadahead.on:
+			t.Error("nothing summed once wanted")
+		}
+	}
 }
