@@ -490,7 +490,7 @@ func (f *follower) keep(at int, b []byte) {
 		if at+len(b) <= m.head {
 			return
 		}
-		b, at = b[m.head-at:], m.head
+		b = b[m.head-at:]
 	}
 	n := min(len(b), HeadLen-m.head)
 	if n < len(b) {
