@@ -5,9 +5,10 @@ package capture
 // The read-ahead goroutine copies every octet of a file read through it,
 // and so holds each chunk in its core's cache just after reading it. A
 // Summer given to the Reader (ReaderOptions.Summer) runs there, over each
-// pcap record that lies whole in a chunk, and computes values over the
-// record's octets that the run loop would otherwise compute on its own
-// core: the FPDU CRCs of an iWARP segment (dissect/decode.FPDUSums). Each
+// record (pcap) or packet block (pcapng) that lies whole in a chunk, and
+// computes values over the record's octets that the run loop would
+// otherwise compute on its own core: the FPDU CRCs of an iWARP segment
+// (dissect/decode.FPDUSums). Each
 // value travels with its frame (Frame.Sums), named by where the octets it
 // covers lie in the frame. A stage that needs the value over some of the
 // frame's octets takes it from there when one names exactly those octets,
