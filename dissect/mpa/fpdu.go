@@ -379,6 +379,10 @@ func (f *follower) inPlace(b []byte) int {
 	}
 	f.ulpdu, f.pad, f.hdrNeed, f.o = ulpdu, layers.FPDUPad(ulpdu), need, hl+need
 	f.startSegment(b[hl : hl+need])
+	// The layers decoded keep no hold on b, which may be a reassembler's
+	// buffer given back after this call.
+	f.ddp.Contents, f.ddp.Payload = nil, nil
+	f.rr.Contents, f.rr.Payload, f.term.Contents, f.term.Payload = nil, nil, nil, nil
 	if f.done {
 		// As when read run by run: the ULPDU taken, framing lost in it.
 		f.o, f.pos = hl+ulpdu, f.start+hl+ulpdu
