@@ -30,16 +30,7 @@ type inlineSource struct{ dissect.Source }
 // count the same FPDUs, at GOMAXPROCS 1, 2 and 8 (on two cores or fewer
 // the framer checks its batches itself, above them a worker does).
 func TestCRCAsideSameVerdicts(t *testing.T) {
-	var buf bytes.Buffer
-	counts, err := (craft.IWARPWorkload{Size: 6 << 20, Seed: 5, Conns: 12, ReadSize: 16 << 10}).Write(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	spoiled := spoilCRCs(b)
-	if spoiled < 100 {
-		t.Fatalf("only %d FPDUs spoiled", spoiled)
-	}
+	b, counts := spoiledWorkload(t)
 	path := filepath.Join(t.TempDir(), "crc.pcap")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -93,15 +84,7 @@ func (s summingSource) SetSummer(fn capture.Summer, wanted func() bool) {
 // at GOMAXPROCS 1 (where none are computed ahead), 2 and 8. Sums spoiled
 // on purpose change the verdicts: the framer takes them.
 func TestCRCSummedSameVerdicts(t *testing.T) {
-	var buf bytes.Buffer
-	counts, err := (craft.IWARPWorkload{Size: 6 << 20, Seed: 5, Conns: 12, ReadSize: 16 << 10}).Write(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	if spoiled := spoilCRCs(b); spoiled < 100 {
-		t.Fatalf("only %d FPDUs spoiled", spoiled)
-	}
+	b, counts := spoiledWorkload(t)
 	run := func(src dissect.Source) *dpCollect {
 		var c dpCollect
 		if _, err := dissect.RunSources(context.Background(), []dissect.Source{src}, dissect.Config{}, &c); err != nil {
@@ -157,6 +140,22 @@ func sameVerdicts(t *testing.T, aside, inline *dpCollect, conns int) {
 	if !reflect.DeepEqual(frameList(aside.rpcs), frameList(inline.rpcs)) {
 		t.Errorf("rpc records differ")
 	}
+}
+
+// spoiledWorkload is a 6 MiB iWARP workload (12 connections, with and
+// without markers) whose CRCs spoilCRCs spoiled, and its counts.
+func spoiledWorkload(t *testing.T) ([]byte, craft.IWARPWorkloadCounts) {
+	t.Helper()
+	var buf bytes.Buffer
+	counts, err := (craft.IWARPWorkload{Size: 6 << 20, Seed: 5, Conns: 12, ReadSize: 16 << 10}).Write(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if spoiled := spoilCRCs(b); spoiled < 100 {
+		t.Fatalf("only %d FPDUs spoiled", spoiled)
+	}
+	return b, counts
 }
 
 // spoilCRCs changes the last four octets of every 7th TCP segment that

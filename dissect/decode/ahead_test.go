@@ -27,11 +27,7 @@ func TestAheadFlow(t *testing.T) {
 	withOptions := append(append(append([]byte(nil), v4[:34]...), 1, 1, 0, 0), v4[34:]...)
 	withOptions[14] = 0x46
 	binary.BigEndian.PutUint16(withOptions[16:], binary.BigEndian.Uint16(v4[16:])+4)
-	vlan := append(append(append([]byte(nil), v4[:12]...), 0x81, 0x00, 0x00, 0x05), v4[12:]...)
-	fragment := append([]byte(nil), v4...)
-	binary.BigEndian.PutUint16(fragment[20:], 0x2000) // more fragments
-	udp := append([]byte(nil), v4...)
-	udp[23] = 17
+	vlan, fragment, udp := notPlainTCP(v4)
 	for _, c := range []struct {
 		name string
 		link uint16
@@ -95,4 +91,16 @@ func TestAheadChangesNothing(t *testing.T) {
 			t.Errorf("shown %s: %+v, want %+v", name, got, want)
 		}
 	}
+}
+
+// notPlainTCP makes, of a plain Ethernet IPv4 TCP frame, three that the
+// looks ahead (plainTCP) do not look into: with a VLAN tag, a first
+// fragment, and a UDP datagram.
+func notPlainTCP(v4 []byte) (vlan, fragment, udp []byte) {
+	vlan = append(append(append([]byte(nil), v4[:12]...), 0x81, 0x00, 0x00, 0x05), v4[12:]...)
+	fragment = append([]byte(nil), v4...)
+	binary.BigEndian.PutUint16(fragment[20:], 0x2000) // more fragments
+	udp = append([]byte(nil), v4...)
+	udp[23] = 17
+	return vlan, fragment, udp
 }

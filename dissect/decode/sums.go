@@ -17,30 +17,11 @@ import (
 // knows no connection and decides nothing: the framer takes a sum only
 // for an FPDU whose octets are exactly those it names (mpa.Framer.Lend),
 // and computes the CRC itself otherwise. A plain Ethernet frame with an
-// IPv4 or IPv6 TCP segment, not a fragment, is looked into; nothing else.
+// IPv4 or IPv6 TCP segment, not a fragment, is looked into (plainTCP);
+// nothing else.
 func FPDUSums(link uint16, b []byte, out []capture.Sum) []capture.Sum {
-	const eth = 14
-	if link != linkEthernet || len(b) < eth+40 {
-		return out
-	}
-	var l4, end int
-	switch binary.BigEndian.Uint16(b[12:14]) {
-	case 0x0800:
-		if b[eth]>>4 != 4 || b[eth+9] != 6 || binary.BigEndian.Uint16(b[eth+6:eth+8])&0x3fff != 0 {
-			return out
-		}
-		l4 = eth + int(b[eth]&0x0f)*4
-		end = eth + int(binary.BigEndian.Uint16(b[eth+2:eth+4]))
-	case 0x86dd:
-		if b[eth]>>4 != 6 || b[eth+6] != 6 {
-			return out
-		}
-		l4 = eth + 40
-		end = l4 + int(binary.BigEndian.Uint16(b[eth+4:eth+6]))
-	default:
-		return out
-	}
-	if len(b) < l4+20 || end > len(b) {
+	l4, end, _, ok := plainTCP(link, b)
+	if !ok || len(b) < l4+20 || end > len(b) {
 		return out
 	}
 	at := l4 + int(b[l4+12]>>4)*4

@@ -42,11 +42,7 @@ func TestFPDUSums(t *testing.T) {
 	binary.BigEndian.PutUint16(short, 4)            // (the framer loses framing there)
 	v4 := frame(false, two)                         // the segment's payload starts at 54
 	padded := append(frame(false, one), 0, 0, 0, 0) // Ethernet padding after the IP datagram
-	vlan := append(append(append([]byte(nil), v4[:12]...), 0x81, 0x00, 0x00, 0x05), v4[12:]...)
-	fragment := append([]byte(nil), v4...)
-	binary.BigEndian.PutUint16(fragment[20:], 0x2000)
-	udp := append([]byte(nil), v4...)
-	udp[23] = 17
+	vlan, fragment, udp := notPlainTCP(v4)
 	for _, c := range []struct {
 		name  string
 		link  uint16

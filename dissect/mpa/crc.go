@@ -65,10 +65,9 @@ type aside struct {
 	cur     *asideBatchT   // being filled
 	sent    []*asideBatchT // with the worker, in order
 	free    []*asideBatchT
-	lent    []byte // the octets of the frame being decoded
-	count   int    // checks not yet joined
-	inline  bool   // batches are checked by the framer, not the worker
-	checked int    // FPDUs handed to the worker, in all (tests)
+	count   int  // checks not yet joined
+	inline  bool // batches are checked by the framer, not the worker
+	checked int  // FPDUs handed to the worker, in all (tests)
 }
 
 // CheckAside makes the framer check the CRCs of the FPDUs that lie whole
@@ -93,9 +92,6 @@ func (f *Framer) CheckAside(worker bool) {
 // names exactly its octets, takes that sum for its CRC.
 func (f *Framer) Lend(b []byte, sums []capture.Sum) {
 	f.lent, f.sums = b, sums
-	if f.aside != nil {
-		f.aside.lent = b
-	}
 }
 
 // CRCInUse reports whether a direction has been followed whose FPDUs
@@ -217,7 +213,7 @@ func (r *reader) crcProblem(off int, mismatch bool, field, computed uint32) {
 // aside, when the framer checks aside and the octets are the frame's.
 func (r *reader) checkAside(data []byte, field uint32) bool {
 	a := r.f.aside
-	if a == nil || !capture.Lends(a.lent, data) {
+	if a == nil || !capture.Lends(r.f.lent, data) {
 		return false
 	}
 	frame, _ := r.frameAt(r.fol.pos - 1)

@@ -79,82 +79,32 @@ func worthMapping(f *os.File, size int64, summer Summer) bool {
 	if len(b) < 28 {
 		return false
 	}
-	var s sample
+	// The records are followed as the read-ahead follows them (sums.go),
+	// the whole sample one chunk, its sums counted.
+	sc := &sumScan{fn: summer, limit: hardMaxRecord}
 	switch binary.LittleEndian.Uint32(b) {
 	case 0xa1b2c3d4, 0xa1b23c4d:
-		s = samplePcap(b, binary.LittleEndian, summer)
+		sc.link = uint16(binary.LittleEndian.Uint32(b[20:]))
 	case 0xd4c3b2a1, 0x4d3cb2a1:
-		s = samplePcap(b, binary.BigEndian, summer)
-	case 0x0a0d0d0a: // pcapng: the byte-order magic of the first section
-		order := binary.ByteOrder(binary.LittleEndian)
-		if binary.LittleEndian.Uint32(b[8:]) != 0x1a2b3c4d {
-			order = binary.BigEndian
-		}
-		s = samplePcapng(b, order, summer)
+		sc.be, sc.link = true, uint16(binary.BigEndian.Uint32(b[20:]))
+	case 0x0a0d0d0a: // pcapng: its first section's header gives the byte order
+		sc.ng = true
 	default:
 		return false
 	}
-	return s.records > 0 && s.octets >= mapMinRecord*s.records && s.summed*4 < s.records
-}
-
-// sample is what the first octets of a file hold: whole records, their
-// octets (pcap: with their headers; pcapng: every block's), and how many
-// got sums.
-type sample struct{ records, octets, summed int }
-
-// samplePcap reads the records of a pcap file's first octets b.
-func samplePcap(b []byte, order binary.ByteOrder, summer Summer) sample {
-	var s sample
-	link := uint16(order.Uint32(b[20:]))
-	var sums []Sum
-	for off := 24; off+16 <= len(b); s.records++ {
-		l := int(order.Uint32(b[off+8:]))
-		if l < 0 || off+16+l > len(b) {
-			break
-		}
-		if summer != nil {
-			if sums = summer(link, b[off+16:off+16+l], sums[:0]); len(sums) > 0 {
-				s.summed++
-			}
-		}
-		off += 16 + l
-		s.octets += 16 + l
+	if !sc.ng {
+		sc.off, sc.next, sc.wholeEnd = pcapHeaderLen, pcapHeaderLen, pcapHeaderLen
 	}
-	return s
-}
-
-// samplePcapng reads the blocks of a pcapng file's first octets b, in its
-// first section.
-func samplePcapng(b []byte, order binary.ByteOrder, summer Summer) sample {
-	var s sample
-	var links []uint16 // of the section's interfaces
-	var sums []Sum
-	for s.octets+12 <= len(b) {
-		off := s.octets
-		l := int(order.Uint32(b[off+4:]))
-		if l < 12 || off+l > len(b) {
-			break
-		}
-		switch t := order.Uint32(b[off:]); {
-		case t == blockIDB && l >= 20 && len(links) < 256:
-			links = append(links, order.Uint16(b[off+8:]))
-		case t == blockEPB:
-			s.records++
-			if summer == nil || l < epbDataOff {
-				break
-			}
-			id, c := order.Uint32(b[off+8:]), order.Uint32(b[off+20:])
-			if id < uint32(len(links)) && uint64(c) <= uint64(l-epbDataOff) {
-				if sums = summer(links[id], b[off+epbDataOff:off+epbDataOff+int(c)], sums[:0]); len(sums) > 0 {
-					s.summed++
-				}
-			}
-		case t == blockSPB:
-			s.records++
-		}
-		s.octets += l
+	var out *sums
+	if summer != nil {
+		out = &sums{count: true}
 	}
-	return s
+	sc.scan(b[sc.off:], out)
+	if !sc.ng {
+		sc.wholeEnd -= pcapHeaderLen // the records' octets, not the file header's
+	}
+	p := sc.packets
+	return p > 0 && sc.wholeEnd >= int64(mapMinRecord*p) && sc.summed*4 < p
 }
 
 // errShrank ends a mapped file that became shorter while it was read.

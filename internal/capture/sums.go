@@ -49,10 +49,12 @@ const (
 )
 
 // sums are the sums of a chunk's records, each with the stream offset of
-// its record's header (offs, in step with sums).
+// its record's header (offs, in step with sums). With count, the sums are
+// only counted (sumScan.summed), not kept.
 type sums struct {
-	offs []int64
-	sums []Sum
+	offs  []int64
+	sums  []Sum
+	count bool
 }
 
 // sumScan follows the records of a pcap stream, or the blocks of a pcapng
@@ -72,6 +74,12 @@ type sumScan struct {
 	hdr  [scanHead]byte
 	nhdr int
 	lost bool // a record (block) it could not follow: no more sums
+	// What was found whole (worthMapping's sample): the packet records
+	// (pcap records; pcapng Enhanced and Simple Packet Blocks), those that
+	// got sums, and the stream offset where the last record or block
+	// that lay whole ends.
+	packets, summed int
+	wholeEnd        int64
 }
 
 // scanHead is the head of a record followed across chunks: a pcap record
@@ -117,15 +125,28 @@ func (s *sumScan) scan(d []byte, out *sums) {
 			}
 			h, whole = d[at:], d[at:]
 		}
-		n, data, link := s.record(h, whole)
+		n, data, link, packet := s.record(h, whole)
 		if s.lost {
 			return
 		}
 		rec := s.next
 		s.next += n
+		if int64(len(whole)) >= n {
+			s.wholeEnd = s.next
+			if packet {
+				s.packets++
+			}
+		}
 		if data != nil && out != nil && len(out.sums) < maxChunkSums {
 			k := len(out.sums)
 			out.sums = s.fn(link, data, out.sums)
+			if len(out.sums) > k {
+				s.summed++
+			}
+			if out.count {
+				out.sums = out.sums[:k]
+				continue
+			}
 			out.sums = out.sums[:min(len(out.sums), k+maxRecordSums)]
 			for range out.sums[k:] {
 				out.offs = append(out.offs, rec)
@@ -135,21 +156,21 @@ func (s *sumScan) scan(d []byte, out *sums) {
 }
 
 // record reads the head h of the next record: its length in the stream,
-// and its octets and link type when it is a packet that lies whole in b
-// (which starts with it; nil: it does not lie whole in one chunk). It sets
-// lost when the record cannot be followed.
-func (s *sumScan) record(h, b []byte) (n int64, data []byte, link uint16) {
+// its octets and link type when it is a packet that lies whole in b
+// (which starts with it; nil: it does not lie whole in one chunk), and
+// whether it is a packet. It sets lost when the record cannot be followed.
+func (s *sumScan) record(h, b []byte) (n int64, data []byte, link uint16, packet bool) {
 	if !s.ng {
 		c := u32(h[8:], s.be)
 		if uint64(c) > uint64(s.limit) {
 			s.lost = true
-			return 0, nil, 0
+			return 0, nil, 0, false
 		}
 		n = pcapRecordLen + int64(c)
 		if int64(len(b)) >= n {
 			data = b[pcapRecordLen:n]
 		}
-		return n, data, s.link
+		return n, data, s.link, true
 	}
 	typ := u32(h, s.be)
 	if typ == blockSHB {
@@ -160,21 +181,21 @@ func (s *sumScan) record(h, b []byte) (n int64, data []byte, link uint16) {
 			s.be = true
 		default:
 			s.lost = true
-			return 0, nil, 0
+			return 0, nil, 0, false
 		}
 		s.links = s.links[:0]
 	}
 	l := u32(h[4:], s.be)
 	if l < minBlockLen || l%4 != 0 || l > maxBlock {
 		s.lost = true
-		return 0, nil, 0
+		return 0, nil, 0, false
 	}
 	n = int64(l)
 	switch {
 	case typ == blockIDB:
 		if len(s.links) >= maxIfaces {
 			s.lost = true
-			return 0, nil, 0
+			return 0, nil, 0, false
 		}
 		s.links = append(s.links, u16(h[8:], s.be))
 	case typ == blockEPB && int64(len(b)) >= n && n >= epbDataOff:
@@ -183,7 +204,7 @@ func (s *sumScan) record(h, b []byte) (n int64, data []byte, link uint16) {
 			data, link = b[epbDataOff:epbDataOff+int(c)], s.links[id]
 		}
 	}
-	return n, data, link
+	return n, data, link, typ == blockEPB || typ == blockSPB
 }
 
 // takeSums adds the sums of a chunk the parser takes to those it has yet
