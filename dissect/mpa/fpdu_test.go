@@ -421,3 +421,31 @@ func TestFollowerTagged(t *testing.T) {
 		}
 	}
 }
+
+// FPDUs that lie whole in a delivery are read where they lie: nothing of
+// their length or headers is copied into the follower (only the CRC
+// field), which it is when the same FPDUs come in pieces.
+func TestFollowerInPlace(t *testing.T) {
+	units := []unit{send(1, 0, true, "hello"),
+		{DDP: layers.DDP{Tagged: true, Last: true, Version: 1, RDMAPVersion: 1, Opcode: layers.RDMAPOpWrite, STag: 3}, Payload: make([]byte, 900)}}
+	s := stream(units, false, true)
+	for _, pieces := range []int{len(s), 7} {
+		var l fpduLog
+		var h heap
+		var f follower
+		f.init(&l, &h, 0, modeOff, modeOn)
+		for off := 0; off < len(s); off += pieces {
+			f.feed(off, s[off:min(off+pieces, len(s))])
+		}
+		f.end()
+		copied := f.lenBuf != [2]byte{} || f.hdr != [hdrKeep]byte{}
+		switch {
+		case f.fpdus != len(units):
+			t.Fatalf("pieces of %d: %d FPDUs read, want %d", pieces, f.fpdus, len(units))
+		case pieces == len(s) && copied:
+			t.Errorf("at once: length %x, headers %x copied", f.lenBuf, f.hdr)
+		case pieces < len(s) && !copied:
+			t.Errorf("in pieces of %d: nothing copied", pieces)
+		}
+	}
+}
