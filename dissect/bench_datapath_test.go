@@ -2,11 +2,15 @@ package dissect
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/datapath"
+	"github.com/rdmacm-pd/rdmacm-pd/dissect/decode"
 	"github.com/rdmacm-pd/rdmacm-pd/dissect/finding"
+	"github.com/rdmacm-pd/rdmacm-pd/internal/capture"
 	"github.com/rdmacm-pd/rdmacm-pd/internal/craft"
 )
 
@@ -105,9 +109,10 @@ func TestDatapathAllocsPerFrame(t *testing.T) {
 
 // BenchmarkDissectIWARP runs the whole pipeline over a 64 MiB iWARP
 // workload of 512 connections (`craft --workload 64MiB --iwarp-conns 512`),
-// with CRC on every connection and on none. Run it with -cpu 1,2: at one
-// core the read-ahead, the FPDU CRC checks (dissect/mpa/crc.go) and the
-// framing take turns; at two they overlap (docs/performance.md).
+// with CRC on every connection and on none, and the floors under the run
+// with CRC (benchFloor). Run it with -cpu 1,2: at one core the read-ahead,
+// the FPDU CRCs and the framing take turns; at two they overlap
+// (docs/performance.md).
 func BenchmarkDissectIWARP(b *testing.B) {
 	dir := b.TempDir()
 	for _, c := range []struct {
@@ -137,5 +142,68 @@ func BenchmarkDissectIWARP(b *testing.B) {
 				}
 			}
 		})
+		if c.crc > 0 {
+			benchFloor(b, path, int64(buf.Len()), counts.Frames)
+		}
 	}
+}
+
+// benchFloor measures the floor under BenchmarkDissectIWARP/crc: the work
+// no design of the run can leave out, done the way the run does it.
+//   - floor-read: the capture reader reads the file ahead on a goroutine of
+//     its own and hands out every frame, which is touched and nothing more.
+//   - floor-crc: the same, and the read-ahead computes the CRC32c of every
+//     FPDU that lies whole in a segment (decode.FPDUSums), as the run does
+//     once CRCs are in use.
+//
+// What a run does beyond floor-crc (classifying, reassembling, framing and
+// following the traffic) is the work a sharded design would spread over
+// cores; on two cores, floor-crc already keeps the second one busy
+// (docs/performance.md, "What two cores allow").
+func benchFloor(b *testing.B, path string, size int64, frames int) {
+	for _, c := range []struct {
+		name   string
+		summer capture.Summer
+	}{{"floor-read", nil}, {"floor-crc", decode.FPDUSums}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(size)
+			for b.Loop() {
+				n, sums := readFloor(b, path, c.summer)
+				if n != frames || (c.summer != nil) != (sums > frames/2) {
+					b.Fatalf("%d frames (want %d), %d sums", n, frames, sums)
+				}
+			}
+		})
+	}
+}
+
+// readFloor reads a capture file as benchFloor says: the frames read, and
+// the sums they came with.
+func readFloor(b *testing.B, path string, summer capture.Summer) (frames, sums int) {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	r, err := capture.NewReader(f, capture.ReaderOptions{Readahead: true, Summer: summer})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var touched byte
+	for {
+		fr, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames++
+		sums += len(fr.Sums)
+		touched ^= fr.Data[len(fr.Data)-1]
+	}
+	runtime.KeepAlive(touched)
+	return frames, sums
 }

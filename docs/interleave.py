@@ -6,7 +6,7 @@ drifts within the minute slows them all alike.
 
 Each round runs every command once (the order reversed every other round),
 its output thrown away; it prints each command's median wall time, its
-fastest, and its median user CPU. Used for the figures of
+fastest, its median user CPU and its median system CPU. Used for the figures of
 docs/performance.md from 2026-12-01, evening.
 """
 import resource
@@ -22,16 +22,19 @@ def main():
     rounds, cmds = int(sys.argv[1]), sys.argv[2:]
     wall = {c: [] for c in cmds}
     user = {c: [] for c in cmds}
+    sys_ = {c: [] for c in cmds}
     for r in range(rounds):
         for c in (cmds if r % 2 == 0 else cmds[::-1]):
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(c, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
             wall[c].append(time.perf_counter() - start)
-            user[c].append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - before)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            user[c].append(after.ru_utime - before.ru_utime)
+            sys_[c].append(after.ru_stime - before.ru_stime)
     for c in cmds:
         print(f"{statistics.median(wall[c]) * 1000:7.1f} ms median (fastest {min(wall[c]) * 1000:.1f}), "
-              f"user {statistics.median(user[c]) * 1000:.1f} ms  {c}")
+              f"user {statistics.median(user[c]) * 1000:.1f} ms, sys {statistics.median(sys_[c]) * 1000:.1f} ms  {c}")
 
 
 if __name__ == "__main__":
